@@ -1,0 +1,199 @@
+/* devtrace.h: the public C API of devtrace, the only header a user includes.
+ *
+ * devtrace records the device timeline of an accelerator program (kernels, memory
+ * copies, memsets and the runtime calls that caused them) through the vendor's own
+ * tracing API and writes it as a Kineto-compatible Chrome trace.
+ *
+ * Conventions: 0 is success, a negative DEVTRACE_E* value is an error; functions that
+ * can fail for a reason worth telling fill a devtrace_error with a message that names
+ * the problem and the fix. Nothing here aborts the host program. */
+#ifndef DEVTRACE_H
+#define DEVTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DEVTRACE_EXPORT __attribute__((visibility("default")))
+#else
+#define DEVTRACE_EXPORT
+#endif
+
+#define DEVTRACE_VERSION_STRING "0.1.0"
+
+/* One table generates the codes, devtrace_strerror and devtrace_errname. */
+#define DEVTRACE_ERRNO_MAP(X)                                                   \
+    X(OK, 0, "success")                                                         \
+    X(INVAL, -1, "invalid argument")                                            \
+    X(NOMEM, -2, "out of memory")                                               \
+    X(UNAVAILABLE, -3, "no tracing backend is available")                      \
+    X(UNKNOWN_BACKEND, -4, "unknown backend name")                              \
+    X(STATE, -5, "call not valid in the session's current state")              \
+    X(IO, -6, "input/output error")                                             \
+    X(VENDOR, -7, "the vendor library reported an error")                       \
+    X(EMPTY, -8, "no external correlation id is pushed on this thread")         \
+    X(FORMAT, -9, "malformed input")                                            \
+    X(NOTSUP, -10, "not supported by this backend")
+
+typedef enum devtrace_status {
+#define DEVTRACE__ERRNO_ENUM(name, value, msg) DEVTRACE_E##name = (value),
+    DEVTRACE_ERRNO_MAP(DEVTRACE__ERRNO_ENUM)
+#undef DEVTRACE__ERRNO_ENUM
+} devtrace_status;
+
+DEVTRACE_EXPORT const char *devtrace_strerror(int code);
+DEVTRACE_EXPORT const char *devtrace_errname(int code);
+
+/* An error as a value: the code and a message with the cause chain, most general
+ * first ("could not open backend mcpti: dlopen libmcpti.so: ...; searched ..."). */
+typedef struct devtrace_error {
+    int code;
+    char message[1024];
+} devtrace_error;
+
+/* Event kinds. Values are stable: they index devtrace_stats arrays. */
+typedef enum devtrace_kind {
+    DEVTRACE_KIND_NONE = 0,
+    DEVTRACE_KIND_KERNEL = 1,
+    DEVTRACE_KIND_MEMCPY = 2,
+    DEVTRACE_KIND_MEMSET = 3,
+    DEVTRACE_KIND_RUNTIME = 4,
+    DEVTRACE_KIND_CPU_OP = 5,   /* an annotated CPU operator (devtrace_range_push/pop) */
+    DEVTRACE_KIND_EXTCORR = 6,  /* vendor correlation -> external id link; consumed at drain */
+    DEVTRACE_KIND_COUNT = 7
+} devtrace_kind;
+
+DEVTRACE_EXPORT const char *devtrace_kind_name(int kind);
+
+typedef enum devtrace_memcpy_dir {
+    DEVTRACE_COPY_UNKNOWN = 0,
+    DEVTRACE_COPY_HTOD = 1,
+    DEVTRACE_COPY_DTOH = 2,
+    DEVTRACE_COPY_DTOD = 3,
+    DEVTRACE_COPY_HTOH = 4
+} devtrace_memcpy_dir;
+
+/* Event flags. */
+#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u /* external_id is set (0 is a valid id) */
+#define DEVTRACE_EVENT_HOST_CLOCK 0x02u   /* timestamps already host CLOCK_REALTIME ns */
+#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u   /* kernel grid/block are known */
+#define DEVTRACE_EVENT_HAS_QUEUED 0x08u   /* kernel queued_ns is known */
+#define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
+#define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
+
+/* One event: fixed size, names interned (name_id), no per-event allocation.
+ * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and
+ * CPU-op events, device/stream hold the process id and thread id. */
+typedef struct devtrace_event {
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t correlation;   /* vendor correlation id; 0 = none */
+    uint64_t external_id;   /* valid when flags & DEVTRACE_EVENT_HAS_EXTERNAL */
+    uint32_t name_id;       /* interned name; 0 = no name */
+    uint16_t kind;          /* devtrace_kind */
+    uint16_t flags;         /* DEVTRACE_EVENT_* */
+    uint32_t device;        /* device id, or process id for host-side kinds */
+    uint32_t context;
+    uint32_t stream;        /* stream/queue id, or thread id for host-side kinds */
+    uint32_t reserved;
+    union {
+        struct {
+            int32_t grid[3];
+            int32_t block[3];
+            uint32_t registers_per_thread;
+            uint32_t static_shared;
+            uint32_t dynamic_shared;
+            uint32_t reserved;
+            uint64_t queued_ns;
+        } kernel;
+        struct {
+            uint64_t bytes;
+            uint32_t direction; /* devtrace_memcpy_dir */
+            uint32_t src_kind, dst_kind; /* vendor memory kinds, informational */
+        } memcpy;
+        struct {
+            uint64_t bytes;
+            uint32_t value;
+        } memset;
+        struct {
+            uint32_t cbid;
+            int32_t return_value;
+        } runtime;
+    } u;
+} devtrace_event;
+
+/* Loss and quality counters, each named after its cause. */
+typedef struct devtrace_stats {
+    uint64_t events[DEVTRACE_KIND_COUNT];        /* events written, per kind */
+    uint64_t out_of_window[DEVTRACE_KIND_COUNT]; /* dropped at drain: outside [start, stop] */
+    uint64_t dropped_store_full;   /* our event store hit its bound */
+    uint64_t dropped_pool_full;    /* no buffer left in our vendor buffer pool */
+    uint64_t dropped_vendor;       /* the vendor reported these as dropped */
+    uint64_t malformed_records;    /* records rejected by validation */
+    uint64_t malformed_bytes;      /* bytes skipped while resynchronising */
+    uint64_t zero_timestamp;       /* records with start == end == 0 (timing not collected) */
+    uint64_t refused_buffers;      /* buffer requests we could not serve */
+    uint64_t unpaired_flows;       /* runtime/device halves whose partner is absent */
+    uint64_t unresolved_names;     /* ids whose name the vendor could not give */
+    uint64_t bad_timestamps;       /* end < start, or absurd durations */
+} devtrace_stats;
+
+typedef struct devtrace_session devtrace_session;
+
+typedef struct devtrace_config {
+    const char *backend;          /* NULL: $DEVTRACE_BACKEND, else "auto" */
+    const char *runtime_category; /* NULL: the backend's default ("cuda_runtime", "privateuse1_runtime") */
+    uint64_t max_events;          /* bound on stored events; 0: $DEVTRACE_MAX_EVENTS or 16 M */
+    int rank;                     /* -1: from $RANK, else 0 */
+    int world_size;               /* -1: from $WORLD_SIZE, else 1 */
+    const char *raw_path;         /* .dtraw capture file; NULL: $DEVTRACE_RAW or none */
+} devtrace_config;
+
+DEVTRACE_EXPORT void devtrace_config_init(devtrace_config *cfg);
+
+/* Selects and binds a backend. Returns NULL only on invalid arguments or an unknown
+ * backend name (err says which names exist); when the selected backend cannot trace,
+ * the session is the "unavailable" one: it records nothing and says why. */
+DEVTRACE_EXPORT devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err);
+DEVTRACE_EXPORT int devtrace_start(devtrace_session *s);   /* opens the capture window */
+DEVTRACE_EXPORT int devtrace_stop(devtrace_session *s);    /* flushes, closes the window */
+
+/* External correlation (the framework's CPU op id). 0 is a valid id. */
+DEVTRACE_EXPORT int devtrace_push_external(devtrace_session *s, uint64_t id);
+DEVTRACE_EXPORT int devtrace_pop_external(devtrace_session *s, uint64_t *id);
+
+/* Annotation: a named CPU operator with an id; pushes the id as the external
+ * correlation id, and the op appears in the trace as a cpu_op event. */
+DEVTRACE_EXPORT int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id);
+DEVTRACE_EXPORT int devtrace_range_pop(devtrace_session *s);
+
+/* Annotation on the process's default session: the one devtrace record (or the
+ * injection library) started. No-ops returning DEVTRACE_ESTATE when none runs, so an
+ * application can call them unconditionally. */
+DEVTRACE_EXPORT int devtrace_annotate_push(const char *name, uint64_t id);
+DEVTRACE_EXPORT int devtrace_annotate_pop(void);
+DEVTRACE_EXPORT devtrace_session *devtrace_default_session(void);
+
+/* Finalises the events (clock alignment, window filter, correlation, names) on the
+ * first call, then calls cb once per event in start-time order. Returns the count. */
+typedef void (*devtrace_event_cb)(const devtrace_event *ev, const char *name, void *user);
+DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb, void *user);
+
+/* Writes the Kineto-compatible Chrome trace atomically (path.tmp, then rename);
+ * gzip when path ends in ".gz". */
+DEVTRACE_EXPORT int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err);
+
+DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);
+DEVTRACE_EXPORT const char *devtrace_backend_name(const devtrace_session *s);
+/* Why the session cannot trace ("" when it can). */
+DEVTRACE_EXPORT const char *devtrace_unavailable_reason(const devtrace_session *s);
+DEVTRACE_EXPORT void devtrace_close(devtrace_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVTRACE_H */

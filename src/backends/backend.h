@@ -1,0 +1,54 @@
+/* backend.h: the interface every tracing backend implements.
+ *
+ * A backend is a const descriptor: name first, capabilities, the size of its private
+ * state (the core allocates it, zeroed), then its functions. One file per backend
+ * exports one descriptor; registry.c holds the one list. A backend file never
+ * includes another backend; the core never includes a backend. */
+#ifndef DT_BACKEND_H
+#define DT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devtrace.h"
+
+typedef struct devtrace_session dt_session;
+
+/* What a trace can say about how far a backend has been checked. */
+#define DT_VALIDATED_HARDWARE 0x1u /* run on the real device by this project */
+#define DT_VALIDATED_HEADERS 0x2u  /* record mirrors checked against the vendor's real headers */
+#define DT_VALIDATED_EMULATED 0x4u /* tested end to end against an emulator only */
+
+#define DT_CAP_KERNEL_LAUNCH 0x1u /* grid/block/registers/shared memory known */
+#define DT_CAP_OCCUPANCY 0x2u     /* device attributes for the occupancy calculator */
+#define DT_CAP_EXTERNAL 0x4u      /* vendor-side external correlation */
+
+typedef struct dt_backend {
+    const char *name;        /* selection name: "cupti", "opencl", ... */
+    const char *description; /* "NVIDIA CUPTI", ... */
+    unsigned caps;
+    unsigned validated;      /* DT_VALIDATED_* */
+    const char *validation_note; /* one line: what exactly was validated, and where */
+    const char *runtime_category; /* "cuda_runtime", "privateuse1_runtime", ... */
+    size_t state_size;
+    /* Is the backend usable here? 1 yes; 0 no, with why filled. Binds nothing. */
+    int (*probe)(char *why, size_t whylen);
+    /* Binds the vendor library, registers callbacks (before any device context). */
+    int (*open)(dt_session *s, void *state, devtrace_error *err);
+    int (*start)(dt_session *s, void *state); /* enables activity, opens the window */
+    int (*stop)(dt_session *s, void *state);  /* disables, flushes (no lock of ours held) */
+    int (*push_external)(void *state, uint64_t id); /* optional */
+    int (*pop_external)(void *state, uint64_t *id); /* optional */
+    void (*close)(dt_session *s, void *state);      /* accepts a half-opened state */
+} dt_backend;
+
+/* The registry (registry.c). */
+extern const dt_backend dt_backend_unavailable;
+const dt_backend *const *dt_backends(void);       /* NULL-terminated, in auto order */
+const dt_backend *dt_backend_find(const char *name);
+/* Writes "opencl, cupti, ..., none" into buf. */
+void dt_backend_names(char *buf, size_t len);
+/* Builds the validation text of a backend ("hardware (PoCL 3.1 CPU device)", ...). */
+void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len);
+
+#endif

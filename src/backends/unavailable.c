@@ -1,0 +1,22 @@
+/* unavailable.c: the backend of last resort. It records nothing; the session says why
+ * (every other backend's reason), and the host program runs on untraced. */
+#include <stdio.h>
+
+#include "backend.h"
+
+static int unavailable_probe(char *why, size_t whylen)
+{
+    snprintf(why, whylen, "records nothing; selected when no other backend can trace");
+    return 1;
+}
+
+const dt_backend dt_backend_unavailable = {
+    .name = "none",
+    .description = "unavailable (records nothing, says why)",
+    .caps = 0,
+    .validated = DT_VALIDATED_HARDWARE,
+    .validation_note = "no device needed",
+    .runtime_category = "cuda_runtime",
+    .state_size = 0,
+    .probe = unavailable_probe,
+};

@@ -1,0 +1,66 @@
+/* occupancy.c: our own occupancy calculator. From the device's attributes and a
+ * kernel's launch configuration it computes the figures Kineto shows: blocks per SM,
+ * warps per SM, and the estimated achieved occupancy (the launched blocks per SM,
+ * capped by the theoretical active blocks, as a share of the SM's thread capacity). */
+#include "session.h"
+
+#define REG_ALLOC_UNIT 256 /* registers are allocated per warp in units of 256 */
+
+static int ceil_div(int64_t a, int64_t b)
+{
+    return (int)((a + b - 1) / b);
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* Theoretical resident blocks per SM for this launch (0: it cannot run). */
+static int active_blocks(const dt_device_props *d, int threads, int regs, uint64_t smem)
+{
+    int warps = ceil_div(threads, d->warp_size);
+    int limit = d->max_blocks_per_sm > 0 ? d->max_blocks_per_sm : 32;
+    limit = min_int(limit, d->max_threads_per_sm / (warps * d->warp_size));
+    if (regs > 0) {
+        if (d->regs_per_block > 0 && (int64_t)regs * threads > d->regs_per_block)
+            return 0;
+        int regs_per_warp = ceil_div((int64_t)regs * d->warp_size, REG_ALLOC_UNIT) * REG_ALLOC_UNIT;
+        if (d->regs_per_sm > 0)
+            limit = min_int(limit, d->regs_per_sm / (regs_per_warp * warps));
+    }
+    if (smem > 0) {
+        if (d->smem_per_block > 0 && smem > d->smem_per_block && smem > d->smem_per_sm)
+            return 0;
+        if (d->smem_per_sm > 0)
+            limit = min_int(limit, (int)(d->smem_per_sm / smem));
+    }
+    return limit < 0 ? 0 : limit;
+}
+
+int dt_occupancy_compute(const dt_device_props *d, const devtrace_event *k, dt_occupancy *out)
+{
+    if (!d || !d->has_occupancy || d->warp_size <= 0 || d->num_sms <= 0 || d->max_threads_per_sm <= 0)
+        return -1;
+    if (!(k->flags & DEVTRACE_EVENT_HAS_LAUNCH))
+        return -1;
+    const int32_t *g = k->u.kernel.grid, *b = k->u.kernel.block;
+    for (int i = 0; i < 3; i++)
+        if (g[i] <= 0 || b[i] <= 0)
+            return -1;
+    int64_t blocks = (int64_t)g[0] * g[1] * g[2];
+    int64_t threads64 = (int64_t)b[0] * b[1] * b[2];
+    if (threads64 > d->max_threads_per_sm || threads64 > (1 << 20))
+        return -1;
+    int threads = (int)threads64;
+    int warps_per_block = ceil_div(threads, d->warp_size);
+    uint64_t smem = (uint64_t)k->u.kernel.static_shared + k->u.kernel.dynamic_shared;
+    out->blocks_per_sm = (double)blocks / d->num_sms;
+    out->warps_per_sm = out->blocks_per_sm * warps_per_block;
+    out->active_blocks_per_sm = active_blocks(d, threads, (int)k->u.kernel.registers_per_thread, smem);
+    double resident = out->blocks_per_sm < out->active_blocks_per_sm ? out->blocks_per_sm : out->active_blocks_per_sm;
+    out->est_achieved_occupancy_pct = 100.0 * resident * warps_per_block * d->warp_size / d->max_threads_per_sm;
+    if (out->est_achieved_occupancy_pct > 100.0)
+        out->est_achieved_occupancy_pct = 100.0;
+    return 0;
+}

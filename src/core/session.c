@@ -1,0 +1,488 @@
+/* session.c: session lifecycle (open, start, stop, close), external correlation and
+ * annotation ranges, and the process's default session. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+#define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024)
+#define DT_EXTERNAL_DEPTH 128
+
+static atomic_uint_fast64_t session_generations = 1;
+static dt_session *_Atomic default_session;
+
+void devtrace_config_init(devtrace_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->rank = -1;
+    cfg->world_size = -1;
+}
+
+int dt_parse_u64(const char *text, uint64_t *out)
+{
+    if (!text || !*text || *text == '-' || *text == '+')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+uint32_t dt_process_id(void)
+{
+    return (uint32_t)getpid();
+}
+
+uint32_t dt_thread_id(void)
+{
+    static _Thread_local uint32_t tid;
+    if (!tid)
+        tid = (uint32_t)syscall(SYS_gettid);
+    return tid;
+}
+
+static int env_int(const char *name, int fallback, devtrace_error *err)
+{
+    const char *v = getenv(name);
+    uint64_t n;
+    if (!v || !*v)
+        return fallback;
+    if (dt_parse_u64(v, &n) != 0 || n > 1u << 30) {
+        dt_error_set(err, DEVTRACE_EINVAL, "$%s=\"%s\" is not a non-negative integer; unset it or fix it", name, v);
+        return -2;
+    }
+    return (int)n;
+}
+
+static int session_init_common(dt_session *s, uint64_t max_events)
+{
+    s->generation = atomic_fetch_add(&session_generations, 1);
+    pthread_mutex_init(&s->lock, NULL);
+    if (dt_intern_init(&s->names) != 0)
+        return -1;
+    if (dt_store_init(&s->store, max_events) != 0)
+        return -1;
+    return 0;
+}
+
+dt_session *dt_session_new_offline(const char *backend_name, const char *validation,
+                                   const char *runtime_category, devtrace_error *err)
+{
+    dt_session *s = calloc(1, sizeof *s);
+    if (!s || session_init_common(s, UINT64_MAX) != 0) {
+        devtrace_close(s);
+        dt_error_set(err, DEVTRACE_ENOMEM, "out of memory creating a session");
+        return NULL;
+    }
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", backend_name ? backend_name : "none");
+    snprintf(s->validation, sizeof s->validation, "%s", validation ? validation : "");
+    snprintf(s->runtime_category, sizeof s->runtime_category, "%s",
+             runtime_category ? runtime_category : "privateuse1_runtime");
+    s->rank = 0;
+    s->world_size = 1;
+    s->state = DT_STOPPED;
+    return s;
+}
+
+static const dt_backend *select_backend(const char *name, char *reasons, size_t rlen, devtrace_error *err)
+{
+    if (strcmp(name, "auto") != 0) {
+        const dt_backend *b = dt_backend_find(name);
+        if (!b) {
+            char names[256];
+            dt_backend_names(names, sizeof names);
+            dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND,
+                         "unknown backend \"%s\"; choose one of: auto, %s (see 'devtrace list')", name, names);
+            return NULL;
+        }
+        return b;
+    }
+    /* auto: the first compiled-in backend whose probe says yes. */
+    size_t used = 0;
+    reasons[0] = '\0';
+    for (const dt_backend *const *b = dt_backends(); *b; b++) {
+        char why[512] = "";
+        if ((*b)->probe && (*b)->probe(why, sizeof why))
+            return *b;
+        int n = snprintf(reasons + used, rlen - used, "%s%s: %s", used ? "; " : "", (*b)->name, why);
+        if (n > 0 && (size_t)n < rlen - used)
+            used += (size_t)n;
+    }
+    return &dt_backend_unavailable;
+}
+
+static void make_unavailable(dt_session *s, const char *why)
+{
+    if (s->backend && s->backend->close && s->bstate)
+        s->backend->close(s, s->bstate);
+    free(s->bstate);
+    s->bstate = NULL;
+    s->backend = &dt_backend_unavailable;
+    snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s", why);
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", dt_backend_unavailable.name);
+    dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
+}
+
+devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
+{
+    devtrace_config defaults;
+    if (!cfg) {
+        devtrace_config_init(&defaults);
+        cfg = &defaults;
+    }
+    if (err) {
+        err->code = 0;
+        err->message[0] = '\0';
+    }
+    const char *name = cfg->backend ? cfg->backend : getenv("DEVTRACE_BACKEND");
+    if (!name || !*name)
+        name = "auto";
+    uint64_t max_events = cfg->max_events;
+    const char *me = getenv("DEVTRACE_MAX_EVENTS");
+    if (!max_events && me && *me) {
+        if (dt_parse_u64(me, &max_events) != 0 || max_events == 0) {
+            dt_error_set(err, DEVTRACE_EINVAL,
+                         "$DEVTRACE_MAX_EVENTS=\"%s\" is not a positive integer; unset it or set a count like 1000000", me);
+            return NULL;
+        }
+    }
+    if (!max_events)
+        max_events = DT_DEFAULT_MAX_EVENTS;
+    int rank = cfg->rank >= 0 ? cfg->rank : env_int("RANK", 0, err);
+    int world = cfg->world_size >= 0 ? cfg->world_size : env_int("WORLD_SIZE", 1, err);
+    if (rank == -2 || world == -2)
+        return NULL;
+
+    char reasons[1024];
+    const dt_backend *b = select_backend(name, reasons, sizeof reasons, err);
+    if (!b)
+        return NULL;
+    dt_session *s = calloc(1, sizeof *s);
+    if (!s || session_init_common(s, max_events) != 0) {
+        devtrace_close(s);
+        dt_error_set(err, DEVTRACE_ENOMEM, "out of memory creating a session");
+        return NULL;
+    }
+    s->rank = rank;
+    s->world_size = world;
+    s->state = DT_OPEN;
+    s->backend = b;
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", b->name);
+    dt_backend_validation_text(b, s->validation, sizeof s->validation);
+    snprintf(s->runtime_category, sizeof s->runtime_category, "%s",
+             cfg->runtime_category ? cfg->runtime_category
+                                   : (b->runtime_category ? b->runtime_category : "privateuse1_runtime"));
+    if (b == &dt_backend_unavailable) {
+        make_unavailable(s, strcmp(name, "none") == 0 ? "backend \"none\" selected" : reasons);
+        return s;
+    }
+    char why[512] = "";
+    if (b->probe && !b->probe(why, sizeof why)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: %s", b->name, why);
+        make_unavailable(s, msg);
+        return s;
+    }
+    s->bstate = b->state_size ? calloc(1, b->state_size) : NULL;
+    if (b->state_size && !s->bstate) {
+        make_unavailable(s, "out of memory for the backend state");
+        return s;
+    }
+    devtrace_error berr = {0, ""};
+    if (b->open && b->open(s, s->bstate, &berr) != 0) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s: %s", b->name, berr.message[0] ? berr.message : "open failed");
+        make_unavailable(s, msg);
+    }
+    return s;
+}
+
+int devtrace_start(devtrace_session *s)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    if (s->state != DT_OPEN)
+        return DEVTRACE_ESTATE;
+    dt_set_window(s, dt_realtime_ns(), 0);
+    int rc = 0;
+    if (s->backend && s->backend->start)
+        rc = s->backend->start(s, s->bstate);
+    s->state = DT_RUNNING;
+    return rc;
+}
+
+int devtrace_stop(devtrace_session *s)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    if (s->state != DT_RUNNING)
+        return DEVTRACE_ESTATE;
+    int rc = 0;
+    if (s->backend && s->backend->stop)
+        rc = s->backend->stop(s, s->bstate);
+    /* The window closes after the flush: records of work finished before stop, delivered
+     * late by the vendor, still fall inside it. */
+    pthread_mutex_lock(&s->lock);
+    s->window_stop = dt_realtime_ns();
+    pthread_mutex_unlock(&s->lock);
+    s->state = DT_STOPPED;
+    if (s->on_stop)
+        s->on_stop(s, s->on_stop_user);
+    return rc;
+}
+
+void dt_set_window(dt_session *s, uint64_t start, uint64_t stop)
+{
+    pthread_mutex_lock(&s->lock);
+    if (start)
+        s->window_start = start;
+    if (stop)
+        s->window_stop = stop;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->nsamples == s->samples_cap) {
+        size_t cap = s->samples_cap ? s->samples_cap * 2 : 16;
+        dt_clock_sample *p = realloc(s->samples, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&s->lock);
+            return;
+        }
+        s->samples = p;
+        s->samples_cap = cap;
+    }
+    s->samples[s->nsamples++] = (dt_clock_sample){vendor_ns, host_ns};
+    pthread_mutex_unlock(&s->lock);
+}
+
+void dt_add_device(dt_session *s, const dt_device_props *p)
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->ndevices; i++)
+        if (s->devices[i].id == p->id) {
+            s->devices[i] = *p;
+            goto end;
+        }
+    if (s->ndevices < DT_MAX_DEVICES)
+        s->devices[s->ndevices++] = *p;
+end:
+    pthread_mutex_unlock(&s->lock);
+}
+
+void dt_add_note(dt_session *s, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nnotes; i++)
+        if (strcmp(s->notes[i], buf) == 0)
+            goto end;
+    if (s->nnotes < DT_MAX_NOTES) {
+        char *copy = strdup(buf);
+        if (copy)
+            s->notes[s->nnotes++] = copy;
+    }
+end:
+    pthread_mutex_unlock(&s->lock);
+}
+
+uint32_t dt_session_intern(dt_session *s, const char *name)
+{
+    return dt_intern_str(&s->names, name);
+}
+
+/* Per-thread stack of external ids (and annotation ranges), per session. */
+typedef struct external_frame {
+    uint64_t id;
+    uint64_t start_ns; /* ranges only */
+    uint32_t name_id;  /* ranges only */
+    int is_range;
+} external_frame;
+
+static _Thread_local struct {
+    uint64_t generation;
+    int depth;
+    int overflow; /* pushes beyond the depth, popped without effect */
+    external_frame frames[DT_EXTERNAL_DEPTH];
+} ext_stack;
+
+static void ext_stack_bind(dt_session *s)
+{
+    if (ext_stack.generation != s->generation) {
+        ext_stack.generation = s->generation;
+        ext_stack.depth = 0;
+        ext_stack.overflow = 0;
+    }
+}
+
+int dt_current_external(dt_session *s, uint64_t *id)
+{
+    if (ext_stack.generation != s->generation || ext_stack.depth == 0)
+        return 0;
+    *id = ext_stack.frames[ext_stack.depth - 1].id;
+    return 1;
+}
+
+static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t start_ns, int is_range)
+{
+    ext_stack_bind(s);
+    if (ext_stack.depth == DT_EXTERNAL_DEPTH) {
+        ext_stack.overflow++;
+        return DEVTRACE_ENOMEM;
+    }
+    ext_stack.frames[ext_stack.depth++] = (external_frame){id, start_ns, name_id, is_range};
+    if (s->backend && s->backend->push_external)
+        s->backend->push_external(s->bstate, id);
+    return 0;
+}
+
+static int pop_frame(dt_session *s, external_frame *out)
+{
+    ext_stack_bind(s);
+    if (ext_stack.overflow) {
+        ext_stack.overflow--;
+        return DEVTRACE_ENOMEM;
+    }
+    if (ext_stack.depth == 0)
+        return DEVTRACE_EEMPTY;
+    *out = ext_stack.frames[--ext_stack.depth];
+    if (s->backend && s->backend->pop_external) {
+        uint64_t ignored;
+        s->backend->pop_external(s->bstate, &ignored);
+    }
+    return 0;
+}
+
+int devtrace_push_external(devtrace_session *s, uint64_t id)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    return push_frame(s, id, 0, 0, 0);
+}
+
+int devtrace_pop_external(devtrace_session *s, uint64_t *id)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    external_frame f;
+    int rc = pop_frame(s, &f);
+    if (rc == 0 && id)
+        *id = f.id;
+    return rc;
+}
+
+int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
+{
+    if (!s || !name)
+        return DEVTRACE_EINVAL;
+    uint32_t name_id = dt_session_intern(s, name);
+    return push_frame(s, id, name_id, dt_realtime_ns(), 1);
+}
+
+int devtrace_range_pop(devtrace_session *s)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    external_frame f;
+    int rc = pop_frame(s, &f);
+    if (rc != 0)
+        return rc;
+    if (!f.is_range)
+        return DEVTRACE_ESTATE; /* the top was a plain external id, not a range */
+    if (s->state != DT_RUNNING)
+        return 0;
+    devtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = DEVTRACE_KIND_CPU_OP;
+    ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK;
+    ev.start_ns = f.start_ns;
+    ev.end_ns = dt_realtime_ns();
+    ev.external_id = f.id;
+    ev.name_id = f.name_id;
+    ev.device = dt_process_id();
+    ev.stream = dt_thread_id();
+    if (dt_emit(s, &ev) != 0)
+        DT_COUNT(s, dropped_store_full, 1);
+    return 0;
+}
+
+void dt_set_default_session(dt_session *s)
+{
+    atomic_store(&default_session, s);
+}
+
+devtrace_session *devtrace_default_session(void)
+{
+    return atomic_load(&default_session);
+}
+
+int devtrace_annotate_push(const char *name, uint64_t id)
+{
+    dt_session *s = atomic_load(&default_session);
+    return s ? devtrace_range_push(s, name, id) : DEVTRACE_ESTATE;
+}
+
+int devtrace_annotate_pop(void)
+{
+    dt_session *s = atomic_load(&default_session);
+    return s ? devtrace_range_pop(s) : DEVTRACE_ESTATE;
+}
+
+const devtrace_stats *devtrace_stats_get(devtrace_session *s)
+{
+    if (!s)
+        return NULL;
+    if (s->state == DT_STOPPED)
+        dt_session_finalize(s);
+    return &s->stats;
+}
+
+const char *devtrace_backend_name(const devtrace_session *s)
+{
+    return s ? s->backend_name : "";
+}
+
+const char *devtrace_unavailable_reason(const devtrace_session *s)
+{
+    return s ? s->unavailable_reason : "no session";
+}
+
+void devtrace_close(devtrace_session *s)
+{
+    if (!s)
+        return;
+    if (s->state == DT_RUNNING)
+        devtrace_stop(s);
+    if (atomic_load(&default_session) == s)
+        dt_set_default_session(NULL);
+    if (s->backend && s->backend->close && s->bstate)
+        s->backend->close(s, s->bstate);
+    free(s->bstate);
+    dt_store_destroy(&s->store);
+    dt_intern_destroy(&s->names);
+    free(s->samples);
+    free(s->sorted);
+    dt_clock_map_free(&s->clock);
+    for (int i = 0; i < s->nnotes; i++)
+        free(s->notes[i]);
+    if (s->generation)
+        pthread_mutex_destroy(&s->lock);
+    free(s);
+}

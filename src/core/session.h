@@ -1,0 +1,113 @@
+/* session.h: the session object and the core's internal API, used by backends,
+ * sinks, the collector and the recorder. Not part of the public header. */
+#ifndef DT_SESSION_H
+#define DT_SESSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "clock.h"
+#include "devtrace.h"
+#include "intern.h"
+#include "store.h"
+
+#define DT_MAX_DEVICES 64
+#define DT_MAX_NOTES 32
+#define DT_EVENT_FLOW 0x8000u /* internal: this event is one half of a paired flow */
+
+typedef struct dt_device_props {
+    int id;
+    char name[128];
+    uint64_t total_global_mem;
+    int compute_major, compute_minor;
+    int max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
+    int regs_per_block, regs_per_sm, warp_size, num_sms;
+    uint64_t smem_per_block, smem_per_sm;
+    int has_occupancy; /* the attributes above are real: occupancy can be computed */
+} dt_device_props;
+
+typedef enum dt_state { DT_OPEN, DT_RUNNING, DT_STOPPED, DT_FINAL } dt_state;
+
+struct devtrace_session {
+    const dt_backend *backend; /* borrowed; NULL for an offline (replayed/received) session */
+    void *bstate;              /* owned */
+    char backend_name[32];
+    char validation[256];
+    char runtime_category[40];
+    char unavailable_reason[1024];
+    dt_state state;
+    uint64_t generation;
+    int rank, world_size;
+    dt_store store;
+    dt_intern names;
+    pthread_mutex_t lock; /* samples, devices, notes */
+    dt_clock_sample *samples;
+    size_t nsamples, samples_cap;
+    uint64_t window_start, window_stop; /* host realtime ns; 0 = not set */
+    dt_device_props devices[DT_MAX_DEVICES];
+    int ndevices;
+    char *notes[DT_MAX_NOTES]; /* owned */
+    int nnotes;
+    devtrace_stats stats; /* loss counters updated atomically; per-kind counts at finalise */
+    /* Results of finalise. */
+    devtrace_event **sorted; /* owned array of pointers into the store */
+    size_t nsorted;
+    dt_clock_map clock;
+    uint64_t base_ns;
+    /* Hooks for the collector. */
+    void (*on_stop)(dt_session *s, void *user);
+    void *on_stop_user;
+};
+
+/* Counters: atomic, relaxed. field is a devtrace_stats member name. */
+#define DT_COUNT(s, field, n) __atomic_fetch_add(&(s)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
+
+/* An offline session (no backend): events, names and samples are added through the
+ * functions below, then finalised and written like a live one. */
+dt_session *dt_session_new_offline(const char *backend_name, const char *validation,
+                                   const char *runtime_category, devtrace_error *err);
+
+static inline int dt_emit(dt_session *s, const devtrace_event *ev)
+{
+    if (dt_store_append(&s->store, ev) != 0)
+        return -1;
+    return 0;
+}
+void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns);
+void dt_add_device(dt_session *s, const dt_device_props *p);
+void dt_add_note(dt_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dt_set_window(dt_session *s, uint64_t start_host_ns, uint64_t stop_host_ns);
+uint32_t dt_session_intern(dt_session *s, const char *name);
+
+/* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
+int dt_current_external(dt_session *s, uint64_t *id);
+
+/* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
+int dt_session_finalize(dt_session *s);
+
+/* Process and thread ids, cached per thread. */
+uint32_t dt_process_id(void);
+uint32_t dt_thread_id(void);
+
+/* Configuration from the environment: strict parse of an unsigned number. */
+int dt_parse_u64(const char *text, uint64_t *out);
+
+/* Demangles an Itanium C++ name when the process can (__cxa_demangle), else returns
+ * NULL; the result is malloc'd. */
+char *dt_demangle(const char *mangled);
+
+/* The default session of the process (collector). */
+void dt_set_default_session(dt_session *s);
+
+/* Occupancy (occupancy.c). Returns 0 and fills the figures, or -1 when the device has
+ * no attributes or the launch is not valid for it. */
+typedef struct dt_occupancy {
+    double blocks_per_sm;       /* launched blocks / SMs */
+    double warps_per_sm;        /* blocks_per_sm * warps per block */
+    int active_blocks_per_sm;   /* theoretical limit from registers, shared memory, threads */
+    double est_achieved_occupancy_pct;
+} dt_occupancy;
+int dt_occupancy_compute(const dt_device_props *dev, const devtrace_event *kernel, dt_occupancy *out);
+
+#endif

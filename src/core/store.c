@@ -1,0 +1,183 @@
+/* store.c: chunked, per-thread event store (see store.h). */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_uint_fast64_t store_generations = 1;
+
+static _Thread_local struct {
+    const dt_store *store;
+    uint64_t generation;
+    dt_slot *slot;
+} slot_cache;
+
+int dt_store_init(dt_store *st, uint64_t max_events)
+{
+    memset(st, 0, sizeof *st);
+    if (pthread_mutex_init(&st->lock, NULL) != 0)
+        return -1;
+    st->max_events = max_events;
+    st->generation = atomic_fetch_add(&store_generations, 1);
+    return 0;
+}
+
+void dt_store_destroy(dt_store *st)
+{
+    if (!st || !st->generation)
+        return;
+    for (dt_chunk *c = st->full, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    for (dt_slot *s = st->slots, *next; s; s = next) {
+        next = s->next;
+        free(s->current);
+        free(s);
+    }
+    pthread_mutex_destroy(&st->lock);
+    memset(st, 0, sizeof *st);
+}
+
+static dt_slot *slot_for_thread(dt_store *st)
+{
+    if (slot_cache.store == st && slot_cache.generation == st->generation)
+        return slot_cache.slot;
+    dt_slot *slot = calloc(1, sizeof *slot);
+    if (!slot)
+        return NULL;
+    pthread_mutex_lock(&st->lock);
+    slot->next = st->slots;
+    st->slots = slot;
+    pthread_mutex_unlock(&st->lock);
+    slot_cache.store = st;
+    slot_cache.generation = st->generation;
+    slot_cache.slot = slot;
+    return slot;
+}
+
+/* Reserves capacity for a new chunk against the bound; 0 when the bound is reached. */
+static uint32_t reserve_capacity(dt_store *st)
+{
+    uint64_t want = DT_CHUNK_EVENTS;
+    uint64_t before = atomic_fetch_add(&st->reserved, want);
+    if (before >= st->max_events)
+        return 0;
+    uint64_t left = st->max_events - before;
+    return (uint32_t)(left < want ? left : want);
+}
+
+static void file_chunk(dt_store *st, dt_chunk *c)
+{
+    uint32_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
+    if (st->on_full && n)
+        st->on_full(st->on_full_user, c->events, n);
+    pthread_mutex_lock(&st->lock);
+    c->next = st->full;
+    st->full = c;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static dt_chunk *new_chunk(dt_store *st)
+{
+    uint32_t cap = reserve_capacity(st);
+    if (!cap)
+        return NULL;
+    dt_chunk *c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event));
+    if (!c)
+        return NULL;
+    c->next = NULL;
+    atomic_init(&c->count, 0);
+    c->capacity = cap;
+    return c;
+}
+
+int dt_store_append(dt_store *st, const devtrace_event *ev)
+{
+    dt_slot *slot = slot_for_thread(st);
+    if (!slot)
+        return -1;
+    dt_chunk *c = slot->current;
+    uint32_t n = c ? atomic_load_explicit(&c->count, memory_order_relaxed) : 0;
+    if (!c || n == c->capacity) {
+        if (c) {
+            slot->current = NULL;
+            file_chunk(st, c);
+        }
+        c = new_chunk(st);
+        if (!c) {
+            atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+            return -1;
+        }
+        slot->current = c;
+        n = 0;
+    }
+    c->events[n] = *ev;
+    atomic_store_explicit(&c->count, n + 1, memory_order_release);
+    return 0;
+}
+
+void dt_store_flush_thread(dt_store *st)
+{
+    dt_slot *slot = slot_for_thread(st);
+    if (!slot || !slot->current || !atomic_load(&slot->current->count))
+        return;
+    dt_chunk *c = slot->current;
+    slot->current = NULL;
+    file_chunk(st, c);
+}
+
+static void visit_chunk(dt_chunk *c, dt_store_visit_fn fn, void *user)
+{
+    uint32_t n = atomic_load_explicit(&c->count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        fn(user, &c->events[i]);
+}
+
+void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user)
+{
+    pthread_mutex_lock(&st->lock);
+    for (dt_chunk *c = st->full; c; c = c->next)
+        visit_chunk(c, fn, user);
+    for (dt_slot *s = st->slots; s; s = s->next)
+        if (s->current)
+            visit_chunk(s->current, fn, user);
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void count_one(void *user, devtrace_event *ev)
+{
+    (void)ev;
+    (*(uint64_t *)user)++;
+}
+
+uint64_t dt_store_count(dt_store *st)
+{
+    uint64_t n = 0;
+    dt_store_visit(st, count_one, &n);
+    return n;
+}
+
+uint64_t dt_store_dropped(dt_store *st)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&st->lock);
+    for (dt_slot *s = st->slots; s; s = s->next)
+        n += atomic_load(&s->dropped);
+    pthread_mutex_unlock(&st->lock);
+    return n;
+}
+
+void dt_store_file_all(dt_store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    dt_slot *slots = st->slots;
+    pthread_mutex_unlock(&st->lock);
+    for (dt_slot *s = slots; s; s = s->next) {
+        dt_chunk *c = s->current;
+        if (c && atomic_load(&c->count)) {
+            s->current = NULL;
+            file_chunk(st, c);
+        }
+    }
+}
