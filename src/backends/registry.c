@@ -87,6 +87,10 @@ void dt_backend_names(char *buf, size_t len)
 
 void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len)
 {
+    if (!b->validated) {
+        snprintf(buf, len, "n/a: %s", b->validation_note ? b->validation_note : "");
+        return;
+    }
     const char *level = (b->validated & DT_VALIDATED_HARDWARE) ? "hardware"
                         : (b->validated & DT_VALIDATED_HEADERS) ? "headers+emulated"
                                                                   : "emulated";

@@ -238,7 +238,9 @@ static void write_device_properties(writer *wr)
     DT_JSONW_LIT(w, "  \"deviceProperties\": [");
     for (int i = 0; i < s->ndevices; i++) {
         const dt_device_props *d = &s->devices[i];
-        DT_JSONW_LIT(w, i ? ",\n    {" : "\n    {");
+        if (i)
+            DT_JSONW_LIT(w, ",");
+        DT_JSONW_LIT(w, "\n    {");
         DT_JSONW_LIT(w, "\"id\": ");
         dt_jsonw_i64(w, d->id);
         DT_JSONW_LIT(w, ", \"name\": ");
@@ -268,7 +270,9 @@ static void write_device_properties(writer *wr)
         }
         DT_JSONW_LIT(w, "}");
     }
-    DT_JSONW_LIT(w, s->ndevices ? "\n  ],\n" : "],\n");
+    if (s->ndevices)
+        DT_JSONW_LIT(w, "\n  ");
+    DT_JSONW_LIT(w, "],\n");
 }
 
 static void put_kind_counts(dt_jsonw *w, const uint64_t *counts)

@@ -31,7 +31,8 @@ static inline void dt_jsonw_raw(dt_jsonw *w, const char *s, size_t n)
         w->buf[w->len + i] = s[i];
     w->len += n;
 }
-#define DT_JSONW_LIT(w, lit) dt_jsonw_raw((w), (lit), sizeof(lit) - 1)
+/* lit must be a string literal ("" lit does not compile otherwise). */
+#define DT_JSONW_LIT(w, lit) dt_jsonw_raw((w), "" lit, sizeof("" lit) - 1)
 
 void dt_jsonw_u64(dt_jsonw *w, uint64_t v);
 void dt_jsonw_i64(dt_jsonw *w, int64_t v);

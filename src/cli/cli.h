@@ -1,0 +1,14 @@
+/* cli.h: the devtrace command's subcommands. */
+#ifndef DT_CLI_H
+#define DT_CLI_H
+
+int dt_cmd_record(int argc, char **argv);
+int dt_cmd_list(int argc, char **argv);
+int dt_cmd_replay(int argc, char **argv);
+
+/* Exit codes of devtrace itself (record passes the program's status through). */
+#define DT_EXIT_USAGE 2
+#define DT_EXIT_FAILURE 1
+#define DT_EXIT_CANNOT_RUN 127
+
+#endif

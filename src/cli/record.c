@@ -1,0 +1,423 @@
+/* record.c: devtrace record: runs a program with the collector set up, receives the
+ * events it ships, and writes the trace when the program ends (also on SIGINT/SIGTERM
+ * to the recorder, which are passed on to the program). Exits as the program did. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "cli.h"
+#include "core/errors.h"
+#include "core/session.h"
+#include "inject/wire.h"
+#include "sinks/sinks.h"
+
+static const char record_usage[] =
+    "usage: devtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with devtrace's collector loaded, and writes the Chrome trace of its\n"
+    "device timeline when it exits (also when it crashes, or on SIGINT/SIGTERM, which are\n"
+    "passed on to it). devtrace exits with the program's status.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH   the trace file (default devtrace-%p.json); '.gz' compresses;\n"
+    "                      %p is replaced by the program's pid, %r by $RANK (torchrun)\n"
+    "  -b, --backend NAME  auto (default), or a name from 'devtrace list'\n"
+    "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
+    "  --top N             kernels in the summary (default 5)\n"
+    "  -q, --quiet         no summary, only errors\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "environment: DEVTRACE_MAX_EVENTS (bound on stored events), DEVTRACE_GZIP_LEVEL,\n"
+    "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE.\n";
+
+typedef struct record_opts {
+    const char *output;
+    const char *backend;
+    const char *raw;
+    int top;
+    int quiet;
+    char **argv; /* the program and its arguments */
+} record_opts;
+
+static volatile sig_atomic_t pending_signal;
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+    pending_signal = sig;
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+static int parse_args(int argc, char **argv, record_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->output = "devtrace-%p.json";
+    o->backend = "auto";
+    o->top = 5;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(record_usage, stdout);
+            exit(0);
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+            continue;
+        }
+        const char **slot = !strcmp(a, "-o") || !strcmp(a, "--output")    ? &o->output
+                            : !strcmp(a, "-b") || !strcmp(a, "--backend") ? &o->backend
+                            : !strcmp(a, "--raw")                         ? &o->raw
+                                                                          : NULL;
+        if (slot || !strcmp(a, "--top")) {
+            if (!value) {
+                fprintf(stderr, "devtrace record: %s needs a value; run 'devtrace record --help'\n", a);
+                return -1;
+            }
+            i++;
+            if (slot) {
+                *slot = value;
+            } else {
+                uint64_t n;
+                if (dt_parse_u64(value, &n) != 0 || n > 1000) {
+                    fprintf(stderr, "devtrace record: --top takes a number from 0 to 1000, not '%s'\n", value);
+                    return -1;
+                }
+                o->top = (int)n;
+            }
+            continue;
+        }
+        fprintf(stderr, "devtrace record: unknown option '%s'; run 'devtrace record --help'\n", a);
+        return -1;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "devtrace record: no program given; usage: devtrace record [-o TRACE] -- PROGRAM [ARGS...]\n");
+        return -1;
+    }
+    o->argv = argv + i;
+    if (!*o->output) {
+        fprintf(stderr, "devtrace record: -o needs a file name\n");
+        return -1;
+    }
+    if (strcmp(o->backend, "auto") != 0 && !dt_backend_find(o->backend)) {
+        char names[256];
+        dt_backend_names(names, sizeof names);
+        fprintf(stderr, "devtrace record: unknown backend '%s'; choose one of: auto, %s (see 'devtrace list')\n",
+                o->backend, names);
+        return -1;
+    }
+    return 0;
+}
+
+/* Expands %p (pid), %r ($RANK, else 0) and %% in the output pattern. */
+static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
+{
+    const char *rank = getenv("RANK");
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        if (*p == '%' && p[1] == 'p') {
+            snprintf(piece, sizeof piece, "%ld", (long)pid);
+            p++;
+        } else if (*p == '%' && p[1] == 'r') {
+            add = rank && *rank ? rank : "0";
+            p++;
+        } else if (*p == '%' && p[1] == '%') {
+            add = "%";
+            p++;
+        } else {
+            piece[0] = *p;
+            piece[1] = '\0';
+        }
+        size_t n = strlen(add);
+        if (o + n + 1 > cap)
+            return -1;
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* The output's directory must exist and be writable before the program runs. */
+static int check_output_dir(const char *path)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *dir = dirname(copy);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "devtrace record: cannot write the trace to %s: directory %s does not exist; create it or choose another -o\n",
+                path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "devtrace record: cannot write the trace to %s: directory %s is not writable (%s); choose another -o\n",
+                path, dir, strerror(errno));
+        return -1;
+    }
+    struct stat target;
+    if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
+        fprintf(stderr, "devtrace record: cannot write the trace to %s: it is a directory; give a file name\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* libdevtrace.so, the collector loaded into the program: $DEVTRACE_LIBRARY, else
+ * ../lib/libdevtrace.so.0 next to this executable (the build and install layouts). */
+static int find_collector_library(char *out, size_t cap)
+{
+    const char *env = getenv("DEVTRACE_LIBRARY");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return access(out, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    snprintf(out, cap, "%s/../lib/libdevtrace.so.0", dir);
+    char resolved[PATH_MAX];
+    if (!realpath(out, resolved))
+        return -1;
+    snprintf(out, cap, "%s", resolved);
+    return 0;
+}
+
+static void prepend_env(const char *name, const char *value, char sep)
+{
+    const char *old = getenv(name);
+    if (!old || !*old) {
+        setenv(name, value, 1);
+        return;
+    }
+    size_t n = strlen(old) + strlen(value) + 2;
+    char *joined = malloc(n);
+    if (!joined)
+        return;
+    snprintf(joined, n, "%s%c%s", value, sep, old);
+    setenv(name, joined, 1);
+    free(joined);
+}
+
+/* In the child, before exec: what the program needs to load the collector. */
+static void setup_child_env(const record_opts *o, const char *lib, int fd)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%d", fd);
+    setenv("DEVTRACE_COLLECT_FD", num, 1);
+    snprintf(num, sizeof num, "%ld", (long)getpid());
+    setenv("DEVTRACE_COLLECT_PID", num, 1);
+    setenv("DEVTRACE_BACKEND", o->backend, 1);
+    if (o->raw)
+        setenv("DEVTRACE_RAW", o->raw, 1);
+    int any = !strcmp(o->backend, "auto");
+    if (any || !strcmp(o->backend, "opencl"))
+        prepend_env("OPENCL_LAYERS", lib, ':');
+    if (any || !strcmp(o->backend, "cupti"))
+        setenv("CUDA_INJECTION64_PATH", lib, 1);
+    if (strcmp(o->backend, "opencl") != 0 && strcmp(o->backend, "cupti") != 0 && !any) {
+        /* Vendors without an injection hook: preload the collector. */
+        setenv("DEVTRACE_COLLECT_MODE", "preload", 1);
+        prepend_env("LD_PRELOAD", lib, ':');
+    }
+}
+
+typedef struct child_result {
+    int status;   /* from waitpid */
+    int exec_errno;
+} child_result;
+
+static pid_t start_child(const record_opts *o, const char *lib, int data_fd_w, int err_fd_w, int data_fd_r, int err_fd_r)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    close(data_fd_r);
+    close(err_fd_r);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    setup_child_env(o, lib, data_fd_w);
+    execvp(o->argv[0], o->argv);
+    int e = errno;
+    ssize_t ignored = write(err_fd_w, &e, sizeof e);
+    (void)ignored;
+    _exit(DT_EXIT_CANNOT_RUN);
+}
+
+/* Receives messages until every writer has closed the pipe, or the program has
+ * exited and nothing more is readable. */
+static void receive(int fd, pid_t pid, dt_wire_reader *r, dt_session *s, child_result *res)
+{
+    char buf[1 << 16];
+    int exited = 0;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int rc = poll(&p, 1, exited ? 0 : 100);
+        if (rc > 0) {
+            ssize_t n = read(fd, buf, sizeof buf);
+            if (n > 0) {
+                if (dt_wire_feed(r, s, buf, (size_t)n) != 0)
+                    dt_add_note(s, "recorder ran out of memory receiving events");
+                continue;
+            }
+            if (n == 0)
+                break; /* every writer closed */
+            if (errno != EAGAIN && errno != EINTR)
+                break;
+        } else if (rc < 0 && errno != EINTR) {
+            break;
+        }
+        if (exited)
+            break; /* a descendant may hold the pipe open: do not wait for it */
+        if (!exited && waitpid(pid, &res->status, WNOHANG) == pid)
+            exited = 1;
+    }
+    if (!exited)
+        while (waitpid(pid, &res->status, 0) < 0 && errno == EINTR)
+            ;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal";
+    }
+}
+
+/* What the trace and the summary say about how the program ended. */
+static int describe_end(const record_opts *o, dt_session *s, const dt_wire_reader *r, const child_result *res)
+{
+    int code = 0;
+    if (WIFEXITED(res->status)) {
+        code = WEXITSTATUS(res->status);
+        if (code)
+            fprintf(stderr, "devtrace: %s exited with status %d\n", o->argv[0], code);
+    } else if (WIFSIGNALED(res->status)) {
+        int sig = WTERMSIG(res->status);
+        code = 128 + sig;
+        fprintf(stderr, "devtrace: %s was killed by %s (%s)%s\n", o->argv[0], signal_name(sig), strsignal(sig),
+                WCOREDUMP(res->status) ? ", core dumped" : "");
+        dt_add_note(s, "the program was killed by %s: events it had not yet shipped are missing", signal_name(sig));
+    }
+    if (!r->hello) {
+        dt_add_note(s, "the program never started tracing: it made no call through a traced runtime "
+                       "(backend %s), so the trace has no events", o->backend);
+        snprintf(s->backend_name, sizeof s->backend_name, "%s", o->backend);
+    } else if (!r->ended) {
+        dt_add_note(s, "the program ended before its final flush (crash, _exit or kill): "
+                       "events not yet shipped, and the vendor's unflushed buffers, are missing");
+    }
+    if (dt_wire_pending(r))
+        dt_add_note(s, "the last %zu bytes from the program were an incomplete message and were dropped",
+                    dt_wire_pending(r));
+    if (r->malformed)
+        dt_add_note(s, "%llu malformed messages from the collector were skipped", (unsigned long long)r->malformed);
+    return code;
+}
+
+int dt_cmd_record(int argc, char **argv)
+{
+    record_opts o;
+    if (parse_args(argc, argv, &o) != 0)
+        return DT_EXIT_USAGE;
+    char probe_path[PATH_MAX];
+    if (expand_output(o.output, getpid(), probe_path, sizeof probe_path) != 0 || check_output_dir(probe_path) != 0)
+        return DT_EXIT_USAGE;
+    char lib[PATH_MAX];
+    if (find_collector_library(lib, sizeof lib) != 0) {
+        fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (../lib/); set DEVTRACE_LIBRARY to its path\n");
+        return DT_EXIT_FAILURE;
+    }
+    devtrace_error err;
+    dt_session *s = dt_session_new_offline(o.backend, "", NULL, &err);
+    int data[2], errp[2];
+    if (!s || pipe(data) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        fprintf(stderr, "devtrace record: cannot set up: %s\n", s ? strerror(errno) : err.message);
+        devtrace_close(s);
+        return DT_EXIT_FAILURE;
+    }
+    fcntl(data[0], F_SETFD, FD_CLOEXEC);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    pid_t pid = start_child(&o, lib, data[1], errp[1], data[0], errp[0]);
+    close(data[1]);
+    close(errp[1]);
+    if (pid < 0) {
+        fprintf(stderr, "devtrace record: cannot start %s: %s\n", o.argv[0], strerror(errno));
+        devtrace_close(s);
+        return DT_EXIT_FAILURE;
+    }
+    child_pid = pid;
+    child_result res = {0, 0};
+    if (read(errp[0], &res.exec_errno, sizeof res.exec_errno) == (ssize_t)sizeof res.exec_errno) {
+        waitpid(pid, NULL, 0);
+        fprintf(stderr, "devtrace record: cannot run '%s': %s%s\n", o.argv[0], strerror(res.exec_errno),
+                res.exec_errno == ENOENT ? " (check the name and $PATH)" : "");
+        devtrace_close(s);
+        return DT_EXIT_CANNOT_RUN;
+    }
+    close(errp[0]);
+
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    receive(data[0], pid, &r, s, &res);
+    close(data[0]);
+    int code = describe_end(&o, s, &r, &res);
+    dt_wire_reader_free(&r);
+
+    char path[PATH_MAX];
+    expand_output(o.output, pid, path, sizeof path);
+    int rc = devtrace_write_chrome(s, path, &err);
+    if (rc != 0) {
+        fprintf(stderr, "devtrace record: %s\n", err.message);
+        devtrace_close(s);
+        return code ? code : DT_EXIT_FAILURE;
+    }
+    if (!o.quiet) {
+        dt_summary_print(s, stderr, (size_t)o.top);
+        fprintf(stderr, "trace: %s\n", path);
+    }
+    devtrace_close(s);
+    return code;
+}

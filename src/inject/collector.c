@@ -1,0 +1,241 @@
+/* collector.c: the collector (see collector.h). Shipping happens on the thread that
+ * filled a chunk, under one mutex held only while writing to the pipe. */
+#include "collector.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/session.h"
+#include "wire.h"
+
+static struct {
+    atomic_int claimed;       /* autostart ran (successfully or not) in this process */
+    int fd;                   /* pipe to the recorder, -1 when none */
+    pid_t pid;                /* the process that owns the session */
+    dt_session *session;
+    pthread_mutex_t ship_lock;
+    uint32_t names_shipped;   /* names [1, names_shipped) are on the wire */
+    size_t samples_shipped;
+    atomic_int finished;
+    atomic_int broken;        /* a write failed: the recorder is gone */
+} col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void ship(uint32_t type, const void *p, size_t n)
+{
+    if (col.fd < 0 || atomic_load(&col.broken))
+        return;
+    if (dt_wire_send(col.fd, type, p, n) != 0)
+        atomic_store(&col.broken, 1);
+}
+
+/* New names since the last call, as one NAMES message (ship_lock held). */
+static void ship_new_names(dt_session *s)
+{
+    uint32_t count = dt_intern_count(&s->names);
+    if (count <= col.names_shipped)
+        return;
+    size_t bytes = 0;
+    for (uint32_t id = col.names_shipped; id < count; id++)
+        bytes += 8 + strlen(dt_intern_get(&s->names, id));
+    unsigned char *buf = malloc(bytes);
+    if (!buf)
+        return;
+    size_t off = 0;
+    for (uint32_t id = col.names_shipped; id < count; id++) {
+        const char *name = dt_intern_get(&s->names, id);
+        uint32_t len = (uint32_t)strlen(name);
+        memcpy(buf + off, &id, 4);
+        memcpy(buf + off + 4, &len, 4);
+        memcpy(buf + off + 8, name, len);
+        off += 8 + len;
+    }
+    ship(DT_WIRE_NAMES, buf, off);
+    free(buf);
+    col.names_shipped = count;
+}
+
+static void ship_new_samples(dt_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    for (; col.samples_shipped < s->nsamples; col.samples_shipped++) {
+        uint64_t pair[2] = {s->samples[col.samples_shipped].vendor_ns, s->samples[col.samples_shipped].host_ns};
+        ship(DT_WIRE_CLOCK, pair, sizeof pair);
+    }
+    uint64_t window[2] = {s->window_start, s->window_stop};
+    pthread_mutex_unlock(&s->lock);
+    ship(DT_WIRE_WINDOW, window, sizeof window);
+}
+
+static void on_chunk_full(void *user, const devtrace_event *events, size_t n)
+{
+    dt_session *s = user;
+    if (getpid() != col.pid)
+        return; /* a forked child: its parent ships */
+    pthread_mutex_lock(&col.ship_lock);
+    ship_new_names(s);
+    ship_new_samples(s);
+    ship(DT_WIRE_EVENTS, events, n * sizeof *events);
+    pthread_mutex_unlock(&col.ship_lock);
+}
+
+static void ship_final(dt_session *s)
+{
+    dt_store_file_all(&s->store); /* ships every thread's partial chunk */
+    pthread_mutex_lock(&col.ship_lock);
+    ship_new_names(s);
+    ship_new_samples(s);
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->ndevices; i++)
+        ship(DT_WIRE_DEVICE, &s->devices[i], sizeof s->devices[i]);
+    for (int i = 0; i < s->nnotes; i++)
+        ship(DT_WIRE_NOTE, s->notes[i], strlen(s->notes[i]));
+    pthread_mutex_unlock(&s->lock);
+    devtrace_stats st = s->stats;
+    st.dropped_store_full += dt_store_dropped(&s->store);
+    ship(DT_WIRE_STATS, &st, sizeof st);
+    ship(DT_WIRE_END, NULL, 0);
+    pthread_mutex_unlock(&col.ship_lock);
+}
+
+void dt_collector_finish(void)
+{
+    if (!col.session || getpid() != col.pid || atomic_exchange(&col.finished, 1))
+        return;
+    if (col.session->state == DT_RUNNING)
+        devtrace_stop(col.session);
+    ship_final(col.session);
+    close(col.fd);
+    col.fd = -1;
+}
+
+static void at_fork_child(void)
+{
+    /* The child is not traced twice: it neither records nor ships. */
+    dt_set_default_session(NULL);
+    if (col.fd >= 0)
+        close(col.fd);
+    col.fd = -1;
+}
+
+static void on_signal(int sig)
+{
+    /* Best effort: ship what was captured, then die of the signal as the program would
+     * have. Not async-signal-safe in general; the recorder keeps a valid trace of what
+     * was already shipped if this fails. */
+    signal(sig, SIG_DFL);
+    dt_collector_finish();
+    raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
+static int recorder_fd(void)
+{
+    const char *fdtext = getenv("DEVTRACE_COLLECT_FD");
+    const char *pidtext = getenv("DEVTRACE_COLLECT_PID");
+    uint64_t fd, pid;
+    if (!fdtext || dt_parse_u64(fdtext, &fd) != 0 || fd > 1u << 20)
+        return -1;
+    if (!pidtext || dt_parse_u64(pidtext, &pid) != 0 || pid != (uint64_t)getpid())
+        return -1; /* the recorder's direct child only: not a process it started */
+    if (fcntl((int)fd, F_GETFD) < 0)
+        return -1;
+    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    return (int)fd;
+}
+
+static int backend_wanted(const char *backend_name)
+{
+    const char *wanted = getenv("DEVTRACE_BACKEND");
+    if (!backend_name || !wanted || !*wanted || strcmp(wanted, "auto") == 0)
+        return 1;
+    return strcmp(wanted, backend_name) == 0;
+}
+
+static void ship_hello(dt_session *s)
+{
+    char buf[2048];
+    uint32_t head[2] = {DT_WIRE_VERSION, (uint32_t)getpid()};
+    size_t off = 0;
+    memcpy(buf, head, sizeof head);
+    off += sizeof head;
+    const char *fields[] = {s->backend_name, s->validation, s->runtime_category, s->unavailable_reason};
+    for (size_t i = 0; i < 4; i++) {
+        size_t n = strnlen(fields[i], 1000);
+        if (off + n + 1 > sizeof buf)
+            break;
+        memcpy(buf + off, fields[i], n);
+        buf[off + n] = '\0';
+        off += n + 1;
+    }
+    ship(DT_WIRE_HELLO, buf, off);
+    int32_t rank[2] = {s->rank, s->world_size};
+    ship(DT_WIRE_RANK, rank, sizeof rank);
+}
+
+void dt_collector_autostart(const char *backend_name)
+{
+    if (!backend_wanted(backend_name))
+        return;
+    if (atomic_exchange(&col.claimed, 1))
+        return;
+    int fd = recorder_fd();
+    if (fd < 0)
+        return;
+    col.fd = fd;
+    col.pid = getpid();
+    devtrace_config cfg;
+    devtrace_config_init(&cfg);
+    cfg.backend = backend_name; /* NULL: $DEVTRACE_BACKEND */
+    devtrace_error err;
+    dt_session *s = devtrace_open(&cfg, &err);
+    if (!s) {
+        /* The recorder validated the name; this is a configuration error in the environment. */
+        fprintf(stderr, "devtrace: %s\n", err.message);
+        char note[1100];
+        snprintf(note, sizeof note, "collector could not open a session: %s", err.message);
+        ship(DT_WIRE_NOTE, note, strlen(note));
+        close(fd);
+        col.fd = -1;
+        return;
+    }
+    s->store.on_full = on_chunk_full;
+    s->store.on_full_user = s;
+    col.session = s;
+    ship_hello(s);
+    devtrace_start(s);
+    pthread_mutex_lock(&col.ship_lock);
+    ship_new_samples(s);
+    pthread_mutex_unlock(&col.ship_lock);
+    dt_set_default_session(s);
+    pthread_atfork(NULL, NULL, at_fork_child);
+    install_signal_handlers();
+    atexit(dt_collector_finish);
+}
+
+/* Vendors without an injection hook: started when the library is preloaded. */
+__attribute__((constructor)) static void collector_preload(void)
+{
+    const char *mode = getenv("DEVTRACE_COLLECT_MODE");
+    if (mode && strcmp(mode, "preload") == 0)
+        dt_collector_autostart(NULL);
+}

@@ -1,0 +1,18 @@
+/* collector.h: the in-program half of devtrace record. Started by a backend's
+ * in-process entry point (the OpenCL layer's clInitLayer, CUPTI's InitializeInjection)
+ * or, for vendors without one, by the preload constructor; ships captured events to
+ * the recorder as chunks fill and everything else when the session stops (atexit,
+ * SIGINT/SIGTERM). */
+#ifndef DT_COLLECTOR_H
+#define DT_COLLECTOR_H
+
+/* Starts the process's default session with this backend when the recorder asked for
+ * it ($DEVTRACE_COLLECT_FD in this very process, $DEVTRACE_BACKEND naming this backend
+ * or "auto"); otherwise does nothing. Idempotent and thread-safe. NULL: the backend
+ * from $DEVTRACE_BACKEND. */
+void dt_collector_autostart(const char *backend_name);
+
+/* Stops the default session and ships what is left (also run at exit). */
+void dt_collector_finish(void);
+
+#endif

@@ -1,0 +1,259 @@
+/* wire.c: collector -> recorder messages (see wire.h). */
+#include "wire.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+typedef struct wire_header {
+    uint32_t type;
+    uint32_t reserved;
+    uint64_t length;
+} wire_header;
+_Static_assert(sizeof(wire_header) == 16, "wire header is 16 bytes");
+
+static int write_all_iov(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        size_t left = (size_t)w;
+        while (n > 0 && left >= iov->iov_len) {
+            left -= iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + left;
+            iov->iov_len -= left;
+        }
+    }
+    return 0;
+}
+
+int dt_wire_send2(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+    wire_header h = {type, 0, (uint64_t)alen + blen};
+    struct iovec iov[3] = {{&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
+    return write_all_iov(fd, iov, blen ? 3 : alen ? 2 : 1);
+}
+
+int dt_wire_send(int fd, uint32_t type, const void *payload, size_t len)
+{
+    return dt_wire_send2(fd, type, payload, len, NULL, 0);
+}
+
+void dt_wire_reader_init(dt_wire_reader *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void dt_wire_reader_free(dt_wire_reader *r)
+{
+    free(r->buf);
+    free(r->name_map);
+    memset(r, 0, sizeof *r);
+}
+
+static uint32_t read_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t read_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static int map_name(dt_wire_reader *r, uint32_t remote, uint32_t local)
+{
+    if (remote >= (1u << 26))
+        return -1;
+    if (remote >= r->name_map_len) {
+        uint32_t n = r->name_map_len ? r->name_map_len : 1024;
+        while (n <= remote)
+            n *= 2;
+        uint32_t *m = realloc(r->name_map, n * sizeof *m);
+        if (!m)
+            return -1;
+        memset(m + r->name_map_len, 0, (n - r->name_map_len) * sizeof *m);
+        r->name_map = m;
+        r->name_map_len = n;
+    }
+    r->name_map[remote] = local;
+    return 0;
+}
+
+static int apply_names(dt_wire_reader *r, dt_session *s, const unsigned char *p, size_t n)
+{
+    while (n >= 8) {
+        uint32_t id = read_u32(p), len = read_u32(p + 4);
+        if (len > n - 8)
+            return -1;
+        uint32_t local = dt_intern_n(&s->names, (const char *)p + 8, len);
+        if (map_name(r, id, local) != 0)
+            return -1;
+        p += 8 + len;
+        n -= 8 + (size_t)len;
+    }
+    return n == 0 ? 0 : -1;
+}
+
+static int apply_events(dt_wire_reader *r, dt_session *s, const unsigned char *p, size_t n)
+{
+    if (n % sizeof(devtrace_event))
+        return -1;
+    for (size_t i = 0; i < n; i += sizeof(devtrace_event)) {
+        devtrace_event ev;
+        memcpy(&ev, p + i, sizeof ev);
+        if (ev.kind == DEVTRACE_KIND_NONE || ev.kind >= DEVTRACE_KIND_COUNT) {
+            r->malformed++;
+            continue;
+        }
+        ev.name_id = ev.name_id < r->name_map_len ? r->name_map[ev.name_id] : 0;
+        ev.flags &= (uint16_t)~DT_EVENT_FLOW;
+        if (dt_emit(s, &ev) != 0)
+            DT_COUNT(s, dropped_store_full, 1);
+        r->events++;
+    }
+    return 0;
+}
+
+static void copy_cstr(char *dst, size_t cap, const unsigned char **p, const unsigned char *end)
+{
+    const unsigned char *nul = memchr(*p, 0, (size_t)(end - *p));
+    size_t len = nul ? (size_t)(nul - *p) : (size_t)(end - *p);
+    size_t keep = len < cap - 1 ? len : cap - 1;
+    memcpy(dst, *p, keep);
+    dst[keep] = '\0';
+    *p += nul ? len + 1 : len;
+}
+
+static int apply_hello(dt_wire_reader *r, dt_session *s, const unsigned char *p, size_t n)
+{
+    if (n < 8 || read_u32(p) != DT_WIRE_VERSION)
+        return -1;
+    r->pid = read_u32(p + 4);
+    r->hello = 1;
+    const unsigned char *q = p + 8, *end = p + n;
+    copy_cstr(s->backend_name, sizeof s->backend_name, &q, end);
+    copy_cstr(s->validation, sizeof s->validation, &q, end);
+    copy_cstr(s->runtime_category, sizeof s->runtime_category, &q, end);
+    copy_cstr(s->unavailable_reason, sizeof s->unavailable_reason, &q, end);
+    return 0;
+}
+
+static void add_stats(dt_session *s, const devtrace_stats *in)
+{
+    devtrace_stats *st = &s->stats;
+    st->dropped_store_full += in->dropped_store_full;
+    st->dropped_pool_full += in->dropped_pool_full;
+    st->dropped_vendor += in->dropped_vendor;
+    st->malformed_records += in->malformed_records;
+    st->malformed_bytes += in->malformed_bytes;
+    st->zero_timestamp += in->zero_timestamp;
+    st->refused_buffers += in->refused_buffers;
+    st->unresolved_names += in->unresolved_names;
+}
+
+static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned char *p, size_t n)
+{
+    switch (type) {
+    case DT_WIRE_HELLO:
+        return apply_hello(r, s, p, n);
+    case DT_WIRE_NAMES:
+        return apply_names(r, s, p, n);
+    case DT_WIRE_EVENTS:
+        return apply_events(r, s, p, n);
+    case DT_WIRE_CLOCK:
+        if (n != 16)
+            return -1;
+        dt_add_clock_sample(s, read_u64(p), read_u64(p + 8));
+        return 0;
+    case DT_WIRE_WINDOW:
+        if (n != 16)
+            return -1;
+        dt_set_window(s, read_u64(p), read_u64(p + 8));
+        return 0;
+    case DT_WIRE_DEVICE: {
+        if (n != sizeof(dt_device_props))
+            return -1;
+        dt_device_props d;
+        memcpy(&d, p, sizeof d);
+        d.name[sizeof d.name - 1] = '\0';
+        dt_add_device(s, &d);
+        return 0;
+    }
+    case DT_WIRE_NOTE:
+        dt_add_note(s, "%.*s", (int)(n > 480 ? 480 : n), (const char *)p);
+        return 0;
+    case DT_WIRE_STATS: {
+        if (n != sizeof(devtrace_stats))
+            return -1;
+        devtrace_stats st;
+        memcpy(&st, p, sizeof st);
+        add_stats(s, &st);
+        return 0;
+    }
+    case DT_WIRE_RANK:
+        if (n != 8)
+            return -1;
+        s->rank = (int)read_u32(p);
+        s->world_size = (int)read_u32(p + 4);
+        return 0;
+    case DT_WIRE_END:
+        r->ended = 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n)
+{
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap ? r->cap : 1 << 20;
+        while (cap < r->len + n)
+            cap *= 2;
+        unsigned char *b = realloc(r->buf, cap);
+        if (!b)
+            return -1;
+        r->buf = b;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, data, n);
+    r->len += n;
+    size_t off = 0;
+    while (r->len - off >= sizeof(wire_header)) {
+        wire_header h;
+        memcpy(&h, r->buf + off, sizeof h);
+        if (h.length > DT_WIRE_MAX_PAYLOAD || h.reserved != 0) {
+            r->malformed++;
+            off = r->len; /* the stream is corrupt: nothing after this can be trusted */
+            break;
+        }
+        if (r->len - off - sizeof h < h.length)
+            break;
+        if (apply(r, s, h.type, r->buf + off + sizeof h, (size_t)h.length) != 0)
+            r->malformed++;
+        off += sizeof h + (size_t)h.length;
+    }
+    memmove(r->buf, r->buf + off, r->len - off);
+    r->len -= off;
+    return 0;
+}
+
+size_t dt_wire_pending(const dt_wire_reader *r)
+{
+    return r->len;
+}
