@@ -18,6 +18,7 @@ int dt_store_init(dt_store *st, uint64_t max_events)
     if (pthread_mutex_init(&st->lock, NULL) != 0)
         return -1;
     st->max_events = max_events;
+    st->full_tail = &st->full;
     st->generation = atomic_fetch_add(&store_generations, 1);
     return 0;
 }
@@ -73,8 +74,9 @@ static void file_chunk(dt_store *st, dt_chunk *c)
     if (st->on_full && n)
         st->on_full(st->on_full_user, c->events, n);
     pthread_mutex_lock(&st->lock);
-    c->next = st->full;
-    st->full = c;
+    c->next = NULL; /* appended, so that a visit sees each thread's events in order */
+    *st->full_tail = c;
+    st->full_tail = &c->next;
     pthread_mutex_unlock(&st->lock);
 }
 

@@ -33,7 +33,8 @@ typedef void (*dt_chunk_full_fn)(void *user, const devtrace_event *events, size_
 
 struct dt_store {
     pthread_mutex_t lock;
-    dt_chunk *full;        /* filed chunks, newest first (owned) */
+    dt_chunk *full;        /* filed chunks, in filing order (owned) */
+    dt_chunk **full_tail;  /* where the next filed chunk is linked */
     dt_slot *slots;        /* one per appending thread (owned) */
     uint64_t generation;   /* identifies this store in thread-local caches */
     uint64_t max_events;
