@@ -44,13 +44,21 @@ static dt_slot *slot_for_thread(dt_store *st)
 {
     if (slot_cache.store == st && slot_cache.generation == st->generation)
         return slot_cache.slot;
-    dt_slot *slot = calloc(1, sizeof *slot);
+    /* The cache holds one store: a thread that appended here before, then to another
+     * store, finds its slot again instead of taking a new chunk (and share of the bound). */
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&st->lock);
+    dt_slot *slot = st->slots;
+    while (slot && !pthread_equal(slot->owner, self))
+        slot = slot->next;
+    if (!slot && (slot = calloc(1, sizeof *slot)) != NULL) {
+        slot->owner = self;
+        slot->next = st->slots;
+        st->slots = slot;
+    }
+    pthread_mutex_unlock(&st->lock);
     if (!slot)
         return NULL;
-    pthread_mutex_lock(&st->lock);
-    slot->next = st->slots;
-    st->slots = slot;
-    pthread_mutex_unlock(&st->lock);
     slot_cache.store = st;
     slot_cache.generation = st->generation;
     slot_cache.slot = slot;

@@ -23,6 +23,7 @@ typedef struct dt_chunk {
 
 typedef struct dt_slot {
     struct dt_slot *next;
+    pthread_t owner;          /* the appending thread */
     dt_chunk *current;        /* owned by the slot's thread until stop */
     _Atomic uint64_t dropped; /* events refused because the bound was hit */
 } dt_slot;
