@@ -77,8 +77,8 @@ static int grow_slots(dt_intern *t)
 
 uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len)
 {
-    if (!s || len > UINT32_MAX / 2)
-        return 0;
+    if (!s || len == 0 || len > UINT32_MAX / 2)
+        return 0; /* id 0 is the empty string: never a second entry for it */
     uint32_t h = hash_bytes(s, len), id = 0;
     pthread_mutex_lock(&t->lock);
     uint32_t i = h & (t->nslots - 1);

@@ -26,7 +26,8 @@ typedef struct dt_intern {
 
 int dt_intern_init(dt_intern *t);
 void dt_intern_destroy(dt_intern *t);
-/* Returns the id of the string (adding it), or 0 when out of memory. Thread-safe. */
+/* Returns the id of the string (adding it), or 0 for the empty string or when out of
+ * memory. Thread-safe. */
 uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len);
 uint32_t dt_intern_str(dt_intern *t, const char *s);
 /* Like dt_intern_str, with a per-thread cache keyed on the pointer value: for vendor
