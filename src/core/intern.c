@@ -103,7 +103,7 @@ uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len)
     id = t->count;
     entry_at(t, id)->str = copy;
     entry_at(t, id)->len = (uint32_t)len;
-    t->count++;
+    __atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE); /* read without the lock by get */
     t->slots[i] = id;
     if ((uint64_t)t->count * 2 > t->nslots)
         grow_slots(t); /* on failure the table stays valid, only fuller */
@@ -146,7 +146,7 @@ uint32_t dt_intern_ptr(dt_intern *t, const char *s)
 
 const char *dt_intern_get(const dt_intern *t, uint32_t id)
 {
-    if (id >= t->count)
+    if (id >= __atomic_load_n(&t->count, __ATOMIC_ACQUIRE))
         return "";
     return entry_at(t, id)->str;
 }
