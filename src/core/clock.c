@@ -89,16 +89,20 @@ static uint64_t clamp_u64(__int128 v)
     return (uint64_t)v;
 }
 
-/* host = h0 + (v - v0) * (h1 - h0) / (v1 - v0), rounded to nearest. */
+/* host = h0 + (v - v0) * (h1 - h0) / (v1 - v0), rounded to nearest. |v - v0| and
+ * h1 - h0 are below 2^64, so their product fits in 128 bits unsigned (not signed). */
 static uint64_t affine(dt_clock_sample a, dt_clock_sample b, uint64_t v)
 {
-    __int128 dv = (__int128)v - a.vendor_ns;
-    __int128 num = dv * (__int128)(b.host_ns - a.host_ns);
-    __int128 den = (__int128)(b.vendor_ns - a.vendor_ns);
-    __int128 q = num / den, r = num % den;
-    if (2 * (r < 0 ? -r : r) >= den)
-        q += (num < 0) ? -1 : 1;
-    return clamp_u64((__int128)a.host_ns + q);
+    int below = v < a.vendor_ns;
+    unsigned __int128 dv = below ? a.vendor_ns - v : v - a.vendor_ns;
+    unsigned __int128 num = dv * (b.host_ns - a.host_ns);
+    uint64_t den = b.vendor_ns - a.vendor_ns;
+    unsigned __int128 q = num / den, r = num % den;
+    if (r >= den - r)
+        q++;
+    if (below)
+        return q > a.host_ns ? 0 : a.host_ns - (uint64_t)q;
+    return q > UINT64_MAX - a.host_ns ? UINT64_MAX : a.host_ns + (uint64_t)q;
 }
 
 uint64_t dt_clock_map_to_realtime(const dt_clock_map *map, uint64_t v)
