@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* CUDA device attribute numbers (driver_types.h, cudaDeviceAttr). MetaX's wcuda*
  * wrappers take the same numbers (vendor-abi.md). */
@@ -71,7 +73,11 @@ void emu_install(const emu_vendor *v)
     emu_faults faults;
     if (emu_faults_parse(getenv("DEVEMU_FAULTS"), v, &faults, err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
-        exit(2);
+        fflush(NULL);
+        /* Not exit(): we are inside the loader (dlopen or program start), where atexit
+         * handlers must not run; and the raw system call, because sanitizers object to
+         * any exit from inside dlopen. */
+        syscall(SYS_exit_group, 2);
     }
     emu_core_install(v, &faults, realtime_ns());
 }
