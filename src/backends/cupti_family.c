@@ -1,0 +1,1593 @@
+/* cupti_family.c: the CUPTI-family engine (see cupti_family.h): finding and binding the
+ * vendor library, the bounded buffer pool and the vendor's buffer callbacks, enabling
+ * activity kinds, the record walker and decoders, device properties for occupancy,
+ * and the tables shared by the CUDA-shaped vendors (layouts, memcpy kinds, the CUDA
+ * runtime callback-id names). */
+#include "cupti_family.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/errors.h"
+#include "cupti_records.h"
+
+#define CF_DEFAULT_BUFFER_SIZE (1u << 20)
+#define CF_DEFAULT_BUFFER_COUNT 64u
+#define CF_MIN_BUFFER_SIZE 4096u
+#define CF_MAX_BUFFER_SIZE (256u << 20)
+#define CF_MAX_BUFFER_COUNT 4096u
+#define CF_OVERFLOW_SIZE (64u << 10)   /* a buffer lent past the pool bound; its records are dropped */
+#define CF_SAMPLE_PERIOD_NS 100000000ull /* periodic clock samples: at most one per 100 ms */
+
+/* CUDA device attribute numbers (driver_types.h, cudaDeviceAttr). */
+enum {
+    CF_ATTR_MAX_THREADS_PER_BLOCK = 1,
+    CF_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CF_ATTR_WARP_SIZE = 10,
+    CF_ATTR_MAX_REGISTERS_PER_BLOCK = 12,
+    CF_ATTR_MULTIPROCESSOR_COUNT = 16,
+    CF_ATTR_MAX_THREADS_PER_MULTIPROCESSOR = 39,
+    CF_ATTR_COMPUTE_CAPABILITY_MAJOR = 75,
+    CF_ATTR_COMPUTE_CAPABILITY_MINOR = 76,
+    CF_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
+    CF_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR = 82,
+    CF_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR = 106,
+};
+
+typedef void (*cf_request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
+typedef void (*cf_complete_fn)(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid_size);
+typedef void (*cf_complete3_fn)(uint8_t *buffer, size_t size, size_t valid_size);
+typedef void (*cf_callback_fn)(void *userdata, int domain, uint32_t cbid, const void *data);
+typedef void (*cf_any_fn)(void);
+
+/* The bound vendor functions, typed (NULL when absent). */
+typedef struct cf_api {
+    int (*get_version)(uint32_t *version);
+    int (*get_result_string)(int result, const char **str);
+    int (*get_error_message)(int result, const char **str);
+    int (*register_callbacks)(cf_request_fn request, cf_complete_fn complete);
+    int (*enable)(int kind);
+    int (*disable)(int kind);
+    int (*get_next_record)(uint8_t *buffer, size_t valid_size, void **record);
+    int (*flush_all)(uint32_t flag);
+    int (*get_dropped)(void *context, uint32_t stream, size_t *dropped);
+    int (*push_external)(int kind, uint64_t id);
+    int (*pop_external)(int kind, uint64_t *id);
+    int (*get_timestamp)(uint64_t *timestamp);
+    int (*subscribe)(void **subscriber, cf_callback_fn callback, void *userdata);
+    int (*unsubscribe)(void *subscriber);
+} cf_api;
+
+static const size_t cf_api_offsets[DT_CF_FN_COUNT] = {
+    offsetof(cf_api, get_version),   offsetof(cf_api, get_result_string), offsetof(cf_api, get_error_message),
+    offsetof(cf_api, register_callbacks), offsetof(cf_api, enable),   offsetof(cf_api, disable),
+    offsetof(cf_api, get_next_record), offsetof(cf_api, flush_all),   offsetof(cf_api, get_dropped),
+    offsetof(cf_api, push_external), offsetof(cf_api, pop_external),  offsetof(cf_api, get_timestamp),
+    offsetof(cf_api, subscribe),     offsetof(cf_api, unsubscribe),
+};
+
+static const char *const cf_fn_suffix[DT_CF_FN_COUNT] = {
+#define DT_CF__FN_SUFFIX(id, suffix) suffix,
+    DT_CF_FN_MAP(DT_CF__FN_SUFFIX)
+#undef DT_CF__FN_SUFFIX
+};
+
+/* A buffer lent past the pool bound (to a library that must not be refused). */
+typedef struct cf_overflow {
+    struct cf_overflow *next;
+    uint8_t *buffer; /* points into this allocation */
+} cf_overflow;
+
+/* The process's one engine: the bound library and its pool. Written under lock while
+ * binding, before the callbacks are registered; read without a lock by the callbacks. */
+static struct cf_engine {
+    pthread_mutex_t lock; /* bind, attach, detach; never held across FlushAll */
+    const dt_cf_descriptor *desc; /* bound descriptor; NULL: nothing bound yet */
+    void *handle;
+    char path[512];
+    uint32_t version;
+    cf_api api;
+    char config_note[256]; /* a rejected DEVTRACE_BUFFER_* value, told in every session */
+    /* The pool: buffer_count buffers of buffer_size bytes, allocated on first use. */
+    size_t buffer_size;
+    uint32_t buffer_count;
+    uint8_t *_Atomic *buffers;
+    _Atomic uint8_t *busy;
+    int may_refuse;
+    pthread_mutex_t overflow_lock;
+    cf_overflow *overflow; /* outstanding overflow buffers */
+    /* The attached session, and the two-epoch guard that lets close wait for callbacks
+     * that may still be using it. */
+    dt_cf_state *_Atomic active;
+    _Atomic unsigned epoch;
+    _Atomic int inflight[2];
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .overflow_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local int t_in_vendor_init;
+
+void dt_cf_set_in_vendor_init(int on)
+{
+    t_in_vendor_init = on;
+}
+
+/* ---- small text helpers (binding and notes only, never the decoder) ---- */
+
+typedef struct cf_text {
+    char *buf;
+    size_t len, used;
+} cf_text;
+
+static void text_add(cf_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(cf_text *t, const char *fmt, ...)
+{
+    if (t->used >= t->len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
+}
+
+/* "CUPTI_ERROR_UNKNOWN (999): <message>", from the library's own strings when it has them. */
+static void cf_result_text(int rc, char *buf, size_t len)
+{
+    const char *name = NULL, *msg = NULL;
+    if (G.api.get_result_string && G.api.get_result_string(rc, &name) != 0)
+        name = NULL;
+    if (G.api.get_error_message && G.api.get_error_message(rc, &msg) != 0)
+        msg = NULL;
+    const char *api = G.desc ? G.desc->vendor_api : "vendor";
+    if (name && msg && strcmp(name, msg) != 0)
+        snprintf(buf, len, "%s (%d): %s", name, rc, msg);
+    else if (name || msg)
+        snprintf(buf, len, "%s (%d)", name ? name : msg, rc);
+    else
+        snprintf(buf, len, "%s error %d", api, rc);
+}
+
+static const char *cf_prefix(const dt_cf_descriptor *d)
+{
+    return d->symbol_prefixes[0] ? d->symbol_prefixes[0] : "";
+}
+
+/* ---- finding the library ---- */
+
+typedef struct cf_found {
+    void *handle;
+    char path[512];
+} cf_found;
+
+static int names_count(const char *const *names)
+{
+    int n = 0;
+    while (n < DT_CF_MAX_NAMES && names[n])
+        n++;
+    return n;
+}
+
+/* The path of a loaded library, from its handle. */
+static void handle_path(void *handle, const char *fallback, char *out, size_t len)
+{
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+        snprintf(out, len, "%s", map->l_name);
+    else
+        snprintf(out, len, "%s", fallback);
+}
+
+/* Tries root/sub/name for every library name; lists what was tried in `tried`. */
+static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *out, cf_text *tried)
+{
+    int n = names_count(d->library_names);
+    text_add(tried, "%s%s/", tried->used ? ", " : "", dir);
+    text_add(tried, n > 1 ? "{" : "");
+    for (int i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, d->library_names[i]);
+        text_add(tried, "%s%s", i ? "," : "", d->library_names[i]);
+        if (access(path, F_OK) != 0)
+            continue;
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            out->handle = h;
+            handle_path(h, path, out->path, sizeof out->path);
+            return 1;
+        }
+        const char *e = dlerror();
+        text_add(tried, " (%s)", e ? e : "dlopen failed");
+    }
+    text_add(tried, n > 1 ? "}" : "");
+    return 0;
+}
+
+static int try_root(const dt_cf_descriptor *d, const char *root, cf_found *out, cf_text *tried)
+{
+    int nsub = names_count(d->sdk_subdirs);
+    if (nsub == 0)
+        return try_directory(d, root, out, tried);
+    for (int i = 0; i < nsub; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%s", root, d->sdk_subdirs[i]);
+        if (try_directory(d, dir, out, tried))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first function's symbol a library must have, in any spelling. */
+static int has_register_symbol(const dt_cf_descriptor *d, void *handle)
+{
+    for (int p = 0; p < names_count(d->symbol_prefixes); p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[DT_CF_REGISTER_CALLBACKS]);
+        if (dlsym(handle, name))
+            return 1;
+    }
+    return 0;
+}
+
+static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, size_t whylen)
+{
+    char tried_buf[1024] = "";
+    cf_text tried = {tried_buf, sizeof tried_buf, 0};
+    memset(out, 0, sizeof *out);
+
+    /* 1. The override: the user said exactly which file. */
+    const char *override = d->override_env ? getenv(d->override_env) : NULL;
+    if (override && *override) {
+        void *h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            out->handle = h;
+            handle_path(h, override, out->path, sizeof out->path);
+            return 1;
+        }
+        const char *e = dlerror();
+        snprintf(why, whylen, "$%s=%s cannot be loaded: %s; point it at the %s library (or unset it to search)",
+                 d->override_env, override, e ? e : "dlopen failed", d->vendor_api);
+        return 0;
+    }
+    /* 2. A copy the process already loaded: use it, never load a second one. */
+    const char *const *lists[2] = {d->library_names, d->system_names};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < names_count(lists[l]); i++) {
+            void *h = dlopen(lists[l][i], RTLD_NOW | RTLD_NOLOAD);
+            if (h) {
+                out->handle = h;
+                handle_path(h, lists[l][i], out->path, sizeof out->path);
+                return 1;
+            }
+        }
+    /* 3. SDK roots from the environment, then the default roots. */
+    for (int i = 0; i < names_count(d->sdk_env); i++) {
+        const char *root = getenv(d->sdk_env[i]);
+        if (!root || !*root) {
+            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", d->sdk_env[i]);
+            continue;
+        }
+        if (try_root(d, root, out, &tried))
+            return 1;
+    }
+    for (int i = 0; i < names_count(d->sdk_default_roots); i++)
+        if (try_root(d, d->sdk_default_roots[i], out, &tried))
+            return 1;
+    /* 4. The loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
+    int nsys = names_count(d->system_names);
+    for (int i = 0; i < nsys; i++) {
+        void *h = dlopen(d->system_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            out->handle = h;
+            handle_path(h, d->system_names[i], out->path, sizeof out->path);
+            return 1;
+        }
+    }
+    if (nsys) {
+        text_add(&tried, "%sthe loader's search path for ", tried.used ? ", " : "");
+        for (int i = 0; i < nsys; i++)
+            text_add(&tried, "%s%s", i ? "," : "", d->system_names[i]);
+    }
+    /* 5. The process itself (a program linked with the library). */
+    if (d->search_process) {
+        void *h = dlopen(NULL, RTLD_NOW);
+        if (h && has_register_symbol(d, h)) {
+            out->handle = h;
+            snprintf(out->path, sizeof out->path, "(the process itself)");
+            return 1;
+        }
+        text_add(&tried, "%sthe process itself", tried.used ? ", " : "");
+    }
+    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
+             tried_buf, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
+             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+    return 0;
+}
+
+/* Resolves every function in its spellings; 0, or -1 with the missing required ones. */
+static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path, cf_api *api, char *why,
+                      size_t whylen)
+{
+    char missing_buf[768] = "";
+    cf_text missing = {missing_buf, sizeof missing_buf, 0};
+    unsigned required = d->required ? d->required : DT_CF_REQUIRED_DEFAULT;
+    int nprefix = names_count(d->symbol_prefixes);
+    memset(api, 0, sizeof *api);
+    for (int fn = 0; fn < DT_CF_FN_COUNT; fn++) {
+        void *sym = NULL;
+        for (int p = 0; p < nprefix && !sym; p++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
+            sym = dlsym(handle, name);
+        }
+        if (sym) {
+            memcpy((char *)api + cf_api_offsets[fn], &sym, sizeof sym);
+            continue;
+        }
+        if (!(required & (1u << fn)))
+            continue;
+        text_add(&missing, "%s%s%s", missing.used ? ", " : "", cf_prefix(d), cf_fn_suffix[fn]);
+        if (nprefix > 1) {
+            text_add(&missing, " (tried");
+            for (int p = 0; p < nprefix; p++)
+                text_add(&missing, " %s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
+            text_add(&missing, ")");
+        }
+    }
+    if (missing.used) {
+        snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library",
+                 d->vendor_api, path, strchr(missing_buf, ',') ? "s" : "", missing_buf, d->vendor_api);
+        return -1;
+    }
+    return 0;
+}
+
+int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
+{
+    pthread_mutex_lock(&G.lock);
+    int bound = G.desc == d;
+    pthread_mutex_unlock(&G.lock);
+    if (bound) {
+        snprintf(why, whylen, "bound to %s", G.path);
+        return 1;
+    }
+    cf_found f;
+    if (!cf_find_library(d, &f, why, whylen))
+        return 0;
+    cf_api api;
+    if (cf_resolve(d, f.handle, f.path, &api, why, whylen) != 0)
+        return 0; /* the handle stays loaded: unloading a vendor library is not safe */
+    snprintf(why, whylen, "%s", f.path);
+    return 1;
+}
+
+/* ---- the buffer pool and the vendor's callbacks ---- */
+
+static unsigned cf_enter(dt_cf_state **st)
+{
+    unsigned e;
+    for (;;) {
+        e = atomic_load(&G.epoch);
+        atomic_fetch_add(&G.inflight[e & 1], 1);
+        if (atomic_load(&G.epoch) == e)
+            break;
+        atomic_fetch_sub(&G.inflight[e & 1], 1);
+    }
+    *st = atomic_load(&G.active);
+    return e;
+}
+
+static void cf_leave(unsigned e)
+{
+    atomic_fetch_sub(&G.inflight[e & 1], 1);
+}
+
+/* Detaches st: after this returns, no callback uses it. */
+static void cf_detach(dt_cf_state *st)
+{
+    pthread_mutex_lock(&G.lock);
+    dt_cf_state *expected = st;
+    atomic_compare_exchange_strong(&G.active, &expected, NULL);
+    unsigned e = atomic_fetch_add(&G.epoch, 1);
+    pthread_mutex_unlock(&G.lock);
+    while (atomic_load(&G.inflight[e & 1]) != 0)
+        sched_yield();
+    st->attached = 0;
+}
+
+static uint8_t *pool_take(void)
+{
+    for (uint32_t i = 0; i < G.buffer_count; i++) {
+        uint8_t expected = 0;
+        if (atomic_load_explicit(&G.busy[i], memory_order_relaxed) ||
+            !atomic_compare_exchange_strong(&G.busy[i], &expected, 1))
+            continue;
+        uint8_t *b = atomic_load(&G.buffers[i]);
+        if (!b) {
+            b = malloc(G.buffer_size);
+            if (!b) {
+                atomic_store(&G.busy[i], 0);
+                return NULL;
+            }
+            atomic_store(&G.buffers[i], b);
+        }
+        return b;
+    }
+    return NULL;
+}
+
+static int pool_index(const uint8_t *b)
+{
+    for (uint32_t i = 0; i < G.buffer_count; i++)
+        if (atomic_load_explicit(&G.buffers[i], memory_order_relaxed) == b)
+            return (int)i;
+    return -1;
+}
+
+static uint8_t *overflow_new(void)
+{
+    cf_overflow *o = malloc(sizeof(cf_overflow) + 16 + CF_OVERFLOW_SIZE);
+    if (!o)
+        return NULL;
+    o->buffer = (uint8_t *)o + ((sizeof(cf_overflow) + 15) & ~(size_t)15);
+    pthread_mutex_lock(&G.overflow_lock);
+    o->next = G.overflow;
+    G.overflow = o;
+    pthread_mutex_unlock(&G.overflow_lock);
+    return o->buffer;
+}
+
+/* Unlinks the overflow allocation holding b, or returns NULL when b is not one. */
+static cf_overflow *overflow_take(const uint8_t *b)
+{
+    pthread_mutex_lock(&G.overflow_lock);
+    cf_overflow **p = &G.overflow;
+    while (*p && (*p)->buffer != b)
+        p = &(*p)->next;
+    cf_overflow *o = *p;
+    if (o)
+        *p = o->next;
+    pthread_mutex_unlock(&G.overflow_lock);
+    return o;
+}
+
+static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    dt_cf_state *st;
+    unsigned e = cf_enter(&st);
+    *max_records = 0;
+    uint8_t *b = pool_take();
+    if (b) {
+        *buffer = b;
+        *size = G.buffer_size;
+    } else if (G.may_refuse) {
+        *buffer = NULL;
+        *size = 0;
+        if (st)
+            DT_COUNT(st->s, refused_buffers, 1);
+    } else {
+        /* This library version crashes on a refusal: lend a small buffer and drop what it brings. */
+        b = overflow_new();
+        *buffer = b;
+        *size = b ? CF_OVERFLOW_SIZE : 0;
+        if (!b && st)
+            DT_COUNT(st->s, refused_buffers, 1);
+    }
+    cf_leave(e);
+}
+
+static void cf_clock_sample(dt_cf_state *st)
+{
+    if (!G.api.get_timestamp)
+        return;
+    uint64_t vendor = 0, h0 = dt_realtime_ns();
+    int rc = G.api.get_timestamp(&vendor);
+    uint64_t h1 = dt_realtime_ns();
+    if (rc == st->desc->results.success)
+        dt_add_clock_sample(st->s, vendor, h0 + (h1 - h0) / 2);
+}
+
+/* From the completion callback: a clock sample at most every CF_SAMPLE_PERIOD_NS. */
+static void cf_maybe_sample(dt_cf_state *st)
+{
+    if (!G.api.get_timestamp || !atomic_load_explicit(&st->accepting, memory_order_relaxed))
+        return;
+    uint64_t now = dt_monotonic_ns(), last = atomic_load_explicit(&st->last_sample_ns, memory_order_relaxed);
+    if (now - last < CF_SAMPLE_PERIOD_NS || !atomic_compare_exchange_strong(&st->last_sample_ns, &last, now))
+        return;
+    cf_clock_sample(st);
+}
+
+static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
+{
+    if (!buffer)
+        return;
+    dt_cf_state *st;
+    unsigned e = cf_enter(&st);
+    int idx = pool_index(buffer);
+    if (idx >= 0) {
+        if (valid_size > G.buffer_size) {
+            if (st)
+                DT_COUNT(st->s, malformed_bytes, valid_size - G.buffer_size);
+            valid_size = G.buffer_size;
+        }
+        if (st && valid_size) {
+            int live = atomic_load(&st->accepting);
+            dt_cf_walk_buffer(&st->dec, buffer, valid_size, live ? DT_CF_WALK_DECODE : DT_CF_WALK_OUT_OF_WINDOW,
+                              NULL);
+        }
+        atomic_store(&G.busy[idx], 0);
+    } else {
+        cf_overflow *o = overflow_take(buffer);
+        if (o) {
+            if (valid_size > CF_OVERFLOW_SIZE)
+                valid_size = CF_OVERFLOW_SIZE;
+            if (st && valid_size)
+                dt_cf_walk_buffer(&st->dec, buffer, valid_size, DT_CF_WALK_POOL_FULL, NULL);
+            free(o);
+        }
+        /* else: not a buffer we lent; never touch it */
+    }
+    if (st)
+        cf_maybe_sample(st);
+    cf_leave(e);
+}
+
+static void cf_buffer_completed(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid_size)
+{
+    (void)context, (void)stream, (void)size;
+    cf_buffer_completed_common(buffer, valid_size);
+}
+
+static void cf_buffer_completed3(uint8_t *buffer, size_t size, size_t valid_size)
+{
+    (void)size;
+    cf_buffer_completed_common(buffer, valid_size);
+}
+
+/* The callback-API subscriber: held so that a refusal (another tool holds it) is told;
+ * no domain is enabled, so it is never called on the program's hot path. */
+static void cf_subscriber(void *userdata, int domain, uint32_t cbid, const void *data)
+{
+    (void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+/* ---- binding (once per process) ---- */
+
+static void pool_configure(void)
+{
+    uint64_t size = CF_DEFAULT_BUFFER_SIZE, count = CF_DEFAULT_BUFFER_COUNT, v;
+    const char *es = getenv("DEVTRACE_BUFFER_SIZE"), *ec = getenv("DEVTRACE_BUFFER_COUNT");
+    G.config_note[0] = '\0';
+    if (es && *es) {
+        if (dt_parse_u64(es, &v) == 0 && v >= CF_MIN_BUFFER_SIZE && v <= CF_MAX_BUFFER_SIZE)
+            size = (v + 7) & ~(uint64_t)7;
+        else
+            snprintf(G.config_note, sizeof G.config_note,
+                     "$DEVTRACE_BUFFER_SIZE=\"%s\" is not a byte count in [%u, %u]; using %u", es,
+                     CF_MIN_BUFFER_SIZE, CF_MAX_BUFFER_SIZE, CF_DEFAULT_BUFFER_SIZE);
+    }
+    if (ec && *ec) {
+        if (dt_parse_u64(ec, &v) == 0 && v >= 1 && v <= CF_MAX_BUFFER_COUNT)
+            count = v;
+        else
+            snprintf(G.config_note + strlen(G.config_note), sizeof G.config_note - strlen(G.config_note),
+                     "%s$DEVTRACE_BUFFER_COUNT=\"%s\" is not a count in [1, %u]; using %u",
+                     G.config_note[0] ? "; " : "", ec, CF_MAX_BUFFER_COUNT, CF_DEFAULT_BUFFER_COUNT);
+    }
+    G.buffer_size = (size_t)size;
+    G.buffer_count = (uint32_t)count;
+}
+
+/* Called with G.lock held. */
+static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
+{
+    cf_found f;
+    cf_api api;
+    if (!cf_find_library(d, &f, why, whylen) || cf_resolve(d, f.handle, f.path, &api, why, whylen) != 0)
+        return -1;
+    uint32_t version = 0;
+    if (api.get_version && api.get_version(&version) != d->results.success)
+        version = 0;
+    if (!G.buffers) {
+        pool_configure();
+        G.buffers = calloc(G.buffer_count, sizeof *G.buffers);
+        G.busy = calloc(G.buffer_count, sizeof *G.busy);
+        if (!G.buffers || !G.busy) {
+            free((void *)G.buffers);
+            free((void *)G.busy);
+            G.buffers = NULL;
+            G.busy = NULL;
+            snprintf(why, whylen, "out of memory for the buffer pool");
+            return -1;
+        }
+    }
+    G.api = api;
+    G.handle = f.handle;
+    G.version = version;
+    snprintf(G.path, sizeof G.path, "%s", f.path);
+    G.may_refuse = d->refuse_from_version != UINT32_MAX && version >= d->refuse_from_version;
+    G.desc = d;
+    int rc;
+    if (d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT)
+        rc = G.api.register_callbacks(cf_buffer_requested, (cf_complete_fn)(cf_any_fn)cf_buffer_completed3);
+    else
+        rc = G.api.register_callbacks(cf_buffer_requested, cf_buffer_completed);
+    if (rc != d->results.success) {
+        char text[256];
+        cf_result_text(rc, text, sizeof text);
+        snprintf(why, whylen, "%s%s in %s failed: %s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS], G.path,
+                 text);
+        G.desc = NULL;
+        memset(&G.api, 0, sizeof G.api);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
+{
+    const dt_cf_kinds *k = &d->kinds;
+    if (kind == k->concurrent_kernel)
+        return "CONCURRENT_KERNEL";
+    if (kind == k->kernel)
+        return "KERNEL";
+    if (kind == k->memcpy)
+        return "MEMCPY";
+    if (kind == k->memset)
+        return "MEMSET";
+    if (kind == k->runtime)
+        return "RUNTIME";
+    if (kind == k->external_correlation)
+        return "EXTERNAL_CORRELATION";
+    return "?";
+}
+
+/* Can the library trace here? Enabling a harmless kind fails without a driver/device. */
+static int cf_check_usable(const dt_cf_descriptor *d, char *why, size_t whylen)
+{
+    uint32_t kind = d->kinds.external_correlation ? d->kinds.external_correlation : d->kinds.memcpy;
+    int rc = G.api.enable((int)kind);
+    if (rc != d->results.success) {
+        char text[256];
+        cf_result_text(rc, text, sizeof text);
+        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s%s(%s) returned %s; is the driver "
+                 "installed and a device visible?",
+                 d->vendor_api, G.path, G.version, cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], kind_label(d, kind), text);
+        return -1;
+    }
+    G.api.disable((int)kind);
+    return 0;
+}
+
+/* ---- device properties (occupancy) ---- */
+
+typedef int (*cf_attribute_fn)(int *value, int attr, int device);
+typedef int (*cf_count_fn)(int *count);
+
+/* A vendor runtime function, in the process: global symbols, an already loaded runtime
+ * library, then the tracing library itself (an emulator exports both). */
+static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, const char *const *names, const char **found)
+{
+    int n = names_count(names);
+    void *sym = NULL;
+    for (int i = 0; i < n && !sym; i++)
+        if ((sym = dlsym(RTLD_DEFAULT, names[i])))
+            *found = names[i];
+    for (int l = 0; l < names_count(d->runtime_libraries) && !sym; l++) {
+        void *h = dlopen(d->runtime_libraries[l], RTLD_NOW | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        for (int i = 0; i < n && !sym; i++)
+            if ((sym = dlsym(h, names[i])))
+                *found = names[i];
+        dlclose(h); /* balances the NOLOAD reference; the library stays loaded */
+    }
+    for (int i = 0; i < n && !sym && G.handle; i++)
+        if ((sym = dlsym(G.handle, names[i])))
+            *found = names[i];
+    cf_any_fn fn = NULL;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+static void cf_read_devices(dt_cf_state *st)
+{
+    const dt_cf_descriptor *d = st->desc;
+    const char *attr_name = d->attribute_fn[0] ? d->attribute_fn[0] : "DeviceGetAttribute", *count_name = NULL;
+    cf_attribute_fn attr = (cf_attribute_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
+    if (!attr) {
+        dt_add_note(st->s, "occupancy unavailable: no %s in the process", attr_name);
+        return;
+    }
+    cf_count_fn count = (cf_count_fn)cf_runtime_symbol(d, d->device_count_fn, &count_name);
+    int n = 1;
+    if (count && (count(&n) != 0 || n <= 0))
+        n = 1;
+    if (n > DT_MAX_DEVICES)
+        n = DT_MAX_DEVICES;
+    for (int dev = 0; dev < n; dev++) {
+        dt_device_props p;
+        memset(&p, 0, sizeof p);
+        p.id = dev;
+        snprintf(p.name, sizeof p.name, "%s %d", d->device_name_prefix ? d->device_name_prefix : "device", dev);
+        int smem_block = 0, smem_sm = 0, missing = 0, first_missing = 0;
+        struct {
+            int attr;
+            int *out;
+            int needed;
+        } want[] = {
+            {CF_ATTR_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block, 1},
+            {CF_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, &smem_block, 0},
+            {CF_ATTR_WARP_SIZE, &p.warp_size, 1},
+            {CF_ATTR_MAX_REGISTERS_PER_BLOCK, &p.regs_per_block, 0},
+            {CF_ATTR_MULTIPROCESSOR_COUNT, &p.num_sms, 1},
+            {CF_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, &p.max_threads_per_sm, 1},
+            {CF_ATTR_COMPUTE_CAPABILITY_MAJOR, &p.compute_major, 0},
+            {CF_ATTR_COMPUTE_CAPABILITY_MINOR, &p.compute_minor, 0},
+            {CF_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &smem_sm, 1},
+            {CF_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR, &p.regs_per_sm, 1},
+            {CF_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR, &p.max_blocks_per_sm, 1},
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            int v = 0;
+            if (attr(&v, want[i].attr, dev) == 0 && v >= 0) {
+                *want[i].out = v;
+            } else if (want[i].needed) {
+                if (!missing++)
+                    first_missing = want[i].attr;
+                *want[i].out = 0;
+            }
+        }
+        p.smem_per_block = (uint64_t)smem_block;
+        p.smem_per_sm = (uint64_t)smem_sm;
+        p.has_occupancy = missing == 0 && p.warp_size > 0 && p.num_sms > 0 && p.max_threads_per_sm > 0;
+        if (missing)
+            dt_add_note(st->s, "occupancy unavailable for device %d: %s gave no value for %d attribute%s (first: %d)",
+                        dev, attr_name, missing, missing > 1 ? "s" : "", first_missing);
+        dt_add_device(st->s, &p);
+    }
+}
+
+/* ---- the dt_backend functions ---- */
+
+int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_error *err)
+{
+    dt_cf_state *st = state;
+    char why[1024];
+    int code = DEVTRACE_EUNAVAILABLE;
+    st->desc = d;
+    st->s = s;
+    pthread_mutex_lock(&G.lock);
+    if (G.desc && G.desc != d) {
+        snprintf(why, sizeof why, "this process already traces through %s (%s); one vendor tracing library per "
+                 "process (its callbacks cannot be unregistered)", G.desc->name, G.path);
+        goto fail;
+    }
+    if (atomic_load(&G.active)) {
+        snprintf(why, sizeof why, "another devtrace session of this process is using %s; close it first (the "
+                 "vendor's callbacks reach one session per process)", d->vendor_api);
+        code = DEVTRACE_ESTATE;
+        goto fail;
+    }
+    if (!G.desc && cf_bind(d, why, sizeof why) != 0)
+        goto fail;
+    if (cf_check_usable(d, why, sizeof why) != 0) {
+        code = DEVTRACE_EVENDOR;
+        goto fail;
+    }
+    dt_cf_decoder_init(&st->dec, d, s, G.version, G.api.get_next_record);
+    dt_add_note(s, "%s: %s, API version %u; buffers %u x %zu bytes", d->name, G.path, G.version, G.buffer_count,
+                G.buffer_size);
+    if (st->dec.prefix_only)
+        dt_add_note(s, "%s: API version %u is outside the layouts we checked; records are decoded through their "
+                    "common prefix (not validated for this version)", d->name, G.version);
+    if (G.config_note[0])
+        dt_add_note(s, "%s", G.config_note);
+    if (!G.api.push_external)
+        dt_add_note(s, "external correlation unavailable: %s has no %s%s; device work is not linked to CPU ops",
+                    G.path, cf_prefix(d), cf_fn_suffix[DT_CF_PUSH_EXTERNAL]);
+    if (!G.api.get_timestamp)
+        dt_add_note(s, "%s has no %s%s: vendor timestamps are taken as host CLOCK_REALTIME", G.path, cf_prefix(d),
+                    cf_fn_suffix[DT_CF_GET_TIMESTAMP]);
+    if (!G.api.get_dropped)
+        dt_add_note(s, "%s has no %s%s: records the vendor drops cannot be counted", G.path, cf_prefix(d),
+                    cf_fn_suffix[DT_CF_GET_DROPPED]);
+    if (G.api.subscribe) {
+        void *sub = NULL;
+        int rc = G.api.subscribe(&sub, cf_subscriber, NULL);
+        if (rc == d->results.success) {
+            st->subscriber = sub;
+        } else {
+            char text[256];
+            cf_result_text(rc, text, sizeof text);
+            dt_add_note(s, "%s%s refused: %s%s; activity tracing continues without the callback API", cf_prefix(d),
+                        cf_fn_suffix[DT_CF_SUBSCRIBE], text,
+                        rc == d->results.multiple_subscribers ? " (another tool holds the one subscriber slot)" : "");
+        }
+    }
+    atomic_store(&st->accepting, 0);
+    st->attached = 1;
+    atomic_store(&G.active, st);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+fail:
+    pthread_mutex_unlock(&G.lock);
+    dt_error_set(err, code, "%s", why);
+    return code;
+}
+
+static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
+{
+    int rc = G.api.enable((int)kind);
+    *rc_out = rc;
+    if (rc != st->desc->results.success)
+        return -1;
+    if (st->nenabled < DT_CF_MAX_ENABLED)
+        st->enabled[st->nenabled++] = (int)kind;
+    return 0;
+}
+
+static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int *failures)
+{
+    int rc;
+    if (!kind || cf_enable(st, kind, &rc) == 0)
+        return;
+    char text[256];
+    cf_result_text(rc, text, sizeof text);
+    dt_add_note(st->s, "%s%s(%s) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_ENABLE],
+                kind_label(st->desc, kind), text);
+    (*failures)++;
+}
+
+int dt_cf_start(dt_session *s, void *state)
+{
+    dt_cf_state *st = state;
+    const dt_cf_descriptor *d = st->desc;
+    int failures = 0, rc;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    /* Device properties first: the runtime calls they take must not be traced. */
+    if (!t_in_vendor_init && !st->devices_done) {
+        cf_read_devices(st);
+        st->devices_done = 1;
+    }
+    atomic_store(&st->last_sample_ns, dt_monotonic_ns());
+    cf_clock_sample(st);
+    st->nenabled = 0;
+    atomic_store(&st->accepting, 1);
+    /* Kernels: CONCURRENT_KERNEL, else KERNEL (exclusive on some vendors). */
+    if (d->kinds.concurrent_kernel && cf_enable(st, d->kinds.concurrent_kernel, &rc) != 0) {
+        char text[256];
+        cf_result_text(rc, text, sizeof text);
+        int rc2 = 0;
+        if (d->kinds.kernel && cf_enable(st, d->kinds.kernel, &rc2) == 0) {
+            if (!(d->quirks & DT_CF_QUIRK_KERNEL_EXCLUSIVE) || rc != d->results.not_compatible)
+                dt_add_note(s, "%s%s(CONCURRENT_KERNEL) failed (%s); KERNEL enabled instead (kernels serialised)",
+                            cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], text);
+        } else {
+            dt_add_note(s, "%s%s(CONCURRENT_KERNEL) failed: %s", cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], text);
+            failures++;
+        }
+    } else if (!d->kinds.concurrent_kernel) {
+        cf_enable_noted(st, d->kinds.kernel, &failures);
+    }
+    cf_enable_noted(st, d->kinds.memcpy, &failures);
+    cf_enable_noted(st, d->kinds.memset, &failures);
+    cf_enable_noted(st, d->kinds.external_correlation, &failures);
+    cf_enable_noted(st, d->kinds.runtime, &failures); /* runtime only while a session runs */
+    return st->nenabled == 0 ? DEVTRACE_EVENDOR : 0;
+}
+
+static void cf_flush(dt_cf_state *st)
+{
+    int rc = G.api.flush_all(1); /* forced; no lock of ours is held: completion runs on this thread */
+    if (rc != st->desc->results.success) {
+        char text[256];
+        cf_result_text(rc, text, sizeof text);
+        dt_add_note(st->s, "%s%s(1) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_FLUSH_ALL], text);
+    }
+}
+
+int dt_cf_stop(dt_session *s, void *state)
+{
+    dt_cf_state *st = state;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    cf_flush(st);
+    for (int i = st->nenabled - 1; i >= 0; i--)
+        G.api.disable(st->enabled[i]);
+    st->nenabled = 0;
+    if (!st->devices_done) {
+        cf_read_devices(st); /* runtime kind is off: these calls are not traced */
+        st->devices_done = 1;
+    }
+    cf_flush(st); /* records written between the first flush and the disable */
+    if (G.api.get_dropped) {
+        size_t dropped = 0;
+        int rc;
+        if (st->desc->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT)
+            rc = ((int (*)(size_t *))(cf_any_fn)G.api.get_dropped)(&dropped);
+        else
+            rc = G.api.get_dropped(NULL, 0, &dropped);
+        if (rc == st->desc->results.success && dropped)
+            DT_COUNT(s, dropped_vendor, dropped);
+    }
+    cf_clock_sample(st);
+    atomic_store(&st->accepting, 0);
+    return 0;
+}
+
+int dt_cf_push_external(void *state, uint64_t id)
+{
+    dt_cf_state *st = state;
+    if (!st || !st->attached || !G.api.push_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.push_external((int)st->desc->external_kind_custom0, id) == st->desc->results.success
+               ? 0
+               : DEVTRACE_EVENDOR;
+}
+
+int dt_cf_pop_external(void *state, uint64_t *id)
+{
+    dt_cf_state *st = state;
+    uint64_t ignored;
+    if (!st || !st->attached || !G.api.pop_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.pop_external((int)st->desc->external_kind_custom0, id ? id : &ignored) ==
+                   st->desc->results.success
+               ? 0
+               : DEVTRACE_EVENDOR;
+}
+
+void dt_cf_close(dt_session *s, void *state)
+{
+    (void)s;
+    dt_cf_state *st = state;
+    if (!st || !st->attached)
+        return;
+    if (atomic_load(&st->accepting))
+        dt_cf_stop(s, st);
+    if (st->subscriber && G.api.unsubscribe)
+        G.api.unsubscribe(st->subscriber);
+    st->subscriber = NULL;
+    cf_detach(st);
+}
+
+/* ---- decoding ---- */
+
+void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
+                        dt_cf_next_fn next)
+{
+    memset(d, 0, sizeof *d);
+    d->desc = desc;
+    d->s = s;
+    d->version = version;
+    d->next = next;
+    for (size_t i = 0; i < desc->nlayouts; i++) {
+        const dt_cf_layout *l = &desc->layouts[i];
+        if (l->kind >= DT_CF_MAX_KIND)
+            continue;
+        const dt_cf_layout *cur = d->by_kind[l->kind];
+        int exact = version >= l->min_version && version <= l->max_version;
+        int cur_exact = cur && version >= cur->min_version && version <= cur->max_version;
+        if (cur_exact)
+            continue;
+        if (!exact && cur) {
+            /* Neither matches: keep the layout whose version range is nearest. */
+            uint64_t dl = version > l->max_version ? version - l->max_version : l->min_version - version;
+            uint64_t dc = version > cur->max_version ? version - cur->max_version : cur->min_version - version;
+            if (dl >= dc)
+                continue;
+        }
+        d->by_kind[l->kind] = l;
+    }
+    for (uint32_t k = 0; k < DT_CF_MAX_KIND; k++) {
+        const dt_cf_layout *l = d->by_kind[k];
+        if (!l)
+            continue;
+        int exact = version >= l->min_version && version <= l->max_version;
+        d->check_size[k] = exact ? l->size : l->read_size;
+        if (!exact)
+            d->prefix_only = 1;
+    }
+    d->unnamed_kernel_id = s ? dt_session_intern(s, "(unnamed kernel)") : 0;
+}
+
+static uint32_t read_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                       dt_cf_walk_counts *counts)
+{
+    const dt_cf_descriptor *desc = d->desc;
+    dt_cf_walk_counts c = {0, 0, 0, 0, 0};
+    uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0;
+    void *rec = NULL;
+    for (;;) {
+        int rc = d->next(buf, valid_size, &rec);
+        if (rc != desc->results.success) {
+            if (rc != desc->results.max_limit_reached && !(desc->quirks & DT_CF_QUIRK_ANY_ERROR_ENDS))
+                c.malformed++; /* an incomplete or invalid record: the rest is unreadable */
+            break;
+        }
+        if (!rec) {
+            if (!(desc->quirks & DT_CF_QUIRK_NULL_RECORD_ENDS))
+                c.malformed++;
+            break;
+        }
+        uintptr_t p = (uintptr_t)rec;
+        if (p < lo || p >= hi || (prev && p <= prev) || hi - p < 4) {
+            c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
+            break;
+        }
+        prev = p;
+        uint32_t kind = read_u32((const uint8_t *)rec);
+        const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
+        if (!l) {
+            c.malformed++; /* unknown kind: the vendor's iterator knows its size, go on */
+            continue;
+        }
+        if (hi - p < d->check_size[kind]) {
+            c.malformed++;
+            break;
+        }
+        c.records++;
+        if (mode != DT_CF_WALK_DECODE) {
+            if (l->dt_kind == DEVTRACE_KIND_EXTCORR)
+                continue;
+            if (mode == DT_CF_WALK_POOL_FULL)
+                DT_COUNT(d->s, dropped_pool_full, 1);
+            else
+                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
+            continue;
+        }
+        devtrace_event ev;
+        memset(&ev, 0, sizeof ev);
+        switch (l->decode(d, (const uint8_t *)rec, &ev)) {
+        case DT_CF_EMIT:
+            if (dt_emit(d->s, &ev) == 0)
+                c.emitted++;
+            break;
+        case DT_CF_ZERO_TIME:
+            c.zero_time++;
+            break;
+        case DT_CF_MALFORMED:
+            c.malformed++;
+            break;
+        case DT_CF_IGNORED:
+            c.ignored++;
+            break;
+        }
+    }
+    if (c.malformed)
+        DT_COUNT(d->s, malformed_records, c.malformed);
+    if (c.zero_time)
+        DT_COUNT(d->s, zero_timestamp, c.zero_time);
+    if (counts)
+        *counts = c;
+}
+
+/* Writes "<prefix>#<cbid>" without formatting functions. */
+static void unknown_name(char *out, size_t len, const char *prefix, uint32_t cbid)
+{
+    char digits[16];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + cbid % 10);
+        cbid /= 10;
+    } while (cbid);
+    size_t used = 0, plen = strlen(prefix);
+    if (plen > len - 18)
+        plen = len - 18;
+    memcpy(out, prefix, plen);
+    used = plen;
+    out[used++] = '#';
+    while (n)
+        out[used++] = digits[--n];
+    out[used] = '\0';
+}
+
+static const char *lookup_cbid(const dt_cf_descriptor *desc, uint32_t cbid)
+{
+    size_t lo = 0, hi = desc->nruntime_names;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (desc->runtime_names[mid].cbid == cbid)
+            return desc->runtime_names[mid].name;
+        if (desc->runtime_names[mid].cbid < cbid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* First sight of a cbid in this session: intern its name (once per distinct id). */
+static __attribute__((noinline)) uint32_t runtime_name_slow(dt_cf_decoder *d, uint32_t cbid)
+{
+    const char *name = lookup_cbid(d->desc, cbid);
+    char buf[96];
+    if (!name) {
+        unknown_name(buf, sizeof buf, d->desc->unknown_runtime_prefix ? d->desc->unknown_runtime_prefix : "runtime",
+                     cbid);
+        name = buf;
+    }
+    uint32_t id = dt_session_intern(d->s, name);
+    int first = 1;
+    if (cbid < DT_CF_CBID_CACHE && id) {
+        uint32_t expected = 0;
+        first = atomic_compare_exchange_strong(&d->cbid_name[cbid], &expected, id);
+    }
+    if (name == buf && first)
+        DT_COUNT(d->s, unresolved_names, 1);
+    return id;
+}
+
+uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid)
+{
+    if (cbid < DT_CF_CBID_CACHE) {
+        uint32_t id = atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed);
+        if (id)
+            return id;
+    }
+    return runtime_name_slow(d, cbid);
+}
+
+static uint32_t copy_direction(const dt_cf_decoder *d, uint32_t copy_kind)
+{
+    return copy_kind < d->desc->ncopy_kinds ? d->desc->copy_kinds[copy_kind] : DEVTRACE_COPY_UNKNOWN;
+}
+
+static uint32_t nonnegative(int32_t v)
+{
+    return v > 0 ? (uint32_t)v : 0;
+}
+
+dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_cupti_kernel_prefix k;
+    memcpy(&k, rec, sizeof k);
+    if (k.start == 0 && k.end == 0)
+        return DT_CF_ZERO_TIME;
+    if (k.grid_x <= 0 || k.grid_y <= 0 || k.grid_z <= 0 || k.block_x <= 0 || k.block_y <= 0 || k.block_z <= 0)
+        return DT_CF_MALFORMED;
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && k.correlation_id == 0)
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_KERNEL;
+    ev->flags = DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS;
+    ev->start_ns = k.start;
+    ev->end_ns = k.end;
+    ev->correlation = k.correlation_id;
+    ev->device = k.device_id;
+    ev->context = k.context_id;
+    ev->stream = k.stream_id;
+    ev->name_id = k.name ? dt_intern_ptr(&d->s->names, k.name) : d->unnamed_kernel_id;
+    ev->u.kernel.grid[0] = k.grid_x;
+    ev->u.kernel.grid[1] = k.grid_y;
+    ev->u.kernel.grid[2] = k.grid_z;
+    ev->u.kernel.block[0] = k.block_x;
+    ev->u.kernel.block[1] = k.block_y;
+    ev->u.kernel.block[2] = k.block_z;
+    ev->u.kernel.registers_per_thread = k.registers_per_thread;
+    ev->u.kernel.static_shared = nonnegative(k.static_shared_memory);
+    ev->u.kernel.dynamic_shared = nonnegative(k.dynamic_shared_memory);
+    if (k.queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ZERO && k.queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ALL_ONES) {
+        ev->flags |= DEVTRACE_EVENT_HAS_QUEUED;
+        ev->u.kernel.queued_ns = k.queued;
+    }
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_cupti_memcpy_prefix m;
+    memcpy(&m, rec, sizeof m);
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_MEMCPY;
+    ev->start_ns = m.start;
+    ev->end_ns = m.end;
+    ev->correlation = m.correlation_id;
+    ev->device = m.device_id;
+    ev->context = m.context_id;
+    ev->stream = m.stream_id;
+    ev->u.memcpy.bytes = m.bytes;
+    ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
+    ev->u.memcpy.src_kind = m.src_kind;
+    ev->u.memcpy.dst_kind = m.dst_kind;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_cupti_memset4 m;
+    memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_MEMSET;
+    ev->start_ns = m.start;
+    ev->end_ns = m.end;
+    ev->correlation = m.correlation_id;
+    ev->device = m.device_id;
+    ev->context = m.context_id;
+    ev->stream = m.stream_id;
+    ev->u.memset.bytes = m.bytes;
+    ev->u.memset.value = m.value;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_cupti_api a;
+    memcpy(&a, rec, sizeof a);
+    if (a.kind != d->desc->kinds.runtime)
+        return DT_CF_IGNORED; /* driver API records: not enabled by us */
+    if (a.start == 0 && a.end == 0)
+        return DT_CF_ZERO_TIME;
+    ev->kind = DEVTRACE_KIND_RUNTIME;
+    ev->flags = DEVTRACE_EVENT_HAS_CBID;
+    ev->start_ns = a.start;
+    ev->end_ns = a.end;
+    ev->correlation = a.correlation_id;
+    ev->device = a.process_id;
+    ev->stream = a.thread_id;
+    ev->name_id = dt_cf_runtime_name(d, a.cbid);
+    ev->u.runtime.cbid = a.cbid;
+    ev->u.runtime.return_value = (int32_t)a.return_value;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_cupti_external_correlation x;
+    memcpy(&x, rec, sizeof x);
+    if (x.external_kind != d->desc->external_kind_custom0)
+        return DT_CF_IGNORED; /* another tool's external ids */
+    if (x.correlation_id == 0)
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_EXTCORR;
+    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
+    ev->correlation = x.correlation_id;
+    ev->external_id = x.external_id;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_mspti_kernel k;
+    memcpy(&k, rec, sizeof k);
+    if (k.start == 0 && k.end == 0)
+        return DT_CF_ZERO_TIME;
+    ev->kind = DEVTRACE_KIND_KERNEL;
+    ev->start_ns = k.start;
+    ev->end_ns = k.end;
+    ev->correlation = k.correlation_id;
+    ev->device = k.device_id;
+    ev->stream = k.stream_id;
+    ev->name_id = k.name ? dt_intern_ptr(&d->s->names, k.name) : d->unnamed_kernel_id;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_mspti_memcpy m;
+    memcpy(&m, rec, sizeof m);
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    ev->kind = DEVTRACE_KIND_MEMCPY;
+    ev->start_ns = m.start;
+    ev->end_ns = m.end;
+    ev->correlation = m.correlation_id;
+    ev->device = m.device_id;
+    ev->stream = m.stream_id;
+    ev->u.memcpy.bytes = m.bytes;
+    ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    (void)d;
+    dt_mspti_memset m;
+    memcpy(&m, rec, sizeof m);
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    ev->kind = DEVTRACE_KIND_MEMSET;
+    ev->start_ns = m.start;
+    ev->end_ns = m.end;
+    ev->correlation = m.correlation_id;
+    ev->device = m.device_id;
+    ev->stream = m.stream_id;
+    ev->u.memset.bytes = m.bytes;
+    ev->u.memset.value = m.value;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_mspti_api a;
+    memcpy(&a, rec, sizeof a);
+    if (a.start == 0 && a.end == 0)
+        return DT_CF_ZERO_TIME;
+    ev->kind = DEVTRACE_KIND_RUNTIME;
+    ev->start_ns = a.start;
+    ev->end_ns = a.end;
+    ev->correlation = a.correlation_id;
+    ev->device = a.process_id;
+    ev->stream = a.thread_id;
+    ev->name_id = a.name ? dt_intern_ptr(&d->s->names, a.name) : 0;
+    return DT_CF_EMIT;
+}
+
+dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
+{
+    dt_mspti_external_correlation x;
+    memcpy(&x, rec, sizeof x);
+    if (x.external_kind != d->desc->external_kind_custom0)
+        return DT_CF_IGNORED;
+    if (x.correlation_id == 0)
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_EXTCORR;
+    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
+    ev->correlation = x.correlation_id;
+    ev->external_id = x.external_id;
+    return DT_CF_EMIT;
+}
+
+/* ---- tables of the CUDA-shaped vendors ---- */
+
+/* CUPTI API versions (cupti_version.h): 19 = CUDA 12.0 ... 28 = 12.9 Update 1; from CUDA
+ * 13.0 the format is xxyyzz (130000, 130001). CUDA 13.1 (1301zz) adds Kernel11, which
+ * falls back to Kernel10's checked prefix. */
+#define CF_CUDA12_FIRST 19u
+#define CF_CUDA12_LAST 129999u
+#define CF_CUDA130_FIRST 130000u
+#define CF_CUDA130_LAST 130099u
+
+const dt_cf_layout dt_cf_cupti_layouts[DT_CF_CUPTI_NLAYOUTS] = {
+    {10, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix),
+     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel9"},
+    {10, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
+     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel10"},
+    {3, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix),
+     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel9"},
+    {3, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
+     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel10"},
+    {1, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_memcpy5), sizeof(dt_cupti_memcpy_prefix),
+     DEVTRACE_KIND_MEMCPY, dt_cf_decode_cupti_memcpy, "CUpti_ActivityMemcpy5"},
+    {1, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memcpy6), sizeof(dt_cupti_memcpy_prefix),
+     DEVTRACE_KIND_MEMCPY, dt_cf_decode_cupti_memcpy, "CUpti_ActivityMemcpy6"},
+    {2, CF_CUDA12_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memset4), offsetof(dt_cupti_memset4, tail),
+     DEVTRACE_KIND_MEMSET, dt_cf_decode_cupti_memset, "CUpti_ActivityMemset4"},
+    {5, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, dt_cf_decode_cupti_api,
+     "CUpti_ActivityAPI"},
+    {4, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, dt_cf_decode_cupti_api,
+     "CUpti_ActivityAPI"},
+    {39, 0, UINT32_MAX, sizeof(dt_cupti_external_correlation), sizeof(dt_cupti_external_correlation),
+     DEVTRACE_KIND_EXTCORR, dt_cf_decode_cupti_external, "CUpti_ActivityExternalCorrelation"},
+};
+
+/* CUpti_ActivityMemcpyKind: UNKNOWN 0, HTOD 1, DTOH 2, HTOA 3, ATOH 4, ATOA 5, ATOD 6,
+ * DTOA 7, DTOD 8, HTOH 9, PTOP 10 (arrays live on the device). */
+const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS] = {
+    DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_HTOD,
+    DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_DTOD,
+    DEVTRACE_COPY_DTOD,    DEVTRACE_COPY_HTOH, DEVTRACE_COPY_DTOD,
+};
+
+/* The CUDA runtime's callback ids, CUPTI_RUNTIME_TRACE_CBID_* of cupti_runtime_cbid.h in
+ * CUDA 13.0 (1..522), written as {cbid, the function's name without its _vNNNNN suffix}. */
+const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES] = {
+    {1, "cudaDriverGetVersion"}, {2, "cudaRuntimeGetVersion"}, {3, "cudaGetDeviceCount"},
+    {4, "cudaGetDeviceProperties"}, {5, "cudaChooseDevice"}, {6, "cudaGetChannelDesc"},
+    {7, "cudaCreateChannelDesc"}, {8, "cudaConfigureCall"}, {9, "cudaSetupArgument"}, {10, "cudaGetLastError"},
+    {11, "cudaPeekAtLastError"}, {12, "cudaGetErrorString"}, {13, "cudaLaunch"}, {14, "cudaFuncSetCacheConfig"},
+    {15, "cudaFuncGetAttributes"}, {16, "cudaSetDevice"}, {17, "cudaGetDevice"}, {18, "cudaSetValidDevices"},
+    {19, "cudaSetDeviceFlags"}, {20, "cudaMalloc"}, {21, "cudaMallocPitch"}, {22, "cudaFree"},
+    {23, "cudaMallocArray"}, {24, "cudaFreeArray"}, {25, "cudaMallocHost"}, {26, "cudaFreeHost"},
+    {27, "cudaHostAlloc"}, {28, "cudaHostGetDevicePointer"}, {29, "cudaHostGetFlags"}, {30, "cudaMemGetInfo"},
+    {31, "cudaMemcpy"}, {32, "cudaMemcpy2D"}, {33, "cudaMemcpyToArray"}, {34, "cudaMemcpy2DToArray"},
+    {35, "cudaMemcpyFromArray"}, {36, "cudaMemcpy2DFromArray"}, {37, "cudaMemcpyArrayToArray"},
+    {38, "cudaMemcpy2DArrayToArray"}, {39, "cudaMemcpyToSymbol"}, {40, "cudaMemcpyFromSymbol"},
+    {41, "cudaMemcpyAsync"}, {42, "cudaMemcpyToArrayAsync"}, {43, "cudaMemcpyFromArrayAsync"},
+    {44, "cudaMemcpy2DAsync"}, {45, "cudaMemcpy2DToArrayAsync"}, {46, "cudaMemcpy2DFromArrayAsync"},
+    {47, "cudaMemcpyToSymbolAsync"}, {48, "cudaMemcpyFromSymbolAsync"}, {49, "cudaMemset"}, {50, "cudaMemset2D"},
+    {51, "cudaMemsetAsync"}, {52, "cudaMemset2DAsync"}, {53, "cudaGetSymbolAddress"}, {54, "cudaGetSymbolSize"},
+    {55, "cudaBindTexture"}, {56, "cudaBindTexture2D"}, {57, "cudaBindTextureToArray"}, {58, "cudaUnbindTexture"},
+    {59, "cudaGetTextureAlignmentOffset"}, {60, "cudaGetTextureReference"}, {61, "cudaBindSurfaceToArray"},
+    {62, "cudaGetSurfaceReference"}, {63, "cudaGLSetGLDevice"}, {64, "cudaGLRegisterBufferObject"},
+    {65, "cudaGLMapBufferObject"}, {66, "cudaGLUnmapBufferObject"}, {67, "cudaGLUnregisterBufferObject"},
+    {68, "cudaGLSetBufferObjectMapFlags"}, {69, "cudaGLMapBufferObjectAsync"}, {70, "cudaGLUnmapBufferObjectAsync"},
+    {71, "cudaWGLGetDevice"}, {72, "cudaGraphicsGLRegisterImage"}, {73, "cudaGraphicsGLRegisterBuffer"},
+    {74, "cudaGraphicsUnregisterResource"}, {75, "cudaGraphicsResourceSetMapFlags"},
+    {76, "cudaGraphicsMapResources"}, {77, "cudaGraphicsUnmapResources"},
+    {78, "cudaGraphicsResourceGetMappedPointer"}, {79, "cudaGraphicsSubResourceGetMappedArray"},
+    {80, "cudaVDPAUGetDevice"}, {81, "cudaVDPAUSetVDPAUDevice"}, {82, "cudaGraphicsVDPAURegisterVideoSurface"},
+    {83, "cudaGraphicsVDPAURegisterOutputSurface"}, {84, "cudaD3D11GetDevice"}, {85, "cudaD3D11GetDevices"},
+    {86, "cudaD3D11SetDirect3DDevice"}, {87, "cudaGraphicsD3D11RegisterResource"}, {88, "cudaD3D10GetDevice"},
+    {89, "cudaD3D10GetDevices"}, {90, "cudaD3D10SetDirect3DDevice"}, {91, "cudaGraphicsD3D10RegisterResource"},
+    {92, "cudaD3D10RegisterResource"}, {93, "cudaD3D10UnregisterResource"}, {94, "cudaD3D10MapResources"},
+    {95, "cudaD3D10UnmapResources"}, {96, "cudaD3D10ResourceSetMapFlags"},
+    {97, "cudaD3D10ResourceGetSurfaceDimensions"}, {98, "cudaD3D10ResourceGetMappedArray"},
+    {99, "cudaD3D10ResourceGetMappedPointer"}, {100, "cudaD3D10ResourceGetMappedSize"},
+    {101, "cudaD3D10ResourceGetMappedPitch"}, {102, "cudaD3D9GetDevice"}, {103, "cudaD3D9GetDevices"},
+    {104, "cudaD3D9SetDirect3DDevice"}, {105, "cudaD3D9GetDirect3DDevice"},
+    {106, "cudaGraphicsD3D9RegisterResource"}, {107, "cudaD3D9RegisterResource"},
+    {108, "cudaD3D9UnregisterResource"}, {109, "cudaD3D9MapResources"}, {110, "cudaD3D9UnmapResources"},
+    {111, "cudaD3D9ResourceSetMapFlags"}, {112, "cudaD3D9ResourceGetSurfaceDimensions"},
+    {113, "cudaD3D9ResourceGetMappedArray"}, {114, "cudaD3D9ResourceGetMappedPointer"},
+    {115, "cudaD3D9ResourceGetMappedSize"}, {116, "cudaD3D9ResourceGetMappedPitch"}, {117, "cudaD3D9Begin"},
+    {118, "cudaD3D9End"}, {119, "cudaD3D9RegisterVertexBuffer"}, {120, "cudaD3D9UnregisterVertexBuffer"},
+    {121, "cudaD3D9MapVertexBuffer"}, {122, "cudaD3D9UnmapVertexBuffer"}, {123, "cudaThreadExit"},
+    {124, "cudaSetDoubleForDevice"}, {125, "cudaSetDoubleForHost"}, {126, "cudaThreadSynchronize"},
+    {127, "cudaThreadGetLimit"}, {128, "cudaThreadSetLimit"}, {129, "cudaStreamCreate"}, {130, "cudaStreamDestroy"},
+    {131, "cudaStreamSynchronize"}, {132, "cudaStreamQuery"}, {133, "cudaEventCreate"},
+    {134, "cudaEventCreateWithFlags"}, {135, "cudaEventRecord"}, {136, "cudaEventDestroy"},
+    {137, "cudaEventSynchronize"}, {138, "cudaEventQuery"}, {139, "cudaEventElapsedTime"}, {140, "cudaMalloc3D"},
+    {141, "cudaMalloc3DArray"}, {142, "cudaMemset3D"}, {143, "cudaMemset3DAsync"}, {144, "cudaMemcpy3D"},
+    {145, "cudaMemcpy3DAsync"}, {146, "cudaThreadSetCacheConfig"}, {147, "cudaStreamWaitEvent"},
+    {148, "cudaD3D11GetDirect3DDevice"}, {149, "cudaD3D10GetDirect3DDevice"}, {150, "cudaThreadGetCacheConfig"},
+    {151, "cudaPointerGetAttributes"}, {152, "cudaHostRegister"}, {153, "cudaHostUnregister"},
+    {154, "cudaDeviceCanAccessPeer"}, {155, "cudaDeviceEnablePeerAccess"}, {156, "cudaDeviceDisablePeerAccess"},
+    {157, "cudaPeerRegister"}, {158, "cudaPeerUnregister"}, {159, "cudaPeerGetDevicePointer"},
+    {160, "cudaMemcpyPeer"}, {161, "cudaMemcpyPeerAsync"}, {162, "cudaMemcpy3DPeer"},
+    {163, "cudaMemcpy3DPeerAsync"}, {164, "cudaDeviceReset"}, {165, "cudaDeviceSynchronize"},
+    {166, "cudaDeviceGetLimit"}, {167, "cudaDeviceSetLimit"}, {168, "cudaDeviceGetCacheConfig"},
+    {169, "cudaDeviceSetCacheConfig"}, {170, "cudaProfilerInitialize"}, {171, "cudaProfilerStart"},
+    {172, "cudaProfilerStop"}, {173, "cudaDeviceGetByPCIBusId"}, {174, "cudaDeviceGetPCIBusId"},
+    {175, "cudaGLGetDevices"}, {176, "cudaIpcGetEventHandle"}, {177, "cudaIpcOpenEventHandle"},
+    {178, "cudaIpcGetMemHandle"}, {179, "cudaIpcOpenMemHandle"}, {180, "cudaIpcCloseMemHandle"},
+    {181, "cudaArrayGetInfo"}, {182, "cudaFuncSetSharedMemConfig"}, {183, "cudaDeviceGetSharedMemConfig"},
+    {184, "cudaDeviceSetSharedMemConfig"}, {185, "cudaCreateTextureObject"}, {186, "cudaDestroyTextureObject"},
+    {187, "cudaGetTextureObjectResourceDesc"}, {188, "cudaGetTextureObjectTextureDesc"},
+    {189, "cudaCreateSurfaceObject"}, {190, "cudaDestroySurfaceObject"}, {191, "cudaGetSurfaceObjectResourceDesc"},
+    {192, "cudaMallocMipmappedArray"}, {193, "cudaGetMipmappedArrayLevel"}, {194, "cudaFreeMipmappedArray"},
+    {195, "cudaBindTextureToMipmappedArray"}, {196, "cudaGraphicsResourceGetMappedMipmappedArray"},
+    {197, "cudaStreamAddCallback"}, {198, "cudaStreamCreateWithFlags"},
+    {199, "cudaGetTextureObjectResourceViewDesc"}, {200, "cudaDeviceGetAttribute"}, {201, "cudaStreamDestroy"},
+    {202, "cudaStreamCreateWithPriority"}, {203, "cudaStreamGetPriority"}, {204, "cudaStreamGetFlags"},
+    {205, "cudaDeviceGetStreamPriorityRange"}, {206, "cudaMallocManaged"},
+    {207, "cudaOccupancyMaxActiveBlocksPerMultiprocessor"}, {208, "cudaStreamAttachMemAsync"},
+    {209, "cudaGetErrorName"}, {210, "cudaOccupancyMaxActiveBlocksPerMultiprocessor"}, {211, "cudaLaunchKernel"},
+    {212, "cudaGetDeviceFlags"}, {213, "cudaLaunch_ptsz"}, {214, "cudaLaunchKernel_ptsz"}, {215, "cudaMemcpy_ptds"},
+    {216, "cudaMemcpy2D_ptds"}, {217, "cudaMemcpyToArray_ptds"}, {218, "cudaMemcpy2DToArray_ptds"},
+    {219, "cudaMemcpyFromArray_ptds"}, {220, "cudaMemcpy2DFromArray_ptds"}, {221, "cudaMemcpyArrayToArray_ptds"},
+    {222, "cudaMemcpy2DArrayToArray_ptds"}, {223, "cudaMemcpyToSymbol_ptds"}, {224, "cudaMemcpyFromSymbol_ptds"},
+    {225, "cudaMemcpyAsync_ptsz"}, {226, "cudaMemcpyToArrayAsync_ptsz"}, {227, "cudaMemcpyFromArrayAsync_ptsz"},
+    {228, "cudaMemcpy2DAsync_ptsz"}, {229, "cudaMemcpy2DToArrayAsync_ptsz"},
+    {230, "cudaMemcpy2DFromArrayAsync_ptsz"}, {231, "cudaMemcpyToSymbolAsync_ptsz"},
+    {232, "cudaMemcpyFromSymbolAsync_ptsz"}, {233, "cudaMemset_ptds"}, {234, "cudaMemset2D_ptds"},
+    {235, "cudaMemsetAsync_ptsz"}, {236, "cudaMemset2DAsync_ptsz"}, {237, "cudaStreamGetPriority_ptsz"},
+    {238, "cudaStreamGetFlags_ptsz"}, {239, "cudaStreamSynchronize_ptsz"}, {240, "cudaStreamQuery_ptsz"},
+    {241, "cudaStreamAttachMemAsync_ptsz"}, {242, "cudaEventRecord_ptsz"}, {243, "cudaMemset3D_ptds"},
+    {244, "cudaMemset3DAsync_ptsz"}, {245, "cudaMemcpy3D_ptds"}, {246, "cudaMemcpy3DAsync_ptsz"},
+    {247, "cudaStreamWaitEvent_ptsz"}, {248, "cudaStreamAddCallback_ptsz"}, {249, "cudaMemcpy3DPeer_ptds"},
+    {250, "cudaMemcpy3DPeerAsync_ptsz"}, {251, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags"},
+    {252, "cudaMemPrefetchAsync"}, {253, "cudaMemPrefetchAsync_ptsz"}, {254, "cudaMemAdvise"},
+    {255, "cudaDeviceGetP2PAttribute"}, {256, "cudaGraphicsEGLRegisterImage"},
+    {257, "cudaEGLStreamConsumerConnect"}, {258, "cudaEGLStreamConsumerDisconnect"},
+    {259, "cudaEGLStreamConsumerAcquireFrame"}, {260, "cudaEGLStreamConsumerReleaseFrame"},
+    {261, "cudaEGLStreamProducerConnect"}, {262, "cudaEGLStreamProducerDisconnect"},
+    {263, "cudaEGLStreamProducerPresentFrame"}, {264, "cudaEGLStreamProducerReturnFrame"},
+    {265, "cudaGraphicsResourceGetMappedEglFrame"}, {266, "cudaMemRangeGetAttribute"},
+    {267, "cudaMemRangeGetAttributes"}, {268, "cudaEGLStreamConsumerConnectWithFlags"},
+    {269, "cudaLaunchCooperativeKernel"}, {270, "cudaLaunchCooperativeKernel_ptsz"},
+    {271, "cudaEventCreateFromEGLSync"}, {272, "cudaLaunchCooperativeKernelMultiDevice"},
+    {273, "cudaFuncSetAttribute"}, {274, "cudaImportExternalMemory"}, {275, "cudaExternalMemoryGetMappedBuffer"},
+    {276, "cudaExternalMemoryGetMappedMipmappedArray"}, {277, "cudaDestroyExternalMemory"},
+    {278, "cudaImportExternalSemaphore"}, {279, "cudaSignalExternalSemaphoresAsync"},
+    {280, "cudaSignalExternalSemaphoresAsync_ptsz"}, {281, "cudaWaitExternalSemaphoresAsync"},
+    {282, "cudaWaitExternalSemaphoresAsync_ptsz"}, {283, "cudaDestroyExternalSemaphore"},
+    {284, "cudaLaunchHostFunc"}, {285, "cudaLaunchHostFunc_ptsz"}, {286, "cudaGraphCreate"},
+    {287, "cudaGraphKernelNodeGetParams"}, {288, "cudaGraphKernelNodeSetParams"}, {289, "cudaGraphAddKernelNode"},
+    {290, "cudaGraphAddMemcpyNode"}, {291, "cudaGraphMemcpyNodeGetParams"}, {292, "cudaGraphMemcpyNodeSetParams"},
+    {293, "cudaGraphAddMemsetNode"}, {294, "cudaGraphMemsetNodeGetParams"}, {295, "cudaGraphMemsetNodeSetParams"},
+    {296, "cudaGraphAddHostNode"}, {297, "cudaGraphHostNodeGetParams"}, {298, "cudaGraphAddChildGraphNode"},
+    {299, "cudaGraphChildGraphNodeGetGraph"}, {300, "cudaGraphAddEmptyNode"}, {301, "cudaGraphClone"},
+    {302, "cudaGraphNodeFindInClone"}, {303, "cudaGraphNodeGetType"}, {304, "cudaGraphGetRootNodes"},
+    {305, "cudaGraphNodeGetDependencies"}, {306, "cudaGraphNodeGetDependentNodes"},
+    {307, "cudaGraphAddDependencies"}, {308, "cudaGraphRemoveDependencies"}, {309, "cudaGraphDestroyNode"},
+    {310, "cudaGraphInstantiate"}, {311, "cudaGraphLaunch"}, {312, "cudaGraphLaunch_ptsz"},
+    {313, "cudaGraphExecDestroy"}, {314, "cudaGraphDestroy"}, {315, "cudaStreamBeginCapture"},
+    {316, "cudaStreamBeginCapture_ptsz"}, {317, "cudaStreamIsCapturing"}, {318, "cudaStreamIsCapturing_ptsz"},
+    {319, "cudaStreamEndCapture"}, {320, "cudaStreamEndCapture_ptsz"}, {321, "cudaGraphHostNodeSetParams"},
+    {322, "cudaGraphGetNodes"}, {323, "cudaGraphGetEdges"}, {324, "cudaStreamGetCaptureInfo"},
+    {325, "cudaStreamGetCaptureInfo_ptsz"}, {326, "cudaGraphExecKernelNodeSetParams"},
+    {327, "cudaThreadExchangeStreamCaptureMode"}, {328, "cudaDeviceGetNvSciSyncAttributes"},
+    {329, "cudaOccupancyAvailableDynamicSMemPerBlock"}, {330, "cudaStreamSetFlags"},
+    {331, "cudaStreamSetFlags_ptsz"}, {332, "cudaGraphExecMemcpyNodeSetParams"},
+    {333, "cudaGraphExecMemsetNodeSetParams"}, {334, "cudaGraphExecHostNodeSetParams"},
+    {335, "cudaGraphExecUpdate"}, {336, "cudaGetFuncBySymbol"}, {337, "cudaCtxResetPersistingL2Cache"},
+    {338, "cudaGraphKernelNodeCopyAttributes"}, {339, "cudaGraphKernelNodeGetAttribute"},
+    {340, "cudaGraphKernelNodeSetAttribute"}, {341, "cudaStreamCopyAttributes"},
+    {342, "cudaStreamCopyAttributes_ptsz"}, {343, "cudaStreamGetAttribute"}, {344, "cudaStreamGetAttribute_ptsz"},
+    {345, "cudaStreamSetAttribute"}, {346, "cudaStreamSetAttribute_ptsz"},
+    {347, "cudaDeviceGetTexture1DLinearMaxWidth"}, {348, "cudaGraphUpload"}, {349, "cudaGraphUpload_ptsz"},
+    {350, "cudaGraphAddMemcpyNodeToSymbol"}, {351, "cudaGraphAddMemcpyNodeFromSymbol"},
+    {352, "cudaGraphAddMemcpyNode1D"}, {353, "cudaGraphMemcpyNodeSetParamsToSymbol"},
+    {354, "cudaGraphMemcpyNodeSetParamsFromSymbol"}, {355, "cudaGraphMemcpyNodeSetParams1D"},
+    {356, "cudaGraphExecMemcpyNodeSetParamsToSymbol"}, {357, "cudaGraphExecMemcpyNodeSetParamsFromSymbol"},
+    {358, "cudaGraphExecMemcpyNodeSetParams1D"}, {359, "cudaArrayGetSparseProperties"},
+    {360, "cudaMipmappedArrayGetSparseProperties"}, {361, "cudaGraphExecChildGraphNodeSetParams"},
+    {362, "cudaGraphAddEventRecordNode"}, {363, "cudaGraphEventRecordNodeGetEvent"},
+    {364, "cudaGraphEventRecordNodeSetEvent"}, {365, "cudaGraphAddEventWaitNode"},
+    {366, "cudaGraphEventWaitNodeGetEvent"}, {367, "cudaGraphEventWaitNodeSetEvent"},
+    {368, "cudaGraphExecEventRecordNodeSetEvent"}, {369, "cudaGraphExecEventWaitNodeSetEvent"},
+    {370, "cudaEventRecordWithFlags"}, {371, "cudaEventRecordWithFlags_ptsz"}, {372, "cudaDeviceGetDefaultMemPool"},
+    {373, "cudaMallocAsync"}, {374, "cudaMallocAsync_ptsz"}, {375, "cudaFreeAsync"}, {376, "cudaFreeAsync_ptsz"},
+    {377, "cudaMemPoolTrimTo"}, {378, "cudaMemPoolSetAttribute"}, {379, "cudaMemPoolGetAttribute"},
+    {380, "cudaMemPoolSetAccess"}, {381, "cudaArrayGetPlane"}, {382, "cudaMemPoolGetAccess"},
+    {383, "cudaMemPoolCreate"}, {384, "cudaMemPoolDestroy"}, {385, "cudaDeviceSetMemPool"},
+    {386, "cudaDeviceGetMemPool"}, {387, "cudaMemPoolExportToShareableHandle"},
+    {388, "cudaMemPoolImportFromShareableHandle"}, {389, "cudaMemPoolExportPointer"},
+    {390, "cudaMemPoolImportPointer"}, {391, "cudaMallocFromPoolAsync"}, {392, "cudaMallocFromPoolAsync_ptsz"},
+    {393, "cudaSignalExternalSemaphoresAsync"}, {394, "cudaSignalExternalSemaphoresAsync_ptsz"},
+    {395, "cudaWaitExternalSemaphoresAsync"}, {396, "cudaWaitExternalSemaphoresAsync_ptsz"},
+    {397, "cudaGraphAddExternalSemaphoresSignalNode"}, {398, "cudaGraphExternalSemaphoresSignalNodeGetParams"},
+    {399, "cudaGraphExternalSemaphoresSignalNodeSetParams"}, {400, "cudaGraphAddExternalSemaphoresWaitNode"},
+    {401, "cudaGraphExternalSemaphoresWaitNodeGetParams"}, {402, "cudaGraphExternalSemaphoresWaitNodeSetParams"},
+    {403, "cudaGraphExecExternalSemaphoresSignalNodeSetParams"},
+    {404, "cudaGraphExecExternalSemaphoresWaitNodeSetParams"}, {405, "cudaDeviceFlushGPUDirectRDMAWrites"},
+    {406, "cudaGetDriverEntryPoint"}, {407, "cudaGetDriverEntryPoint_ptsz"}, {408, "cudaGraphDebugDotPrint"},
+    {409, "cudaStreamGetCaptureInfo_v2"}, {410, "cudaStreamGetCaptureInfo_v2_ptsz"},
+    {411, "cudaStreamUpdateCaptureDependencies"}, {412, "cudaStreamUpdateCaptureDependencies_ptsz"},
+    {413, "cudaUserObjectCreate"}, {414, "cudaUserObjectRetain"}, {415, "cudaUserObjectRelease"},
+    {416, "cudaGraphRetainUserObject"}, {417, "cudaGraphReleaseUserObject"}, {418, "cudaGraphInstantiateWithFlags"},
+    {419, "cudaGraphAddMemAllocNode"}, {420, "cudaGraphMemAllocNodeGetParams"}, {421, "cudaGraphAddMemFreeNode"},
+    {422, "cudaGraphMemFreeNodeGetParams"}, {423, "cudaDeviceGraphMemTrim"},
+    {424, "cudaDeviceGetGraphMemAttribute"}, {425, "cudaDeviceSetGraphMemAttribute"},
+    {426, "cudaGraphNodeSetEnabled"}, {427, "cudaGraphNodeGetEnabled"}, {428, "cudaArrayGetMemoryRequirements"},
+    {429, "cudaMipmappedArrayGetMemoryRequirements"}, {430, "cudaLaunchKernelExC"},
+    {431, "cudaLaunchKernelExC_ptsz"}, {432, "cudaOccupancyMaxPotentialClusterSize"},
+    {433, "cudaOccupancyMaxActiveClusters"}, {434, "cudaCreateTextureObject_v2"},
+    {435, "cudaGetTextureObjectTextureDesc_v2"}, {436, "cudaGraphInstantiateWithParams"},
+    {437, "cudaGraphInstantiateWithParams_ptsz"}, {438, "cudaGraphExecGetFlags"}, {439, "cudaGetKernel"},
+    {440, "cudaGetDeviceProperties"}, {441, "cudaStreamGetId"}, {442, "cudaStreamGetId_ptsz"},
+    {443, "cudaGraphInstantiate"}, {444, "cudaInitDevice"}, {445, "cudaGraphAddNode"},
+    {446, "cudaGraphNodeSetParams"}, {447, "cudaGraphExecNodeSetParams"}, {448, "cudaMemAdvise"},
+    {449, "cudaMemPrefetchAsync"}, {450, "cudaMemPrefetchAsync_ptsz"}, {451, "cudaFuncGetName"},
+    {452, "cudaStreamBeginCaptureToGraph"}, {453, "cudaStreamBeginCaptureToGraph_ptsz"},
+    {454, "cudaGraphConditionalHandleCreate"}, {455, "cudaGraphGetEdges"}, {456, "cudaGraphNodeGetDependencies"},
+    {457, "cudaGraphNodeGetDependentNodes"}, {458, "cudaGraphAddDependencies"},
+    {459, "cudaGraphRemoveDependencies"}, {460, "cudaGraphAddNode"}, {461, "cudaStreamGetCaptureInfo"},
+    {462, "cudaStreamGetCaptureInfo_ptsz"}, {463, "cudaStreamUpdateCaptureDependencies"},
+    {464, "cudaStreamUpdateCaptureDependencies_ptsz"}, {465, "cudaDeviceRegisterAsyncNotification"},
+    {466, "cudaDeviceUnregisterAsyncNotification"}, {467, "cudaFuncGetParamInfo"},
+    {468, "cudaGetDriverEntryPointByVersion"}, {469, "cudaGetDriverEntryPointByVersion_ptsz"},
+    {470, "cudaLibraryLoadData"}, {471, "cudaLibraryLoadFromFile"}, {472, "cudaLibraryUnload"},
+    {473, "cudaLibraryGetKernel"}, {474, "cudaLibraryGetGlobal"}, {475, "cudaLibraryGetManaged"},
+    {476, "cudaLibraryGetUnifiedFunction"}, {477, "cudaLibraryGetKernelCount"},
+    {478, "cudaLibraryEnumerateKernels"}, {479, "cudaKernelSetAttributeForDevice"}, {480, "cudaStreamGetDevice"},
+    {481, "cudaStreamGetDevice_ptsz"}, {482, "cudaMemcpyBatchAsync"}, {483, "cudaMemcpyBatchAsync_ptsz"},
+    {484, "cudaMemcpy3DBatchAsync"}, {485, "cudaMemcpy3DBatchAsync_ptsz"}, {486, "cudaEventElapsedTime"},
+    {487, "cudaMemPrefetchBatchAsync"}, {488, "cudaMemPrefetchBatchAsync_ptsz"}, {489, "cudaMemDiscardBatchAsync"},
+    {490, "cudaMemDiscardBatchAsync_ptsz"}, {491, "cudaMemDiscardAndPrefetchBatchAsync"},
+    {492, "cudaMemDiscardAndPrefetchBatchAsync_ptsz"}, {493, "cudaGetExportTable"},
+    {494, "__cudaRegisterFatBinary"}, {495, "__cudaRegisterFatBinaryEnd"}, {496, "__cudaUnregisterFatBinary"},
+    {497, "__cudaRegisterVar"}, {498, "__cudaRegisterHostVar"}, {499, "__cudaRegisterFunction"},
+    {500, "__cudaRegisterManagedVar"}, {501, "__cudaInitModule"}, {502, "__cudaPushCallConfiguration"},
+    {503, "__cudaPopCallConfiguration"}, {504, "__cudaGetKernel"}, {505, "__cudaLaunchKernel"},
+    {506, "__cudaLaunchKernel_ptsz"}, {507, "__cudaRegisterUnifiedTable"}, {508, "__cudaGetProcAddress"},
+    {509, "cudaMemcpyBatchAsync"}, {510, "cudaMemcpyBatchAsync_ptsz"}, {511, "cudaMemcpy3DBatchAsync"},
+    {512, "cudaMemcpy3DBatchAsync_ptsz"}, {513, "cudaLogsRegisterCallback"}, {514, "cudaLogsUnregisterCallback"},
+    {515, "cudaLogsCurrent"}, {516, "cudaLogsDumpToFile"}, {517, "cudaLogsDumpToMemory"},
+    {518, "cudaMemGetDefaultMemPool"}, {519, "cudaMemGetMemPool"}, {520, "cudaMemSetMemPool"},
+    {521, "cudaDeviceGetHostAtomicCapabilities"}, {522, "cudaDeviceGetP2PAtomicCapabilities"},
+};
+_Static_assert(sizeof dt_cf_cuda_runtime_names / sizeof dt_cf_cuda_runtime_names[0] == DT_CF_CUDA_NRUNTIME_NAMES,
+               "the runtime name table has its declared size");

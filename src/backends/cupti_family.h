@@ -1,0 +1,281 @@
+/* cupti_family.h: the one engine behind every CUPTI-shaped vendor tracing API (NVIDIA
+ * CUPTI, Alibaba PPU HGPTI, Iluvatar CoreX, and later MetaX MCPTI, Moore Threads MUPTI,
+ * Huawei MSPTI, ...), parameterised by a const descriptor per vendor.
+ *
+ * A descriptor says where the library is (names, override and SDK variables, the
+ * process itself), how its functions are spelled (symbol prefixes tried in order),
+ * which are required, its numbers (activity kinds, result codes, CUSTOM0), its record
+ * layouts (a decoder per kind and library version, chosen from the version the library
+ * reports at run time), its callback-id names and its quirks. The vendor files
+ * (cupti.c, ppu.c, iluvatar.c) are tables and one DT_CF_BACKEND line each.
+ *
+ * Process model: the vendor's buffer callbacks carry no user pointer and cannot be
+ * unregistered, so one engine binds one vendor library per process and registers its
+ * callbacks once; the session that is open finds its state through a static pointer,
+ * guarded so that close waits for callbacks in flight. Buffers come from a bounded
+ * pool the engine owns. Decoding (the completion callback) allocates nothing, takes no
+ * global lock and formats no text. */
+#ifndef DT_CUPTI_FAMILY_H
+#define DT_CUPTI_FAMILY_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "core/session.h"
+
+#define DT_CF_MAX_NAMES 8     /* entries in each name list of a descriptor (NULL-terminated) */
+#define DT_CF_MAX_KIND 64     /* vendor activity kinds 0..63 can have a decoder */
+#define DT_CF_CBID_CACHE 4096 /* runtime callback ids whose interned name is cached */
+#define DT_CF_MAX_ENABLED 8
+
+/* The vendor functions the engine binds, spelled <prefix><suffix> (cuptiActivityEnable). */
+#define DT_CF_FN_MAP(X)                                                                  \
+    X(GET_VERSION, "GetVersion")                                                         \
+    X(GET_RESULT_STRING, "GetResultString")                                              \
+    X(GET_ERROR_MESSAGE, "GetErrorMessage")                                              \
+    X(REGISTER_CALLBACKS, "ActivityRegisterCallbacks")                                   \
+    X(ENABLE, "ActivityEnable")                                                          \
+    X(DISABLE, "ActivityDisable")                                                        \
+    X(GET_NEXT_RECORD, "ActivityGetNextRecord")                                          \
+    X(FLUSH_ALL, "ActivityFlushAll")                                                     \
+    X(GET_DROPPED, "ActivityGetNumDroppedRecords")                                       \
+    X(PUSH_EXTERNAL, "ActivityPushExternalCorrelationId")                                \
+    X(POP_EXTERNAL, "ActivityPopExternalCorrelationId")                                  \
+    X(GET_TIMESTAMP, "GetTimestamp")                                                     \
+    X(SUBSCRIBE, "Subscribe")                                                            \
+    X(UNSUBSCRIBE, "Unsubscribe")
+
+typedef enum dt_cf_fn {
+#define DT_CF__FN_ENUM(id, suffix) DT_CF_##id,
+    DT_CF_FN_MAP(DT_CF__FN_ENUM)
+#undef DT_CF__FN_ENUM
+    DT_CF_FN_COUNT
+} dt_cf_fn;
+
+#define DT_CF_BIT(fn) (1u << (DT_CF_##fn))
+/* What every CUPTI-shaped library must have for the engine to trace at all. */
+#define DT_CF_REQUIRED_DEFAULT                                                           \
+    (DT_CF_BIT(REGISTER_CALLBACKS) | DT_CF_BIT(ENABLE) | DT_CF_BIT(DISABLE) |            \
+     DT_CF_BIT(GET_NEXT_RECORD) | DT_CF_BIT(FLUSH_ALL))
+
+/* Quirks, each with the vendor and what was observed next to the descriptor that sets it. */
+#define DT_CF_QUIRK_KERNEL_EXCLUSIVE 0x001u    /* KERNEL and CONCURRENT_KERNEL exclusive: one only */
+#define DT_CF_QUIRK_NULL_RECORD_ENDS 0x002u    /* GetNextRecord: success with a NULL record = end */
+#define DT_CF_QUIRK_ANY_ERROR_ENDS 0x004u      /* MAX_LIMIT code unknown: any error = end */
+#define DT_CF_QUIRK_VENDOR_CLOCK 0x008u        /* timestamps in a device clock (epoch and rate) */
+#define DT_CF_QUIRK_COMPLETE_NO_CONTEXT 0x010u /* completion callback (buf, size, valid) */
+#define DT_CF_QUIRK_DROPPED_NO_CONTEXT 0x020u  /* GetNumDroppedRecords(size_t *) */
+#define DT_CF_QUIRK_STRICT_RECORDS 0x040u      /* reject device records with correlation 0 */
+
+/* Vendor activity kind numbers (0 = the vendor has none). */
+typedef struct dt_cf_kinds {
+    uint32_t memcpy, memset, kernel, concurrent_kernel, runtime, external_correlation;
+} dt_cf_kinds;
+
+/* Vendor result codes the engine acts on (success is 0 for every vendor seen). */
+typedef struct dt_cf_results {
+    int success;
+    int max_limit_reached;    /* GetNextRecord: no more records */
+    int not_compatible;       /* Enable: kind not compatible with one already on */
+    int multiple_subscribers; /* Subscribe: another subscriber holds the callback API */
+} dt_cf_results;
+
+/* What a record decoder says about one record. */
+typedef enum dt_cf_decoded {
+    DT_CF_EMIT = 0,      /* *out is an event */
+    DT_CF_IGNORED = 1,   /* a valid record that is not ours (another tool's external kind) */
+    DT_CF_ZERO_TIME = 2, /* start == end == 0: timing not collected */
+    DT_CF_MALFORMED = 3  /* fields do not validate */
+} dt_cf_decoded;
+
+typedef struct dt_cf_decoder dt_cf_decoder;
+/* Reads one record (at least the layout's read_size bytes, any alignment). */
+typedef dt_cf_decoded (*dt_cf_decode_fn)(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+
+/* One record layout: kind, the library versions that write it, and its decoder. */
+typedef struct dt_cf_layout {
+    uint32_t kind;        /* vendor kind number */
+    uint32_t min_version; /* GetVersion range, inclusive */
+    uint32_t max_version;
+    uint32_t size;      /* the vendor's whole record, bytes */
+    uint32_t read_size; /* the bytes the decoder reads (a common prefix) */
+    uint16_t dt_kind;   /* devtrace_kind of the events it makes */
+    dt_cf_decode_fn decode;
+    const char *name; /* the vendor's struct name, for notes */
+} dt_cf_layout;
+
+typedef struct dt_cf_cbid_name {
+    uint32_t cbid;
+    const char *name;
+} dt_cf_cbid_name;
+
+/* GetNextRecord's shape (CUPTI, MCPTI, MSPTI alike). */
+typedef int (*dt_cf_next_fn)(uint8_t *buffer, size_t valid_size, void **record);
+
+typedef struct dt_cf_descriptor {
+    const char *name;       /* backend name, "cupti": in messages */
+    const char *vendor_api; /* "CUPTI" */
+    /* Finding the library, in this order: override_env (a path, alone); a copy the
+     * process already loaded (library_names, RTLD_NOLOAD); each root from sdk_env, then
+     * sdk_default_roots, joined with each of sdk_subdirs and library_names; the loader's
+     * own search for system_names; the process itself when search_process (its global
+     * symbols, e.g. a program linked with the library). */
+    const char *override_env;
+    const char *library_names[DT_CF_MAX_NAMES];
+    const char *sdk_env[DT_CF_MAX_NAMES];
+    const char *sdk_default_roots[DT_CF_MAX_NAMES];
+    const char *sdk_subdirs[DT_CF_MAX_NAMES];
+    const char *system_names[DT_CF_MAX_NAMES];
+    int search_process;
+    /* Symbols: each function is tried as prefix + suffix for each prefix, in order. */
+    const char *symbol_prefixes[DT_CF_MAX_NAMES];
+    unsigned required; /* DT_CF_BIT(...) */
+    /* Numbers. */
+    dt_cf_kinds kinds;
+    dt_cf_results results;
+    uint32_t external_kind_custom0;
+    /* Buffer requests may be refused (size 0) only by libraries reporting at least this
+     * version; older ones crash on a refusal. UINT32_MAX: never refuse. */
+    uint32_t refuse_from_version;
+    const dt_cf_layout *layouts;
+    size_t nlayouts;
+    /* The vendor's memcpy kind -> devtrace_memcpy_dir (out of range: UNKNOWN). */
+    const uint8_t *copy_kinds;
+    size_t ncopy_kinds;
+    /* Runtime callback-id names, sorted by cbid; unknown ids are named
+     * "<unknown_runtime_prefix>#<cbid>" and counted in unresolved_names. */
+    const dt_cf_cbid_name *runtime_names;
+    size_t nruntime_names;
+    const char *unknown_runtime_prefix;
+    /* Device properties: the vendor runtime's attribute query with CUDA attribute
+     * numbers (cudaDeviceGetAttribute(int *value, int attr, int device)) and device
+     * count, found in the process: dlsym(RTLD_DEFAULT), then runtime_libraries already
+     * loaded (RTLD_NOLOAD), then the tracing library itself. */
+    const char *attribute_fn[DT_CF_MAX_NAMES];
+    const char *device_count_fn[DT_CF_MAX_NAMES];
+    const char *runtime_libraries[DT_CF_MAX_NAMES];
+    const char *device_name_prefix; /* "CUDA device" -> "CUDA device 0" */
+    unsigned quirks;                /* DT_CF_QUIRK_* */
+} dt_cf_descriptor;
+
+/* Decoding state: separate from binding so that tests (and replay) decode buffers
+ * with any iterator. */
+struct dt_cf_decoder {
+    const dt_cf_descriptor *desc; /* borrowed */
+    dt_session *s;                /* borrowed */
+    uint32_t version;             /* what the library reported */
+    dt_cf_next_fn next;           /* the vendor's GetNextRecord */
+    const dt_cf_layout *by_kind[DT_CF_MAX_KIND];
+    uint32_t check_size[DT_CF_MAX_KIND]; /* bytes a record of that kind must have left */
+    int prefix_only;                     /* some kind decoded by its common prefix only */
+    uint32_t unnamed_kernel_id;
+    _Atomic uint32_t cbid_name[DT_CF_CBID_CACHE]; /* interned name per runtime cbid; 0 = not yet */
+};
+
+/* What a walk over one buffer found. */
+typedef struct dt_cf_walk_counts {
+    uint64_t records;   /* records with a known kind */
+    uint64_t emitted;   /* events stored */
+    uint64_t malformed; /* rejected: unknown kind, bad pointer, too short, bad fields */
+    uint64_t zero_time;
+    uint64_t ignored;
+} dt_cf_walk_counts;
+
+/* Per-session state (the core allocates it zeroed: dt_backend.state_size). */
+typedef struct dt_cf_state {
+    dt_cf_decoder dec;
+    const dt_cf_descriptor *desc; /* borrowed */
+    dt_session *s;                /* borrowed */
+    _Atomic int accepting;        /* between start and the end of stop */
+    _Atomic uint64_t last_sample_ns; /* monotonic time of the last clock sample */
+    int enabled[DT_CF_MAX_ENABLED];  /* kinds enabled at start, disabled at stop */
+    int nenabled;
+    int devices_done;
+    void *subscriber; /* the callback-API handle, or NULL */
+    int attached;     /* this state is the process's active engine */
+} dt_cf_state;
+
+/* ---- the dt_backend functions ---- */
+int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen);
+int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_error *err);
+int dt_cf_start(dt_session *s, void *state);
+int dt_cf_stop(dt_session *s, void *state);
+int dt_cf_push_external(void *state, uint64_t id);
+int dt_cf_pop_external(void *state, uint64_t *id);
+void dt_cf_close(dt_session *s, void *state);
+
+/* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
+ * given as designated fields (.name, .description, .caps, .validated, ...). */
+#define DT_CF_BACKEND(var, desc, ...)                                                    \
+    static int var##__probe(char *why, size_t whylen) { return dt_cf_probe(&(desc), why, whylen); } \
+    static int var##__open(dt_session *s, void *state, devtrace_error *err)              \
+    {                                                                                    \
+        return dt_cf_open(&(desc), s, state, err);                                       \
+    }                                                                                    \
+    const dt_backend var = {__VA_ARGS__,                                                 \
+                            .state_size = sizeof(dt_cf_state),                           \
+                            .probe = var##__probe,                                       \
+                            .open = var##__open,                                         \
+                            .start = dt_cf_start,                                        \
+                            .stop = dt_cf_stop,                                          \
+                            .push_external = dt_cf_push_external,                        \
+                            .pop_external = dt_cf_pop_external,                          \
+                            .close = dt_cf_close}
+
+/* While set on this thread (the vendor driver's InitializeInjection), start does not
+ * call into the vendor runtime (it could re-enter the driver's initialisation); device
+ * properties are then read at stop. */
+void dt_cf_set_in_vendor_init(int on);
+
+/* ---- decoding ---- */
+
+/* Prepares d for buffers of a library reporting version; picks each kind's layout. */
+void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
+                        dt_cf_next_fn next);
+typedef enum dt_cf_walk_mode {
+    DT_CF_WALK_DECODE = 0,        /* decode and store events */
+    DT_CF_WALK_OUT_OF_WINDOW = 1, /* count records as out_of_window per kind */
+    DT_CF_WALK_POOL_FULL = 2      /* count records as dropped_pool_full */
+} dt_cf_walk_mode;
+/* Walks valid_size bytes of buf with the vendor's iterator, validating every record;
+ * adds the loss counts to the session and fills *counts (may be NULL). */
+void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                       dt_cf_walk_counts *counts);
+/* The interned name of a runtime callback id (cached; the first sight of an unknown id
+ * counts one unresolved name). */
+uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid);
+
+/* Record decoders for descriptors' layout tables. */
+dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+
+/* ---- shared tables of the CUDA-shaped vendors (cupti_family.c) ---- */
+
+/* CUPTI record layouts (CUDA 12.x and 13.0), also used by PPU and Iluvatar. The sizes
+ * are part of the declarations so that descriptors can take them in initialisers. */
+#define DT_CF_CUPTI_NLAYOUTS 10
+extern const dt_cf_layout dt_cf_cupti_layouts[DT_CF_CUPTI_NLAYOUTS];
+/* CUpti_ActivityMemcpyKind -> devtrace_memcpy_dir. */
+#define DT_CF_CUPTI_NCOPY_KINDS 11
+extern const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS];
+/* CUDA runtime callback ids (cupti_runtime_cbid.h, CUDA 13.0: 1..522), sorted. */
+#define DT_CF_CUDA_NRUNTIME_NAMES 522
+extern const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES];
+
+/* The descriptor fields every CUDA-shaped vendor shares (CUPTI's layouts and names). */
+#define DT_CF_CUDA_SHAPED_TABLES                                                         \
+    .layouts = dt_cf_cupti_layouts, .nlayouts = DT_CF_CUPTI_NLAYOUTS,                    \
+    .copy_kinds = dt_cf_cupti_copy_kinds, .ncopy_kinds = DT_CF_CUPTI_NCOPY_KINDS,        \
+    .runtime_names = dt_cf_cuda_runtime_names, .nruntime_names = DT_CF_CUDA_NRUNTIME_NAMES
+
+#endif /* DT_CUPTI_FAMILY_H */
