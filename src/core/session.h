@@ -68,6 +68,8 @@ struct devtrace_session {
 dt_session *dt_session_new_offline(const char *backend_name, const char *validation,
                                    const char *runtime_category, devtrace_error *err);
 
+/* Stores a copy of ev. Returns -1 when the store is full: the store counts that drop
+ * itself (dropped_store_full at finalise), so callers must not count it again. */
 static inline int dt_emit(dt_session *s, const devtrace_event *ev)
 {
     if (dt_store_append(&s->store, ev) != 0)
