@@ -166,8 +166,10 @@ int dt_session_finalize(dt_session *s)
             if (ev->kind == DEVTRACE_KIND_EXTCORR)
                 continue;
         }
-        if (ev->kind == DEVTRACE_KIND_NONE || ev->kind >= DEVTRACE_KIND_COUNT)
+        if (ev->kind == DEVTRACE_KIND_NONE || ev->kind >= DEVTRACE_KIND_COUNT) {
+            DT_COUNT(s, malformed_records, 1); /* nothing dropped silently */
             continue;
+        }
         align_clock(s, ev);
         if (ev->end_ns < ev->start_ns) {
             DT_COUNT(s, bad_timestamps, 1);
