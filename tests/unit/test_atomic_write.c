@@ -1,0 +1,339 @@
+/* test_atomic_write.c: devtrace_write_chrome writing the trace atomically
+ * (src/sinks/chrome_json.c): through <path>.tmp and a rename.
+ *
+ * Covers: a write creates exactly the file, byte for byte the trace
+ * dt_chrome_write_buffer gives, and leaves no .tmp; an existing file is replaced; a
+ * path in a missing directory fails with DEVTRACE_EIO, a message naming the path and
+ * the fix, and creates nothing; a failed write (the .tmp cannot be opened) leaves the
+ * old file untouched; a failed rename leaves no .tmp behind; ".gz" output is valid gzip
+ * whose content is the plain trace byte for byte, at the level $DEVTRACE_GZIP_LEVEL
+ * asks; invalid arguments and a session that never ran. Each test works in its own
+ * temporary directory. */
+#include <dirent.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "unit_session.h"
+
+typedef struct fixture {
+    char dir[256];
+    dt_session *s;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    const char *tmp = getenv("TMPDIR");
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "%s/devtrace-unit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir))
+        return -1;
+    f->s = ut_offline_session();
+    if (!f->s)
+        return -1;
+    dt_set_window(f->s, 1000000, 9000000);
+    uint32_t name = dt_session_intern(f->s, "kernel_with_a_name_that_compresses_well");
+    for (uint64_t i = 0; i < 2000; i++) { /* enough text for compression to show */
+        devtrace_event k = ut_kernel(1000000 + i * 1000, 1000000 + i * 1000 + 500, i + 1);
+        k.name_id = name;
+        dt_emit(f->s, &k);
+    }
+    *state = f;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    devtrace_close(f->s);
+    free(f);
+    unsetenv("DEVTRACE_GZIP_LEVEL");
+    return 0;
+}
+
+static const char *path_in(const fixture *f, const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", f->dir, name);
+    return buf;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* The whole file, malloc'd; *len its size. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    buf[size] = '\0';
+    *len = (size_t)size;
+    return buf;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* The trace as dt_chrome_write_buffer writes it, named like the file. */
+static char *expected_trace(fixture *f, const char *path, size_t *len)
+{
+    char *text = NULL;
+    assert_int_equal(dt_chrome_write_buffer(f->s, path, &text, len), 0);
+    return text;
+}
+
+static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
+{
+    fixture *f = *state;
+    char path[512], tmp[520];
+    path_in(f, "trace.json", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
+    assert_true(exists(path));
+    assert_false(exists(tmp));
+    assert_int_equal(entries_in(f->dir), 1);
+    size_t got_len, want_len;
+    char *got = read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, want_len);
+    free(got);
+    free(want);
+}
+
+static void test_write_replaces_an_existing_file(void **state)
+{
+    fixture *f = *state;
+    char path[512];
+    path_in(f, "trace.json", path, sizeof path);
+    write_text(path, "old contents");
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
+    size_t len;
+    char *got = read_file(path, &len);
+    assert_true(len > 1000);
+    assert_int_equal(got[0], '{');
+    assert_int_equal(entries_in(f->dir), 1);
+    free(got);
+}
+
+static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing(void **state)
+{
+    fixture *f = *state;
+    char path[512], missing[512];
+    path_in(f, "missing", missing, sizeof missing);
+    path_in(f, "missing/sub/trace.json", path, sizeof path);
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
+    assert_int_equal(err.code, DEVTRACE_EIO);
+    assert_non_null(strstr(err.message, path));                         /* the path */
+    assert_non_null(strstr(err.message, "No such file or directory"));  /* the cause */
+    assert_non_null(strstr(err.message, "check that the directory exists")); /* the fix */
+    assert_false(exists(missing));
+    assert_int_equal(entries_in(f->dir), 0);
+}
+
+static void test_failed_write_leaves_the_old_file_untouched(void **state)
+{
+    fixture *f = *state;
+    char path[512], tmp[520];
+    path_in(f, "trace.json", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    write_text(path, "the previous trace");
+    assert_int_equal(mkdir(tmp, 0700), 0); /* the .tmp cannot be opened for writing */
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
+    assert_non_null(strstr(err.message, path));
+    size_t len;
+    char *got = read_file(path, &len);
+    assert_string_equal(got, "the previous trace");
+    free(got);
+    struct stat st;
+    assert_int_equal(stat(tmp, &st), 0);
+    assert_true(S_ISDIR(st.st_mode)); /* not ours: left alone */
+}
+
+static void test_failed_rename_leaves_no_tmp_behind(void **state)
+{
+    fixture *f = *state;
+    char path[512], tmp[520], inside[600];
+    path_in(f, "trace.json", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(inside, sizeof inside, "%s/keep", path);
+    assert_int_equal(mkdir(path, 0700), 0); /* a non-empty directory where the file goes */
+    write_text(inside, "x");
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
+    assert_non_null(strstr(err.message, path));
+    assert_false(exists(tmp));
+    assert_true(exists(inside));
+}
+
+/* The decompressed content of a gzip file, malloc'd. */
+static char *gunzip_file(const char *path, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    assert_non_null(gz);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    for (;;) {
+        if (cap - n < 4096) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        int got = gzread(gz, buf + n, (unsigned)(cap - n));
+        assert_true(got >= 0);
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    assert_int_equal(gzclose(gz), Z_OK);
+    *len = n;
+    return buf;
+}
+
+static int is_gzip(const char *path)
+{
+    unsigned char magic[2] = {0, 0};
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    size_t n = fread(magic, 1, 2, fp);
+    fclose(fp);
+    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+static void test_gz_output_is_gzip_of_the_plain_trace(void **state)
+{
+    fixture *f = *state;
+    char path[512], tmp[520];
+    path_in(f, "trace.json.gz", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
+    assert_false(exists(tmp));
+    assert_true(is_gzip(path));
+    size_t got_len, want_len, file_len;
+    char *got = gunzip_file(path, &got_len), *want = expected_trace(f, path, &want_len);
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, want_len);
+    free(read_file(path, &file_len));
+    assert_true(file_len < want_len / 4); /* it is compressed */
+    free(got);
+    free(want);
+}
+
+static void test_gzip_level_comes_from_the_environment(void **state)
+{
+    fixture *f = *state;
+    char stored[512], best[512];
+    path_in(f, "stored.json.gz", stored, sizeof stored);
+    path_in(f, "best.json.gz", best, sizeof best);
+    devtrace_error err = {0, ""};
+    setenv("DEVTRACE_GZIP_LEVEL", "0", 1); /* level 0: stored, not compressed */
+    assert_int_equal(devtrace_write_chrome(f->s, stored, &err), 0);
+    setenv("DEVTRACE_GZIP_LEVEL", "9", 1);
+    assert_int_equal(devtrace_write_chrome(f->s, best, &err), 0);
+    size_t stored_len, best_len, plain_len, out_len;
+    char *plain = expected_trace(f, stored, &plain_len);
+    free(read_file(stored, &stored_len));
+    free(read_file(best, &best_len));
+    assert_true(stored_len > plain_len);
+    assert_true(best_len < plain_len / 4);
+    char *out = gunzip_file(stored, &out_len);
+    assert_int_equal(out_len, plain_len);
+    assert_memory_equal(out, plain, plain_len);
+    free(out);
+    free(plain);
+}
+
+static void test_missing_path_is_invalid(void **state)
+{
+    fixture *f = *state;
+    devtrace_error err = {0, ""};
+    assert_int_equal(devtrace_write_chrome(f->s, NULL, &err), DEVTRACE_EINVAL);
+    assert_string_equal(err.message, "no output path given");
+    assert_int_equal(devtrace_write_chrome(f->s, "", &err), DEVTRACE_EINVAL);
+    assert_int_equal(devtrace_write_chrome(NULL, "x.json", &err), DEVTRACE_EINVAL);
+    assert_int_equal(devtrace_write_chrome(f->s, "", NULL), DEVTRACE_EINVAL); /* err optional */
+}
+
+static void test_session_that_never_started_writes_nothing(void **state)
+{
+    fixture *f = *state;
+    devtrace_config cfg;
+    devtrace_config_init(&cfg);
+    cfg.backend = "none";
+    devtrace_error err = {0, ""};
+    devtrace_session *s = devtrace_open(&cfg, &err);
+    assert_non_null(s);
+    char path[512];
+    path_in(f, "trace.json", path, sizeof path);
+    assert_int_equal(devtrace_write_chrome(s, path, &err), DEVTRACE_ESTATE);
+    assert_non_null(strstr(err.message, "devtrace_start"));
+    assert_int_equal(entries_in(f->dir), 0);
+    devtrace_close(s);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_write_creates_the_file_and_leaves_no_tmp),
+        T(test_write_replaces_an_existing_file),
+        T(test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing),
+        T(test_failed_write_leaves_the_old_file_untouched),
+        T(test_failed_rename_leaves_no_tmp_behind),
+        T(test_gz_output_is_gzip_of_the_plain_trace),
+        T(test_gzip_level_comes_from_the_environment),
+        T(test_missing_path_is_invalid),
+        T(test_session_that_never_started_writes_nothing),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

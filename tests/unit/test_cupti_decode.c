@@ -1,0 +1,764 @@
+/* test_cupti_decode.c: the CUPTI-family record walker and decoders on hand-built
+ * buffers. Records are written byte by byte at the numeric offsets of vendor-abi.md
+ * (never through our mirrors), walked with a stand-in for the vendor's GetNextRecord
+ * that strides by its own size table, and the resulting events are compared field by
+ * field. Also: loss counters (zero timestamps, malformed, unknown kinds), layout choice
+ * by library version, the runtime callback-id names, and MSPTI's packed records. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/cupti_family.h"
+#include "core/session.h"
+
+#define MAX_LIMIT 12 /* CUPTI_ERROR_MAX_LIMIT_REACHED */
+
+/* ---- writing records at numeric offsets ---- */
+
+static void put8(uint8_t *b, size_t off, uint8_t v)
+{
+    b[off] = v;
+}
+static void put16(uint8_t *b, size_t off, uint16_t v)
+{
+    memcpy(b + off, &v, 2);
+}
+static void put32(uint8_t *b, size_t off, uint32_t v)
+{
+    memcpy(b + off, &v, 4);
+}
+static void put64(uint8_t *b, size_t off, uint64_t v)
+{
+    memcpy(b + off, &v, 8);
+}
+static void putptr(uint8_t *b, size_t off, const void *p)
+{
+    memcpy(b + off, &p, sizeof p);
+}
+
+static const char kernel_name[] = "_ZN7example6kernelEv";
+
+/* CUpti_ActivityKernel10/9 (216/208 B): the prefix we read. */
+static size_t write_kernel(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr,
+                           uint64_t queued, size_t size)
+{
+    memset(b, 0, size);
+    put32(b, 0, kind);
+    put16(b, 6, 40);                   /* registersPerThread */
+    put64(b, 16, start);
+    put64(b, 24, end);
+    put64(b, 32, end);                 /* completed */
+    put32(b, 40, 2);                   /* deviceId */
+    put32(b, 44, 5);                   /* contextId */
+    put32(b, 48, 7);                   /* streamId */
+    put32(b, 52, 416), put32(b, 56, 2), put32(b, 60, 3);  /* grid */
+    put32(b, 64, 256), put32(b, 68, 1), put32(b, 72, 1);  /* block */
+    put32(b, 76, 1024);                /* staticSharedMemory */
+    put32(b, 80, 81920);               /* dynamicSharedMemory */
+    put32(b, 92, corr);                /* correlationId */
+    put64(b, 96, 77);                  /* gridId */
+    putptr(b, 104, kernel_name);       /* name */
+    put64(b, 120, queued);             /* queued */
+    put64(b, 128, queued);             /* submitted */
+    return size;
+}
+
+/* CUpti_ActivityMemcpy6 (96 B) / Memcpy5 (88 B). */
+static size_t write_memcpy(uint8_t *b, uint8_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end,
+                           uint32_t corr, size_t size)
+{
+    memset(b, 0, size);
+    put32(b, 0, 1);
+    put8(b, 4, copy_kind);
+    put8(b, 5, 3); /* srcKind DEVICE */
+    put8(b, 6, 1); /* dstKind PAGEABLE */
+    put8(b, 7, 0);
+    put64(b, 8, bytes);
+    put64(b, 16, start);
+    put64(b, 24, end);
+    put32(b, 32, 0);
+    put32(b, 36, 1);
+    put32(b, 40, 9);
+    put32(b, 44, corr);
+    return size;
+}
+
+/* CUpti_ActivityMemset4 (88 B). */
+static size_t write_memset(uint8_t *b, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr)
+{
+    memset(b, 0, 88);
+    put32(b, 0, 2);
+    put32(b, 4, value);
+    put64(b, 8, bytes);
+    put64(b, 16, start);
+    put64(b, 24, end);
+    put32(b, 32, 1);
+    put32(b, 36, 1);
+    put32(b, 40, 11);
+    put32(b, 44, corr);
+    put16(b, 48, 1); /* flags: async */
+    put16(b, 50, 3); /* memoryKind: device */
+    return 88;
+}
+
+/* CUpti_ActivityAPI (40 B). */
+static size_t write_api(uint8_t *b, uint32_t kind, uint32_t cbid, uint64_t start, uint64_t end, uint32_t corr,
+                        uint32_t ret)
+{
+    memset(b, 0, 40);
+    put32(b, 0, kind);
+    put32(b, 4, cbid);
+    put64(b, 8, start);
+    put64(b, 16, end);
+    put32(b, 24, 4242); /* processId */
+    put32(b, 28, 4343); /* threadId */
+    put32(b, 32, corr);
+    put32(b, 36, ret);
+    return 40;
+}
+
+/* CUpti_ActivityExternalCorrelation (24 B). */
+static size_t write_extcorr(uint8_t *b, uint32_t external_kind, uint64_t external_id, uint32_t corr)
+{
+    memset(b, 0, 24);
+    put32(b, 0, 39);
+    put32(b, 4, external_kind);
+    put64(b, 8, external_id);
+    put32(b, 16, corr);
+    return 24;
+}
+
+/* ---- a stand-in GetNextRecord: strides by its own table, lenient about the end ---- */
+
+static size_t g_kernel_size = 216, g_memcpy_size = 96;
+
+static size_t record_size(uint32_t kind)
+{
+    switch (kind) {
+    case 3:
+    case 10:
+        return g_kernel_size;
+    case 1:
+        return g_memcpy_size;
+    case 2:
+        return 88;
+    case 4:
+    case 5:
+        return 40;
+    case 39:
+        return 24;
+    case 0x0BAD:
+        return 32;
+    default:
+        return 8;
+    }
+}
+
+static int stand_in_next(uint8_t *buf, size_t valid, void **rec)
+{
+    size_t off = 0;
+    if (*rec) {
+        uint32_t kind;
+        memcpy(&kind, *rec, 4);
+        off = (size_t)((uint8_t *)*rec - buf) + record_size(kind);
+    }
+    if (off + 4 > valid)
+        return MAX_LIMIT;
+    *rec = buf + off; /* does not check that the whole record fits: the walker must */
+    return 0;
+}
+
+/* An iterator that hands out a pointer outside the buffer. */
+static int wild_next(uint8_t *buf, size_t valid, void **rec)
+{
+    *rec = buf + valid + 64;
+    return 0;
+}
+
+/* An iterator that repeats its first record (a stale pointer). */
+static int stuck_next(uint8_t *buf, size_t valid, void **rec)
+{
+    (void)valid;
+    *rec = buf;
+    return 0;
+}
+
+/* An iterator that ends with success and a NULL record (PPU). */
+static int null_end_next(uint8_t *buf, size_t valid, void **rec)
+{
+    int rc = stand_in_next(buf, valid, rec);
+    if (rc == MAX_LIMIT) {
+        *rec = NULL;
+        return 0;
+    }
+    return rc;
+}
+
+/* An iterator that ends with an unknown error code (PPU's own MAX_LIMIT). */
+static int odd_end_next(uint8_t *buf, size_t valid, void **rec)
+{
+    int rc = stand_in_next(buf, valid, rec);
+    return rc == MAX_LIMIT ? 7777 : rc;
+}
+
+/* ---- fixture ---- */
+
+typedef struct fixture {
+    dt_session *s;
+    dt_cf_decoder *d;
+    _Alignas(8) uint8_t buf[8192];
+    size_t used;
+    devtrace_event ev[64];
+    size_t nev;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    devtrace_error err = {0, ""};
+    f->s = dt_session_new_offline("cupti", "unit test", "cuda_runtime", &err);
+    f->d = calloc(1, sizeof *f->d);
+    if (!f->s || !f->d)
+        return -1;
+    g_kernel_size = 216;
+    g_memcpy_size = 96;
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, stand_in_next);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    devtrace_close(f->s);
+    free(f->d);
+    free(f);
+    return 0;
+}
+
+static void collect(void *user, devtrace_event *ev)
+{
+    fixture *f = user;
+    if (f->nev < 64)
+        f->ev[f->nev++] = *ev;
+}
+
+/* Walks f->buf[0..used) and collects the stored events. */
+static dt_cf_walk_counts walk(fixture *f)
+{
+    dt_cf_walk_counts c;
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    f->nev = 0;
+    dt_store_visit(&f->s->store, collect, f);
+    return c;
+}
+
+static const char *name_of(fixture *f, const devtrace_event *ev)
+{
+    return dt_intern_get(&f->s->names, ev->name_id);
+}
+
+/* ---- tests ---- */
+
+static void kernel10_record_becomes_a_kernel_event_with_launch_metadata(void **state)
+{
+    fixture *f = *state;
+    f->used = write_kernel(f->buf, 10, 5000, 8200, 11, 4900, 216);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.records, 1);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(f->nev, 1);
+    const devtrace_event *ev = &f->ev[0];
+    assert_int_equal(ev->kind, DEVTRACE_KIND_KERNEL);
+    assert_int_equal(ev->start_ns, 5000);
+    assert_int_equal(ev->end_ns, 8200);
+    assert_int_equal(ev->correlation, 11);
+    assert_int_equal(ev->device, 2);
+    assert_int_equal(ev->context, 5);
+    assert_int_equal(ev->stream, 7);
+    assert_int_equal(ev->u.kernel.grid[0], 416);
+    assert_int_equal(ev->u.kernel.grid[1], 2);
+    assert_int_equal(ev->u.kernel.grid[2], 3);
+    assert_int_equal(ev->u.kernel.block[0], 256);
+    assert_int_equal(ev->u.kernel.block[1], 1);
+    assert_int_equal(ev->u.kernel.block[2], 1);
+    assert_int_equal(ev->u.kernel.registers_per_thread, 40);
+    assert_int_equal(ev->u.kernel.static_shared, 1024);
+    assert_int_equal(ev->u.kernel.dynamic_shared, 81920);
+    assert_int_equal(ev->u.kernel.queued_ns, 4900);
+    assert_int_equal(ev->flags, DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_QUEUED);
+    assert_string_equal(name_of(f, ev), kernel_name);
+}
+
+static void kernel_queued_unknown_sentinels_leave_queued_unset(void **state)
+{
+    fixture *f = *state;
+    f->used = write_kernel(f->buf, 10, 5000, 6000, 1, 0, 216);
+    f->used += write_kernel(f->buf + f->used, 10, 7000, 8000, 2, ~0ull, 216);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 2);
+    for (size_t i = 0; i < f->nev; i++) {
+        assert_false(f->ev[i].flags & DEVTRACE_EVENT_HAS_QUEUED);
+        assert_int_equal(f->ev[i].u.kernel.queued_ns, 0);
+    }
+}
+
+static void kernel_kind_3_decodes_like_concurrent_kernel(void **state)
+{
+    fixture *f = *state;
+    f->used = write_kernel(f->buf, 3, 100, 200, 9, 0, 216);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(f->ev[0].kind, DEVTRACE_KIND_KERNEL);
+    assert_int_equal(f->ev[0].correlation, 9);
+}
+
+static void memcpy6_record_keeps_bytes_and_direction(void **state)
+{
+    fixture *f = *state;
+    f->used = write_memcpy(f->buf, 1, 4096, 100, 200, 21, 96);          /* HTOD */
+    f->used += write_memcpy(f->buf + f->used, 2, 4, 300, 400, 22, 96);  /* DTOH */
+    f->used += write_memcpy(f->buf + f->used, 8, 64, 500, 600, 23, 96); /* DTOD */
+    f->used += write_memcpy(f->buf + f->used, 9, 8, 700, 800, 24, 96);  /* HTOH */
+    f->used += write_memcpy(f->buf + f->used, 99, 8, 900, 950, 25, 96); /* unknown copy kind */
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 5);
+    uint32_t want_dir[5] = {DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_HTOH,
+                            DEVTRACE_COPY_UNKNOWN};
+    uint64_t want_bytes[5] = {4096, 4, 64, 8, 8};
+    for (size_t i = 0; i < 5; i++) {
+        const devtrace_event *ev = NULL;
+        for (size_t j = 0; j < f->nev; j++)
+            if (f->ev[j].correlation == 21 + i)
+                ev = &f->ev[j];
+        assert_non_null(ev);
+        assert_int_equal(ev->kind, DEVTRACE_KIND_MEMCPY);
+        assert_int_equal(ev->u.memcpy.direction, want_dir[i]);
+        assert_int_equal(ev->u.memcpy.bytes, want_bytes[i]);
+        assert_int_equal(ev->u.memcpy.src_kind, 3);
+        assert_int_equal(ev->u.memcpy.dst_kind, 1);
+        assert_int_equal(ev->device, 0);
+        assert_int_equal(ev->context, 1);
+        assert_int_equal(ev->stream, 9);
+        assert_int_equal(ev->start_ns, 100 + 200 * i);
+    }
+}
+
+static void memset4_record_keeps_bytes_and_value(void **state)
+{
+    fixture *f = *state;
+    f->used = write_memset(f->buf, 0xAB, 128, 1000, 1500, 31);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    const devtrace_event *ev = &f->ev[0];
+    assert_int_equal(ev->kind, DEVTRACE_KIND_MEMSET);
+    assert_int_equal(ev->u.memset.bytes, 128);
+    assert_int_equal(ev->u.memset.value, 0xAB);
+    assert_int_equal(ev->start_ns, 1000);
+    assert_int_equal(ev->end_ns, 1500);
+    assert_int_equal(ev->correlation, 31);
+    assert_int_equal(ev->device, 1);
+    assert_int_equal(ev->stream, 11);
+}
+
+static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 211, 900, 990, 41, 0);
+    f->used += write_api(f->buf + f->used, 5, 430, 1000, 1100, 42, 1);
+    f->used += write_api(f->buf + f->used, 5, 3, 1200, 1300, 43, 0);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 3);
+    const char *want[3] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGetDeviceCount"};
+    uint32_t cbid[3] = {211, 430, 3};
+    for (size_t i = 0; i < 3; i++) {
+        const devtrace_event *ev = NULL;
+        for (size_t j = 0; j < f->nev; j++)
+            if (f->ev[j].correlation == 41 + i)
+                ev = &f->ev[j];
+        assert_non_null(ev);
+        assert_int_equal(ev->kind, DEVTRACE_KIND_RUNTIME);
+        assert_int_equal(ev->flags, DEVTRACE_EVENT_HAS_CBID);
+        assert_int_equal(ev->u.runtime.cbid, cbid[i]);
+        assert_int_equal(ev->device, 4242);
+        assert_int_equal(ev->stream, 4343);
+        assert_string_equal(name_of(f, ev), want[i]);
+    }
+    assert_int_equal(f->ev[1].u.runtime.return_value, 1);
+    assert_int_equal(f->s->stats.unresolved_names, 0);
+}
+
+static void unknown_cbid_is_named_by_number_and_counted_once(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 9999, 900, 990, 51, 0);
+    f->used += write_api(f->buf + f->used, 5, 9999, 1000, 1090, 52, 0);
+    f->used += write_api(f->buf + f->used, 5, 600, 1100, 1190, 53, 0);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 3);
+    assert_string_equal(name_of(f, &f->ev[0]), "cudaRuntime#9999");
+    assert_string_equal(name_of(f, &f->ev[1]), "cudaRuntime#9999");
+    assert_string_equal(name_of(f, &f->ev[2]), "cudaRuntime#600");
+    assert_int_equal(f->s->stats.unresolved_names, 2);
+}
+
+static void driver_api_records_are_ignored_not_malformed(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 4, 7, 900, 990, 61, 0);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.records, 1);
+    assert_int_equal(c.emitted, 0);
+    assert_int_equal(c.ignored, 1);
+    assert_int_equal(f->s->stats.malformed_records, 0);
+}
+
+static void external_correlation_custom0_links_runtime_and_device(void **state)
+{
+    fixture *f = *state;
+    f->used = write_extcorr(f->buf, 3, 0, 71);                     /* id 0 is valid */
+    f->used += write_extcorr(f->buf + f->used, 1, 555, 71);         /* another tool's kind */
+    f->used += write_api(f->buf + f->used, 5, 211, 900, 990, 71, 0);
+    f->used += write_kernel(f->buf + f->used, 10, 1000, 2000, 71, 0, 216);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.records, 4);
+    assert_int_equal(c.emitted, 3);
+    assert_int_equal(c.ignored, 1);
+    const devtrace_event *x = NULL;
+    for (size_t j = 0; j < f->nev; j++)
+        if (f->ev[j].kind == DEVTRACE_KIND_EXTCORR)
+            x = &f->ev[j];
+    assert_non_null(x);
+    assert_int_equal(x->correlation, 71);
+    assert_int_equal(x->external_id, 0);
+    assert_int_equal(x->flags, DEVTRACE_EVENT_HAS_EXTERNAL);
+    /* at drain, both halves carry External id 0 */
+    dt_session_finalize(f->s);
+    assert_int_equal(f->s->nsorted, 2);
+    for (size_t i = 0; i < f->s->nsorted; i++) {
+        assert_true(f->s->sorted[i]->flags & DEVTRACE_EVENT_HAS_EXTERNAL);
+        assert_int_equal(f->s->sorted[i]->external_id, 0);
+    }
+}
+
+static void zero_start_and_end_are_skipped_and_counted(void **state)
+{
+    fixture *f = *state;
+    f->used = write_kernel(f->buf, 10, 0, 0, 81, 0, 216);
+    f->used += write_memcpy(f->buf + f->used, 1, 8, 0, 0, 82, 96);
+    f->used += write_memset(f->buf + f->used, 0, 8, 0, 0, 83);
+    f->used += write_api(f->buf + f->used, 5, 211, 0, 0, 84, 0);
+    f->used += write_kernel(f->buf + f->used, 10, 0, 5, 85, 0, 216); /* small values are valid */
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.zero_time, 4);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(f->ev[0].correlation, 85);
+    assert_int_equal(f->s->stats.zero_timestamp, 4);
+    assert_int_equal(f->s->stats.malformed_records, 0);
+}
+
+static void record_running_past_valid_size_is_rejected_and_counted(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 17, 10, 20, 91, 0);
+    write_kernel(f->buf + f->used, 10, 100, 200, 92, 0, 216);
+    f->used += 200; /* the kernel record's last 16 bytes are not valid */
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+    assert_int_equal(f->ev[0].correlation, 91);
+    assert_int_equal(f->s->stats.malformed_records, 1);
+}
+
+static void unknown_kind_is_skipped_counted_and_walking_goes_on(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 17, 10, 20, 101, 0);
+    memset(f->buf + f->used, 0xA5, 32);
+    put32(f->buf, f->used, 0x0BAD);
+    f->used += 32;
+    f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 102, 0);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 2);
+    assert_int_equal(c.malformed, 1);
+    assert_int_equal(f->s->stats.malformed_records, 1);
+}
+
+static void kernel_with_zero_grid_is_malformed(void **state)
+{
+    fixture *f = *state;
+    f->used = write_kernel(f->buf, 10, 100, 200, 111, 0, 216);
+    put32(f->buf, 52, 0); /* gridX */
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 0);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void iterator_pointer_outside_the_buffer_stops_the_walk(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 17, 10, 20, 121, 0);
+    f->d->next = wild_next;
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 0);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void iterator_repeating_a_pointer_stops_the_walk(void **state)
+{
+    fixture *f = *state;
+    f->used = write_api(f->buf, 5, 17, 10, 20, 131, 0);
+    f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 132, 0);
+    f->d->next = stuck_next;
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
+{
+    fixture *f = *state;
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 28, stand_in_next); /* CUDA 12.9 Update 1 */
+    g_kernel_size = 208;
+    g_memcpy_size = 88;
+    assert_int_equal(f->d->check_size[10], 208);
+    assert_int_equal(f->d->check_size[1], 88);
+    assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel9");
+    assert_int_equal(f->d->prefix_only, 0);
+    f->used = write_kernel(f->buf, 10, 100, 200, 141, 0, 208);
+    f->used += write_memcpy(f->buf + f->used, 2, 16, 300, 400, 142, 88);
+    f->used += write_kernel(f->buf + f->used, 10, 500, 600, 143, 0, 208);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 3);
+    assert_int_equal(c.malformed, 0);
+    /* a Kernel9 buffer read with the CUDA 13.0 size: the last record runs past the end */
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, stand_in_next);
+    assert_int_equal(f->d->check_size[10], 216);
+    assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel10");
+    f->used = write_kernel(f->buf, 10, 100, 200, 144, 0, 208);
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void newer_library_falls_back_to_the_checked_prefix(void **state)
+{
+    fixture *f = *state;
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130100, stand_in_next); /* CUDA 13.1 */
+    assert_int_equal(f->d->prefix_only, 1);
+    assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel10");
+    assert_int_equal(f->d->check_size[10], 136);
+    assert_int_equal(f->d->check_size[5], 40);
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 0, stand_in_next); /* no GetVersion */
+    assert_int_equal(f->d->prefix_only, 1);
+    assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel9");
+}
+
+static void ppu_null_record_and_unknown_end_code_end_the_buffer(void **state)
+{
+    fixture *f = *state;
+    dt_cf_decoder_init(f->d, &dt_cf_ppu_descriptor, f->s, 130001, null_end_next);
+    f->used = write_api(f->buf, 5, 17, 10, 20, 151, 0);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 0);
+    f->d->next = odd_end_next;
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    assert_int_equal(c.malformed, 0);
+    /* the same endings are malformed for NVIDIA's CUPTI */
+    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, null_end_next);
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    assert_int_equal(c.malformed, 1);
+    f->d->next = odd_end_next;
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void pool_full_and_out_of_window_walks_count_without_storing(void **state)
+{
+    fixture *f = *state;
+    f->used = write_extcorr(f->buf, 3, 1, 161);
+    f->used += write_api(f->buf + f->used, 5, 211, 10, 20, 161, 0);
+    f->used += write_kernel(f->buf + f->used, 10, 30, 40, 161, 0, 216);
+    f->used += write_memcpy(f->buf + f->used, 1, 8, 50, 60, 162, 96);
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_POOL_FULL, NULL);
+    assert_int_equal(f->s->stats.dropped_pool_full, 3);
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_OUT_OF_WINDOW, NULL);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_RUNTIME], 1);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_KERNEL], 1);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_MEMCPY], 1);
+    assert_int_equal(dt_store_count(&f->s->store), 0);
+}
+
+static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < DT_CF_CUDA_NRUNTIME_NAMES; i++) {
+        assert_int_equal(dt_cf_cuda_runtime_names[i].cbid, i + 1);
+        assert_non_null(dt_cf_cuda_runtime_names[i].name);
+        assert_true(strchr(dt_cf_cuda_runtime_names[i].name, '_') == NULL ||
+                    strncmp(dt_cf_cuda_runtime_names[i].name, "__cuda", 6) == 0 ||
+                    strstr(dt_cf_cuda_runtime_names[i].name, "_pt") || strstr(dt_cf_cuda_runtime_names[i].name, "_v2"));
+    }
+    struct {
+        uint32_t cbid;
+        const char *name;
+    } want[] = {{3, "cudaGetDeviceCount"},     {16, "cudaSetDevice"},        {17, "cudaGetDevice"},
+                {20, "cudaMalloc"},            {22, "cudaFree"},             {31, "cudaMemcpy"},
+                {41, "cudaMemcpyAsync"},       {49, "cudaMemset"},           {51, "cudaMemsetAsync"},
+                {131, "cudaStreamSynchronize"}, {135, "cudaEventRecord"},     {165, "cudaDeviceSynchronize"},
+                {211, "cudaLaunchKernel"},     {430, "cudaLaunchKernelExC"}, {440, "cudaGetDeviceProperties"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_string_equal(dt_cf_cuda_runtime_names[want[i].cbid - 1].name, want[i].name);
+}
+
+/* MSPTI: packed records, u64 correlation at odd offsets, no cbid (a name pointer). */
+static const dt_cf_layout mspti_layouts[] = {
+    {2, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_KERNEL, dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
+    {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
+    {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
+    {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
+    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
+     "msptiActivityExternalCorrelation"},
+};
+static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
+                                           DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD};
+static const dt_cf_descriptor mspti_like = {
+    .name = "mspti-test",
+    .vendor_api = "MSPTI",
+    .symbol_prefixes = {"mspti"},
+    .kinds = {.memcpy = 7, .memset = 6, .kernel = 2, .runtime = 3, .external_correlation = 8},
+    .results = {.success = 0, .max_limit_reached = 3, .multiple_subscribers = 2},
+    .external_kind_custom0 = 2,
+    .refuse_from_version = UINT32_MAX,
+    .layouts = mspti_layouts,
+    .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
+    .copy_kinds = mspti_copy_kinds,
+    .ncopy_kinds = sizeof mspti_copy_kinds,
+    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT | DT_CF_QUIRK_DROPPED_NO_CONTEXT,
+};
+
+static size_t mspti_size(uint32_t kind)
+{
+    return kind == 3 ? 48 : kind == 8 ? 24 : 56;
+}
+
+static int mspti_next(uint8_t *buf, size_t valid, void **rec)
+{
+    size_t off = 0;
+    if (*rec) {
+        uint32_t kind;
+        memcpy(&kind, *rec, 4);
+        off = (size_t)((uint8_t *)*rec - buf) + mspti_size(kind);
+    }
+    if (off + 4 > valid)
+        return 3;
+    *rec = buf + off;
+    return 0;
+}
+
+static void mspti_packed_records_decode_with_u64_correlation(void **state)
+{
+    fixture *f = *state;
+    static const char api_name[] = "aclrtMemcpy", k_name[] = "MatMulKernel";
+    dt_cf_decoder_init(f->d, &mspti_like, f->s, 0, mspti_next);
+    uint8_t *b = f->buf;
+    uint64_t big = 0x100000005ull; /* needs the upper half */
+    memset(b, 0, 240);
+    /* ExternalCorrelation 24 B: correlation u64 @16, CUSTOM0 = 2 */
+    put32(b, 0, 8), put32(b, 4, 2), put64(b, 8, 900), put64(b, 16, big);
+    b += 24;
+    /* Api 48 B: start@4 end@12 pid@20 tid@24 correlation@28 name@36 */
+    put32(b, 0, 3), put64(b, 4, 100), put64(b, 12, 200), put32(b, 20, 1), put32(b, 24, 2), put64(b, 28, big);
+    putptr(b, 36, api_name);
+    b += 48;
+    /* Kernel 56 B: start@4 end@12 device@20 stream@24 correlation@28 type@36 name@44 */
+    put32(b, 0, 2), put64(b, 4, 300), put64(b, 12, 400), put32(b, 20, 3), put32(b, 24, 4), put64(b, 28, big);
+    putptr(b, 44, k_name);
+    b += 56;
+    /* Memcpy 56 B: copyKind@4 (DTOH 3) bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
+    put32(b, 0, 7), put32(b, 4, 3), put64(b, 8, 64), put64(b, 16, 500), put64(b, 24, 600), put32(b, 32, 3);
+    put32(b, 36, 4), put64(b, 40, big);
+    b += 56;
+    /* Memset 56 B: value@4 bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
+    put32(b, 0, 6), put32(b, 4, 7), put64(b, 8, 32), put64(b, 16, 700), put64(b, 24, 800), put32(b, 32, 3);
+    put32(b, 36, 4), put64(b, 40, big);
+    b += 56;
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 5);
+    assert_int_equal(c.malformed, 0);
+    int seen = 0;
+    for (size_t i = 0; i < f->nev; i++) {
+        const devtrace_event *ev = &f->ev[i];
+        assert_int_equal(ev->correlation, big);
+        switch (ev->kind) {
+        case DEVTRACE_KIND_EXTCORR:
+            assert_int_equal(ev->external_id, 900);
+            seen |= 1;
+            break;
+        case DEVTRACE_KIND_RUNTIME:
+            assert_string_equal(name_of(f, ev), api_name);
+            assert_int_equal(ev->start_ns, 100);
+            assert_int_equal(ev->device, 1);
+            assert_int_equal(ev->stream, 2);
+            seen |= 2;
+            break;
+        case DEVTRACE_KIND_KERNEL:
+            assert_string_equal(name_of(f, ev), k_name);
+            assert_int_equal(ev->end_ns, 400);
+            assert_int_equal(ev->device, 3);
+            assert_int_equal(ev->stream, 4);
+            seen |= 4;
+            break;
+        case DEVTRACE_KIND_MEMCPY:
+            assert_int_equal(ev->u.memcpy.direction, DEVTRACE_COPY_DTOH);
+            assert_int_equal(ev->u.memcpy.bytes, 64);
+            seen |= 8;
+            break;
+        case DEVTRACE_KIND_MEMSET:
+            assert_int_equal(ev->u.memset.value, 7);
+            assert_int_equal(ev->u.memset.bytes, 32);
+            seen |= 16;
+            break;
+        }
+    }
+    assert_int_equal(seen, 31);
+}
+
+int main(void)
+{
+#if !defined(DT_HAVE_CUPTI) || !defined(DT_HAVE_PPU)
+    puts("SKIPPED: the cupti and ppu backends are not compiled in (DEVTRACE_BACKENDS)");
+    return 0;
+#endif
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(kernel10_record_becomes_a_kernel_event_with_launch_metadata, setup, teardown),
+        cmocka_unit_test_setup_teardown(kernel_queued_unknown_sentinels_leave_queued_unset, setup, teardown),
+        cmocka_unit_test_setup_teardown(kernel_kind_3_decodes_like_concurrent_kernel, setup, teardown),
+        cmocka_unit_test_setup_teardown(memcpy6_record_keeps_bytes_and_direction, setup, teardown),
+        cmocka_unit_test_setup_teardown(memset4_record_keeps_bytes_and_value, setup, teardown),
+        cmocka_unit_test_setup_teardown(api_record_becomes_a_runtime_event_named_from_its_cbid, setup, teardown),
+        cmocka_unit_test_setup_teardown(unknown_cbid_is_named_by_number_and_counted_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(driver_api_records_are_ignored_not_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(external_correlation_custom0_links_runtime_and_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_start_and_end_are_skipped_and_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(record_running_past_valid_size_is_rejected_and_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(unknown_kind_is_skipped_counted_and_walking_goes_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(kernel_with_zero_grid_is_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(iterator_pointer_outside_the_buffer_stops_the_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(iterator_repeating_a_pointer_stops_the_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(cuda12_library_uses_kernel9_and_memcpy5_strides, setup, teardown),
+        cmocka_unit_test_setup_teardown(newer_library_falls_back_to_the_checked_prefix, setup, teardown),
+        cmocka_unit_test_setup_teardown(ppu_null_record_and_unknown_end_code_end_the_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(pool_full_and_out_of_window_walks_count_without_storing, setup, teardown),
+        cmocka_unit_test(cuda_runtime_table_is_sorted_dense_and_names_the_design_calls),
+        cmocka_unit_test_setup_teardown(mspti_packed_records_decode_with_u64_correlation, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("cupti_decode", tests, NULL, NULL);
+}

@@ -1,0 +1,493 @@
+/* test_store.c: the event store (src/core/store.c).
+ *
+ * Covers: append, count and visit across chunk boundaries, in append order per
+ * thread; the max_events bound (exactly max stored, the rest counted as dropped), alone
+ * and shared by threads; many threads appending at once, every event stored exactly
+ * once; the on_full hook (full chunks while appending, partial ones from
+ * dt_store_flush_thread and dt_store_file_all) seeing every event exactly once; one
+ * thread appending to two stores in turn. Events carry (thread index, sequence number)
+ * in (stream, correlation) so every check is exact. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/store.h"
+
+static devtrace_event seq_event(uint32_t thread, uint64_t seq)
+{
+    devtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = DEVTRACE_KIND_KERNEL;
+    ev.stream = thread;
+    ev.correlation = seq;
+    ev.start_ns = seq * 10;
+    ev.end_ns = seq * 10 + 5;
+    return ev;
+}
+
+/* What a visit saw: per (thread, seq) how often, and whether each thread's events came
+ * in append order. */
+typedef struct tally {
+    uint32_t threads;
+    uint64_t per_thread;
+    unsigned char *seen; /* [threads * per_thread] */
+    uint64_t *next_seq;  /* [threads]: the sequence number expected next */
+    uint64_t visited, out_of_order, out_of_range, duplicates;
+} tally;
+
+static void tally_init(tally *t, uint32_t threads, uint64_t per_thread)
+{
+    memset(t, 0, sizeof *t);
+    t->threads = threads;
+    t->per_thread = per_thread;
+    t->seen = calloc((size_t)threads * per_thread, 1);
+    t->next_seq = calloc(threads, sizeof *t->next_seq);
+    assert_non_null(t->seen);
+    assert_non_null(t->next_seq);
+}
+
+static void tally_free(tally *t)
+{
+    free(t->seen);
+    free(t->next_seq);
+}
+
+static void tally_visit(void *user, devtrace_event *ev)
+{
+    tally *t = user;
+    t->visited++;
+    if (ev->stream >= t->threads || ev->correlation >= t->per_thread) {
+        t->out_of_range++;
+        return;
+    }
+    if (t->seen[ev->stream * t->per_thread + ev->correlation]++)
+        t->duplicates++;
+    if (ev->correlation != t->next_seq[ev->stream])
+        t->out_of_order++;
+    t->next_seq[ev->stream] = ev->correlation + 1;
+}
+
+/* Every (thread, seq) below stored[thread] seen once, none above. */
+static uint64_t tally_missing(const tally *t, const uint64_t *stored)
+{
+    uint64_t missing = 0;
+    for (uint32_t th = 0; th < t->threads; th++)
+        for (uint64_t q = 0; q < t->per_thread; q++)
+            missing += (q < stored[th]) != (t->seen[th * t->per_thread + q] == 1);
+    return missing;
+}
+
+static void test_empty_store_counts_and_visits_nothing(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    tally t;
+    tally_init(&t, 1, 1);
+    dt_store_visit(&st, tally_visit, &t);
+    assert_int_equal(t.visited, 0);
+    assert_int_equal(dt_store_count(&st), 0);
+    assert_int_equal(dt_store_dropped(&st), 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+static void test_ten_thousand_events_are_visited_once_in_append_order(void **state)
+{
+    (void)state;
+    enum { N = 10000 }; /* two full 4096-event chunks and a partial third */
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    for (uint64_t i = 0; i < N; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(dt_store_count(&st), N);
+    assert_int_equal(dt_store_dropped(&st), 0);
+    tally t;
+    tally_init(&t, 1, N);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {N};
+    assert_int_equal(t.visited, N);
+    assert_int_equal(t.duplicates, 0);
+    assert_int_equal(t.out_of_range, 0);
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+typedef struct copy_check {
+    devtrace_event expect;
+    int calls, same;
+} copy_check;
+
+static void compare_copy(void *user, devtrace_event *ev)
+{
+    copy_check *c = user;
+    c->calls++;
+    c->same = memcmp(ev, &c->expect, sizeof *ev) == 0;
+}
+
+static void test_append_copies_the_event_unchanged(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    devtrace_event ev;
+    memset(&ev, 0xA5, sizeof ev); /* every byte, the union included */
+    copy_check check = {ev, 0, 0};
+    assert_int_equal(dt_store_append(&st, &ev), 0);
+    memset(&ev, 0, sizeof ev); /* the caller's copy may change afterwards */
+    dt_store_visit(&st, compare_copy, &check);
+    assert_int_equal(check.calls, 1);
+    assert_int_equal(check.same, 1);
+    dt_store_destroy(&st);
+}
+
+static void test_bound_stores_exactly_max_events_and_counts_the_rest(void **state)
+{
+    (void)state;
+    enum { BOUND = 5000, N = 6000 }; /* one full chunk of 4096, then 904 of the next */
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, BOUND), 0);
+    int refused = 0, first_refused = -1;
+    for (uint64_t i = 0; i < N; i++) {
+        devtrace_event ev = seq_event(0, i);
+        if (dt_store_append(&st, &ev) != 0) {
+            if (first_refused < 0)
+                first_refused = (int)i;
+            refused++;
+        }
+    }
+    assert_int_equal(first_refused, BOUND);
+    assert_int_equal(refused, N - BOUND);
+    assert_int_equal(dt_store_count(&st), BOUND);
+    assert_int_equal(dt_store_dropped(&st), N - BOUND);
+    tally t;
+    tally_init(&t, 1, N);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {BOUND}; /* the first 5000, in order */
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+static void test_bound_smaller_than_one_chunk(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, 10), 0);
+    for (uint64_t i = 0; i < 25; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), i < 10 ? 0 : -1);
+    }
+    assert_int_equal(dt_store_count(&st), 10);
+    assert_int_equal(dt_store_dropped(&st), 15);
+    dt_store_destroy(&st);
+}
+
+/* Threads. cmocka's asserts are not for other threads: workers only record. */
+typedef struct worker {
+    dt_store *store;
+    pthread_barrier_t *go;
+    uint32_t index;
+    uint64_t count;
+    uint64_t accepted, refused;
+    int flush_at_end; /* dt_store_flush_thread after the last append */
+} worker;
+
+static void *append_worker(void *arg)
+{
+    worker *w = arg;
+    pthread_barrier_wait(w->go);
+    for (uint64_t i = 0; i < w->count; i++) {
+        devtrace_event ev = seq_event(w->index, i);
+        if (dt_store_append(w->store, &ev) == 0)
+            w->accepted++;
+        else
+            w->refused++;
+    }
+    if (w->flush_at_end)
+        dt_store_flush_thread(w->store);
+    return NULL;
+}
+
+static void run_workers(dt_store *st, worker *w, uint32_t n, uint64_t per_thread, int flush_at_end)
+{
+    pthread_t tid[16];
+    pthread_barrier_t go;
+    assert_true(n <= 16);
+    assert_int_equal(pthread_barrier_init(&go, NULL, n), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        w[i] = (worker){st, &go, i, per_thread, 0, 0, flush_at_end};
+        assert_int_equal(pthread_create(&tid[i], NULL, append_worker, &w[i]), 0);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(pthread_join(tid[i], NULL), 0);
+    pthread_barrier_destroy(&go);
+}
+
+static void test_eight_threads_store_every_event_exactly_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 8, PER = 50000 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 0);
+    uint64_t stored[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(w[i].accepted, PER);
+        assert_int_equal(w[i].refused, 0);
+        stored[i] = PER;
+    }
+    assert_int_equal(dt_store_count(&st), (uint64_t)THREADS * PER);
+    assert_int_equal(dt_store_dropped(&st), 0);
+    tally t;
+    tally_init(&t, THREADS, PER);
+    dt_store_visit(&st, tally_visit, &t);
+    assert_int_equal(t.visited, (uint64_t)THREADS * PER);
+    assert_int_equal(t.duplicates, 0);
+    assert_int_equal(t.out_of_range, 0);
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0); /* each thread's events in its append order */
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+static void test_bound_is_shared_by_all_threads(void **state)
+{
+    (void)state;
+    /* Every thread appends far more than the bound, so every chunk that got capacity
+     * is filled: exactly the bound is stored, whatever the interleaving. */
+    enum { THREADS = 4, PER = 20000, BOUND = 10000 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, BOUND), 0);
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 0);
+    uint64_t accepted = 0, refused = 0;
+    for (int i = 0; i < THREADS; i++) {
+        accepted += w[i].accepted;
+        refused += w[i].refused;
+    }
+    assert_int_equal(accepted, BOUND);
+    assert_int_equal(refused, (uint64_t)THREADS * PER - BOUND);
+    assert_int_equal(dt_store_count(&st), BOUND);
+    assert_int_equal(dt_store_dropped(&st), (uint64_t)THREADS * PER - BOUND);
+    dt_store_destroy(&st);
+}
+
+/* The on_full hook, called from appending threads at once. */
+typedef struct hook_tally {
+    uint32_t threads;
+    uint64_t per_thread;
+    unsigned char *seen; /* updated atomically */
+    uint64_t calls, events, bad;
+    uint64_t last_n;
+} hook_tally;
+
+static void hook_tally_init(hook_tally *h, uint32_t threads, uint64_t per_thread)
+{
+    memset(h, 0, sizeof *h);
+    h->threads = threads;
+    h->per_thread = per_thread;
+    h->seen = calloc((size_t)threads * per_thread, 1);
+    assert_non_null(h->seen);
+}
+
+static void on_full_tally(void *user, const devtrace_event *events, size_t n)
+{
+    hook_tally *h = user;
+    __atomic_fetch_add(&h->calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&h->events, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->last_n, n, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < n; i++) {
+        const devtrace_event *ev = &events[i];
+        if (ev->stream >= h->threads || ev->correlation >= h->per_thread) {
+            __atomic_fetch_add(&h->bad, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        __atomic_fetch_add(&h->seen[ev->stream * h->per_thread + ev->correlation], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static uint64_t hook_not_once(const hook_tally *h)
+{
+    uint64_t wrong = 0;
+    for (size_t i = 0; i < (size_t)h->threads * h->per_thread; i++)
+        wrong += h->seen[i] != 1;
+    return wrong;
+}
+
+static void test_on_full_sees_each_full_chunk_when_it_fills(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, 1, 2 * DT_CHUNK_EVENTS + 1);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    for (uint64_t i = 0; i < DT_CHUNK_EVENTS; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(h.calls, 0); /* full, but filed only when the next event needs room */
+    for (uint64_t i = DT_CHUNK_EVENTS; i < 2 * DT_CHUNK_EVENTS + 1; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(h.calls, 2);
+    assert_int_equal(h.events, 2 * DT_CHUNK_EVENTS);
+    dt_store_file_all(&st);
+    assert_int_equal(h.calls, 3);
+    assert_int_equal(h.last_n, 1);
+    assert_int_equal(hook_not_once(&h), 0);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+static void test_flush_thread_hands_over_the_partial_chunk_and_appending_continues(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, 1, 15);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    for (uint64_t i = 0; i < 10; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    dt_store_flush_thread(&st);
+    assert_int_equal(h.calls, 1);
+    assert_int_equal(h.last_n, 10);
+    dt_store_flush_thread(&st); /* nothing new: no call */
+    assert_int_equal(h.calls, 1);
+    for (uint64_t i = 10; i < 15; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    dt_store_file_all(&st);
+    assert_int_equal(h.calls, 2);
+    assert_int_equal(h.last_n, 5);
+    assert_int_equal(hook_not_once(&h), 0);
+    assert_int_equal(dt_store_count(&st), 15); /* handed-over chunks stay stored */
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+static void test_file_all_and_on_full_see_every_event_of_every_thread_exactly_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 8, PER = 10000 }; /* not a multiple of the chunk size */
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, THREADS, PER);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 0);
+    /* Each thread filed its two full chunks itself; its partial third is still open. */
+    assert_int_equal(h.events, (uint64_t)THREADS * 2 * DT_CHUNK_EVENTS);
+    dt_store_file_all(&st);
+    assert_int_equal(h.calls, THREADS * 3);
+    assert_int_equal(h.events, (uint64_t)THREADS * PER);
+    assert_int_equal(h.bad, 0);
+    assert_int_equal(hook_not_once(&h), 0);
+    dt_store_file_all(&st); /* nothing left: the hook is not called again */
+    assert_int_equal(h.calls, THREADS * 3);
+    assert_int_equal(dt_store_count(&st), (uint64_t)THREADS * PER);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+static void test_flush_thread_from_many_threads_hands_over_every_event_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 6, PER = 5000 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, THREADS, PER);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 1);
+    assert_int_equal(h.events, (uint64_t)THREADS * PER);
+    assert_int_equal(hook_not_once(&h), 0);
+    dt_store_file_all(&st); /* every thread already handed over its partial chunk */
+    assert_int_equal(h.calls, THREADS * 2);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+static void test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each(void **state)
+{
+    (void)state;
+    /* Two sessions in one process, one thread feeding both: switching stores must not
+     * take a new chunk (and a new share of the bound) at every switch. */
+    enum { BOUND = 5000, N = 3000 };
+    dt_store a, b;
+    assert_int_equal(dt_store_init(&a, BOUND), 0);
+    assert_int_equal(dt_store_init(&b, BOUND), 0);
+    for (uint64_t i = 0; i < N; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&a, &ev), 0);
+        assert_int_equal(dt_store_append(&b, &ev), 0);
+    }
+    assert_int_equal(dt_store_count(&a), N);
+    assert_int_equal(dt_store_count(&b), N);
+    assert_int_equal(dt_store_dropped(&a), 0);
+    assert_int_equal(dt_store_dropped(&b), 0);
+    tally t;
+    tally_init(&t, 1, N);
+    dt_store_visit(&a, tally_visit, &t);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&a);
+    dt_store_destroy(&b);
+}
+
+static void test_destroy_accepts_null_and_a_zeroed_store(void **state)
+{
+    (void)state;
+    dt_store zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    dt_store_destroy(NULL);
+    dt_store_destroy(&zeroed);
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, 1), 0);
+    dt_store_destroy(&st);
+    dt_store_destroy(&st); /* twice: the first left it zeroed */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty_store_counts_and_visits_nothing),
+        cmocka_unit_test(test_ten_thousand_events_are_visited_once_in_append_order),
+        cmocka_unit_test(test_append_copies_the_event_unchanged),
+        cmocka_unit_test(test_bound_stores_exactly_max_events_and_counts_the_rest),
+        cmocka_unit_test(test_bound_smaller_than_one_chunk),
+        cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
+        cmocka_unit_test(test_bound_is_shared_by_all_threads),
+        cmocka_unit_test(test_on_full_sees_each_full_chunk_when_it_fills),
+        cmocka_unit_test(test_flush_thread_hands_over_the_partial_chunk_and_appending_continues),
+        cmocka_unit_test(test_file_all_and_on_full_see_every_event_of_every_thread_exactly_once),
+        cmocka_unit_test(test_flush_thread_from_many_threads_hands_over_every_event_once),
+        cmocka_unit_test(test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each),
+        cmocka_unit_test(test_destroy_accepts_null_and_a_zeroed_store),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
