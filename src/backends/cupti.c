@@ -12,7 +12,7 @@
  * cuptiActivityEnable with CUPTI_ERROR_UNKNOWN (999): the session is then unavailable. */
 #include "cupti_family.h"
 
-static const dt_cf_descriptor cupti_descriptor = {
+const dt_cf_descriptor dt_cf_cupti_descriptor = {
     .name = "cupti",
     .vendor_api = "CUPTI",
     .override_env = "DEVTRACE_CUPTI_LIBRARY",
@@ -38,7 +38,7 @@ static const dt_cf_descriptor cupti_descriptor = {
     .quirks = 0,
 };
 
-DT_CF_BACKEND(dt_backend_cupti, cupti_descriptor,
+DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor,
               .name = "cupti",
               .description = "NVIDIA CUPTI",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,

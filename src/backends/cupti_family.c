@@ -1123,13 +1123,10 @@ static __attribute__((noinline)) uint32_t runtime_name_slow(dt_cf_decoder *d, ui
                      cbid);
         name = buf;
     }
-    uint32_t id = dt_session_intern(d->s, name);
-    int first = 1;
-    if (cbid < DT_CF_CBID_CACHE && id) {
-        uint32_t expected = 0;
-        first = atomic_compare_exchange_strong(&d->cbid_name[cbid], &expected, id);
-    }
-    if (name == buf && first)
+    uint32_t id = dt_session_intern(d->s, name), expected = 0;
+    /* The thread that fills the slot counts the unresolved name: once per distinct id. */
+    if (cbid < DT_CF_CBID_CACHE && id && atomic_compare_exchange_strong(&d->cbid_name[cbid], &expected, id) &&
+        name == buf)
         DT_COUNT(d->s, unresolved_names, 1);
     return id;
 }
@@ -1239,6 +1236,8 @@ dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
         return DT_CF_IGNORED; /* driver API records: not enabled by us */
     if (a.start == 0 && a.end == 0)
         return DT_CF_ZERO_TIME;
+    if (a.cbid >= DT_CF_CBID_CACHE)
+        return DT_CF_MALFORMED; /* no vendor has this many calls: garbage, and it would grow the names */
     ev->kind = DEVTRACE_KIND_RUNTIME;
     ev->flags = DEVTRACE_EVENT_HAS_CBID;
     ev->start_ns = a.start;

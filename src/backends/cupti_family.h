@@ -272,6 +272,12 @@ extern const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS];
 #define DT_CF_CUDA_NRUNTIME_NAMES 522
 extern const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES];
 
+/* The vendors' descriptors (cupti.c, ppu.c, iluvatar.c), visible for tests. Each file
+ * defines its own; no file uses another's. */
+extern const dt_cf_descriptor dt_cf_cupti_descriptor;
+extern const dt_cf_descriptor dt_cf_ppu_descriptor;
+extern const dt_cf_descriptor dt_cf_iluvatar_descriptor;
+
 /* The descriptor fields every CUDA-shaped vendor shares (CUPTI's layouts and names). */
 #define DT_CF_CUDA_SHAPED_TABLES                                                         \
     .layouts = dt_cf_cupti_layouts, .nlayouts = DT_CF_CUPTI_NLAYOUTS,                    \

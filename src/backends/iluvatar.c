@@ -10,7 +10,7 @@
  * CUPTI). SDK root: $COREX_HOME, $COREX_PATH, else /usr/local/corex. */
 #include "cupti_family.h"
 
-static const dt_cf_descriptor iluvatar_descriptor = {
+const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
     .name = "iluvatar",
     .vendor_api = "CoreX CUPTI",
     .override_env = "DEVTRACE_ILUVATAR_LIBRARY",
@@ -36,7 +36,7 @@ static const dt_cf_descriptor iluvatar_descriptor = {
     .quirks = DT_CF_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_iluvatar, iluvatar_descriptor,
+DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor,
               .name = "iluvatar",
               .description = "Iluvatar CoreX (CUDA-compatible CUPTI)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,

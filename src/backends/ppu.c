@@ -15,7 +15,7 @@
  * SDK root: $PPU_SDK, $PPU_HOME. */
 #include "cupti_family.h"
 
-static const dt_cf_descriptor ppu_descriptor = {
+const dt_cf_descriptor dt_cf_ppu_descriptor = {
     .name = "ppu",
     .vendor_api = "HGPTI",
     .override_env = "DEVTRACE_PPU_LIBRARY",
@@ -42,7 +42,7 @@ static const dt_cf_descriptor ppu_descriptor = {
               DT_CF_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_ppu, ppu_descriptor,
+DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor,
               .name = "ppu",
               .description = "Alibaba PPU (HGPTI)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,

@@ -397,13 +397,15 @@ static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
 static void unknown_cbid_is_named_by_number_and_counted_once(void **state)
 {
     fixture *f = *state;
-    f->used = write_api(f->buf, 5, 9999, 900, 990, 51, 0);
-    f->used += write_api(f->buf + f->used, 5, 9999, 1000, 1090, 52, 0);
+    f->used = write_api(f->buf, 5, 3999, 900, 990, 51, 0);
+    f->used += write_api(f->buf + f->used, 5, 3999, 1000, 1090, 52, 0);
     f->used += write_api(f->buf + f->used, 5, 600, 1100, 1190, 53, 0);
+    f->used += write_api(f->buf + f->used, 5, 100000, 1200, 1290, 54, 0); /* implausible: malformed */
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 3);
-    assert_string_equal(name_of(f, &f->ev[0]), "cudaRuntime#9999");
-    assert_string_equal(name_of(f, &f->ev[1]), "cudaRuntime#9999");
+    assert_int_equal(c.malformed, 1);
+    assert_string_equal(name_of(f, &f->ev[0]), "cudaRuntime#3999");
+    assert_string_equal(name_of(f, &f->ev[1]), "cudaRuntime#3999");
     assert_string_equal(name_of(f, &f->ev[2]), "cudaRuntime#600");
     assert_int_equal(f->s->stats.unresolved_names, 2);
 }
