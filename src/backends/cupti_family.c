@@ -138,20 +138,24 @@ static void text_add(cf_text *t, const char *fmt, ...)
 }
 
 /* "CUPTI_ERROR_UNKNOWN (999): <message>", from the library's own strings when it has them. */
-static void cf_result_text(int rc, char *buf, size_t len)
+static void result_text(const cf_api *api, const dt_cf_descriptor *d, int rc, char *buf, size_t len)
 {
     const char *name = NULL, *msg = NULL;
-    if (G.api.get_result_string && G.api.get_result_string(rc, &name) != 0)
+    if (api->get_result_string && api->get_result_string(rc, &name) != d->results.success)
         name = NULL;
-    if (G.api.get_error_message && G.api.get_error_message(rc, &msg) != 0)
+    if (api->get_error_message && api->get_error_message(rc, &msg) != d->results.success)
         msg = NULL;
-    const char *api = G.desc ? G.desc->vendor_api : "vendor";
     if (name && msg && strcmp(name, msg) != 0)
         snprintf(buf, len, "%s (%d): %s", name, rc, msg);
     else if (name || msg)
         snprintf(buf, len, "%s (%d)", name ? name : msg, rc);
     else
-        snprintf(buf, len, "%s error %d", api, rc);
+        snprintf(buf, len, "%s error %d", d->vendor_api, rc);
+}
+
+static void cf_result_text(const dt_cf_descriptor *d, int rc, char *buf, size_t len)
+{
+    result_text(&G.api, d, rc, buf, len);
 }
 
 static const char *cf_prefix(const dt_cf_descriptor *d)
@@ -255,17 +259,16 @@ static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, 
                  d->override_env, override, e ? e : "dlopen failed", d->vendor_api);
         return 0;
     }
-    /* 2. A copy the process already loaded: use it, never load a second one. */
-    const char *const *lists[2] = {d->library_names, d->system_names};
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; i < names_count(lists[l]); i++) {
-            void *h = dlopen(lists[l][i], RTLD_NOW | RTLD_NOLOAD);
-            if (h) {
-                out->handle = h;
-                handle_path(h, lists[l][i], out->path, sizeof out->path);
-                return 1;
-            }
+    /* 2. A copy the process already loaded under a system name: use it, never load a
+     * second one. (Not library_names: for CUDA-named vendors that would be NVIDIA's.) */
+    for (int i = 0; i < names_count(d->system_names); i++) {
+        void *h = dlopen(d->system_names[i], RTLD_NOW | RTLD_NOLOAD);
+        if (h) {
+            out->handle = h;
+            handle_path(h, d->system_names[i], out->path, sizeof out->path);
+            return 1;
         }
+    }
     /* 3. SDK roots from the environment, then the default roots. */
     for (int i = 0; i < names_count(d->sdk_env); i++) {
         const char *root = getenv(d->sdk_env[i]);
@@ -348,6 +351,46 @@ static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path,
     return 0;
 }
 
+static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
+{
+    const dt_cf_kinds *k = &d->kinds;
+    if (kind == k->concurrent_kernel)
+        return "CONCURRENT_KERNEL";
+    if (kind == k->kernel)
+        return "KERNEL";
+    if (kind == k->memcpy)
+        return "MEMCPY";
+    if (kind == k->memset)
+        return "MEMSET";
+    if (kind == k->runtime)
+        return "RUNTIME";
+    if (kind == k->external_correlation)
+        return "EXTERNAL_CORRELATION";
+    return "?";
+}
+
+/* Can the library trace here? Enabling a harmless kind (external correlation: no record
+ * appears unless an id is pushed) fails without a driver or device (CUDA 13.0 without a
+ * driver: CUPTI_ERROR_UNKNOWN). */
+static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const char *path, char *why, size_t whylen)
+{
+    uint32_t kind = d->kinds.external_correlation ? d->kinds.external_correlation : d->kinds.memcpy;
+    int rc = api->enable((int)kind);
+    if (rc != d->results.success) {
+        char text[256];
+        uint32_t version = 0;
+        if (api->get_version && api->get_version(&version) != d->results.success)
+            version = 0;
+        result_text(api, d, rc, text, sizeof text);
+        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s%s(%s) returned %s; is the driver "
+                 "installed and a device visible?",
+                 d->vendor_api, path, version, cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], kind_label(d, kind), text);
+        return -1;
+    }
+    api->disable((int)kind);
+    return 0;
+}
+
 int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
 {
     pthread_mutex_lock(&G.lock);
@@ -363,8 +406,32 @@ int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
     cf_api api;
     if (cf_resolve(d, f.handle, f.path, &api, why, whylen) != 0)
         return 0; /* the handle stays loaded: unloading a vendor library is not safe */
+    if (cf_check_usable(d, &api, f.path, why, whylen) != 0)
+        return 0;
     snprintf(why, whylen, "%s", f.path);
     return 1;
+}
+
+unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathlen)
+{
+    cf_found f;
+    char why[1024];
+    unsigned found = 0;
+    if (!cf_find_library(d, &f, why, sizeof why)) {
+        snprintf(path, pathlen, "%s", why);
+        return 0;
+    }
+    snprintf(path, pathlen, "%s", f.path);
+    for (int fn = 0; fn < DT_CF_FN_COUNT; fn++)
+        for (int p = 0; p < names_count(d->symbol_prefixes); p++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
+            if (dlsym(f.handle, name)) {
+                found |= 1u << fn;
+                break;
+            }
+        }
+    return found;
 }
 
 /* ---- the buffer pool and the vendor's callbacks ---- */
@@ -621,48 +688,13 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
         rc = G.api.register_callbacks(cf_buffer_requested, cf_buffer_completed);
     if (rc != d->results.success) {
         char text[256];
-        cf_result_text(rc, text, sizeof text);
+        cf_result_text(d, rc, text, sizeof text);
         snprintf(why, whylen, "%s%s in %s failed: %s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS], G.path,
                  text);
         G.desc = NULL;
         memset(&G.api, 0, sizeof G.api);
         return -1;
     }
-    return 0;
-}
-
-static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
-{
-    const dt_cf_kinds *k = &d->kinds;
-    if (kind == k->concurrent_kernel)
-        return "CONCURRENT_KERNEL";
-    if (kind == k->kernel)
-        return "KERNEL";
-    if (kind == k->memcpy)
-        return "MEMCPY";
-    if (kind == k->memset)
-        return "MEMSET";
-    if (kind == k->runtime)
-        return "RUNTIME";
-    if (kind == k->external_correlation)
-        return "EXTERNAL_CORRELATION";
-    return "?";
-}
-
-/* Can the library trace here? Enabling a harmless kind fails without a driver/device. */
-static int cf_check_usable(const dt_cf_descriptor *d, char *why, size_t whylen)
-{
-    uint32_t kind = d->kinds.external_correlation ? d->kinds.external_correlation : d->kinds.memcpy;
-    int rc = G.api.enable((int)kind);
-    if (rc != d->results.success) {
-        char text[256];
-        cf_result_text(rc, text, sizeof text);
-        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s%s(%s) returned %s; is the driver "
-                 "installed and a device visible?",
-                 d->vendor_api, G.path, G.version, cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], kind_label(d, kind), text);
-        return -1;
-    }
-    G.api.disable((int)kind);
     return 0;
 }
 
@@ -778,7 +810,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
     }
     if (!G.desc && cf_bind(d, why, sizeof why) != 0)
         goto fail;
-    if (cf_check_usable(d, why, sizeof why) != 0) {
+    if (cf_check_usable(d, &G.api, G.path, why, sizeof why) != 0) {
         code = DEVTRACE_EVENDOR;
         goto fail;
     }
@@ -806,7 +838,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
             st->subscriber = sub;
         } else {
             char text[256];
-            cf_result_text(rc, text, sizeof text);
+            cf_result_text(d, rc, text, sizeof text);
             dt_add_note(s, "%s%s refused: %s%s; activity tracing continues without the callback API", cf_prefix(d),
                         cf_fn_suffix[DT_CF_SUBSCRIBE], text,
                         rc == d->results.multiple_subscribers ? " (another tool holds the one subscriber slot)" : "");
@@ -840,7 +872,7 @@ static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int *failures)
     if (!kind || cf_enable(st, kind, &rc) == 0)
         return;
     char text[256];
-    cf_result_text(rc, text, sizeof text);
+    cf_result_text(st->desc, rc, text, sizeof text);
     dt_add_note(st->s, "%s%s(%s) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_ENABLE],
                 kind_label(st->desc, kind), text);
     (*failures)++;
@@ -865,7 +897,7 @@ int dt_cf_start(dt_session *s, void *state)
     /* Kernels: CONCURRENT_KERNEL, else KERNEL (exclusive on some vendors). */
     if (d->kinds.concurrent_kernel && cf_enable(st, d->kinds.concurrent_kernel, &rc) != 0) {
         char text[256];
-        cf_result_text(rc, text, sizeof text);
+        cf_result_text(d, rc, text, sizeof text);
         int rc2 = 0;
         if (d->kinds.kernel && cf_enable(st, d->kinds.kernel, &rc2) == 0) {
             if (!(d->quirks & DT_CF_QUIRK_KERNEL_EXCLUSIVE) || rc != d->results.not_compatible)
@@ -890,7 +922,7 @@ static void cf_flush(dt_cf_state *st)
     int rc = G.api.flush_all(1); /* forced; no lock of ours is held: completion runs on this thread */
     if (rc != st->desc->results.success) {
         char text[256];
-        cf_result_text(rc, text, sizeof text);
+        cf_result_text(st->desc, rc, text, sizeof text);
         dt_add_note(st->s, "%s%s(1) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_FLUSH_ALL], text);
     }
 }

@@ -118,7 +118,7 @@ typedef struct dt_cf_descriptor {
     const char *name;       /* backend name, "cupti": in messages */
     const char *vendor_api; /* "CUPTI" */
     /* Finding the library, in this order: override_env (a path, alone); a copy the
-     * process already loaded (library_names, RTLD_NOLOAD); each root from sdk_env, then
+     * process already loaded (system_names, RTLD_NOLOAD); each root from sdk_env, then
      * sdk_default_roots, joined with each of sdk_subdirs and library_names; the loader's
      * own search for system_names; the process itself when search_process (its global
      * symbols, e.g. a program linked with the library). */
@@ -205,6 +205,10 @@ int dt_cf_stop(dt_session *s, void *state);
 int dt_cf_push_external(void *state, uint64_t id);
 int dt_cf_pop_external(void *state, uint64_t *id);
 void dt_cf_close(dt_session *s, void *state);
+
+/* Which vendor functions the library the descriptor finds has (DT_CF_BIT mask), for
+ * tests and diagnostics; path gets the library's path, or why none was found. */
+unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathlen);
 
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
  * given as designated fields (.name, .description, .caps, .validated, ...). */
