@@ -4,11 +4,12 @@
  * Covers: a write creates exactly the file, byte for byte the trace
  * dt_chrome_write_buffer gives, and leaves no .tmp; an existing file is replaced; a
  * path in a missing directory fails with DEVTRACE_EIO, a message naming the path and
- * the fix, and creates nothing; a failed write (the .tmp cannot be opened) leaves the
- * old file untouched; a failed rename leaves no .tmp behind; ".gz" output is valid gzip
- * whose content is the plain trace byte for byte, at the level $DEVTRACE_GZIP_LEVEL
- * asks; invalid arguments and a session that never ran. Each test works in its own
- * temporary directory. */
+ * the fix, and creates nothing; a write that fails (the .tmp cannot be opened, or the
+ * write stops partway as on a full disk) leaves the old file untouched and no .tmp of
+ * its own; a failed rename leaves no .tmp; ".gz" output is valid gzip whose content
+ * is the plain trace byte for byte, at the level $DEVTRACE_GZIP_LEVEL asks; invalid
+ * arguments and a session that never ran. Each test works in its own temporary
+ * directory. */
 #include <dirent.h>
 #include <ftw.h>
 #include <setjmp.h>
@@ -17,7 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -213,6 +216,45 @@ static void test_failed_rename_leaves_no_tmp_behind(void **state)
     assert_true(exists(inside));
 }
 
+/* Writes path with the process's file size limit at 4 KiB (SIGXFSZ ignored), so the
+ * write fails partway as on a full disk. Returns devtrace_write_chrome's result. */
+static int write_with_a_4k_file_limit(fixture *f, const char *path, devtrace_error *err)
+{
+    struct rlimit old, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 4096;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int rc = devtrace_write_chrome(f->s, path, err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, old_handler);
+    return rc;
+}
+
+static void test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp(void **state)
+{
+    fixture *f = *state;
+    const char *names[] = {"trace.json", "trace.json.gz"};
+    setenv("DEVTRACE_GZIP_LEVEL", "0", 1); /* stored: the gzip file outgrows 4 KiB too */
+    for (size_t i = 0; i < 2; i++) {
+        char path[512], tmp[520];
+        path_in(f, names[i], path, sizeof path);
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        write_text(path, "the previous trace");
+        devtrace_error err = {0, ""};
+        assert_int_equal(write_with_a_4k_file_limit(f, path, &err), DEVTRACE_EIO);
+        assert_int_equal(err.code, DEVTRACE_EIO);
+        assert_non_null(strstr(err.message, path));
+        size_t len;
+        char *got = read_file(path, &len);
+        assert_string_equal(got, "the previous trace");
+        free(got);
+        assert_false(exists(tmp));
+    }
+    assert_int_equal(entries_in(f->dir), 2);
+}
+
 /* The decompressed content of a gzip file, malloc'd. */
 static char *gunzip_file(const char *path, size_t *len)
 {
@@ -329,6 +371,7 @@ int main(void)
         T(test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing),
         T(test_failed_write_leaves_the_old_file_untouched),
         T(test_failed_rename_leaves_no_tmp_behind),
+        T(test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp),
         T(test_gz_output_is_gzip_of_the_plain_trace),
         T(test_gzip_level_comes_from_the_environment),
         T(test_missing_path_is_invalid),
