@@ -28,6 +28,7 @@
 #define EMU_EXT_KINDS 8
 #define EMU_EXT_DEPTH 64
 #define EMU_WAIT_SLACK_NS 1000000000ull /* sync gives up this long after the expected end */
+#define EMU_WAIT_MAX_NS 60000000000ull  /* and never waits longer than this in all */
 
 /* ---- state ---- */
 
@@ -252,7 +253,9 @@ static void wait_until(uint64_t target)
     if (now >= target)
         return;
     long double rate = atomic_load(&g_timestamp_fn) ? 1.0L : g_clock.rate;
-    uint64_t give_up = realtime_ns() + (uint64_t)((long double)(target - now) / rate) + EMU_WAIT_SLACK_NS;
+    long double expected = (long double)(target - now) / rate;
+    uint64_t give_up = realtime_ns() + EMU_WAIT_SLACK_NS +
+                       (expected < (long double)EMU_WAIT_MAX_NS ? (uint64_t)expected : EMU_WAIT_MAX_NS);
     while ((now = emu_now()) < target && realtime_ns() < give_up) {
         uint64_t left_ns = (uint64_t)((long double)(target - now) / rate);
         if (left_ns > 200000) {
@@ -293,6 +296,14 @@ static uint64_t timeline_place(uint32_t stream, uint64_t now, uint64_t dur)
     s->last_end = start + dur;
     pthread_mutex_unlock(&g_timeline.lock);
     return start;
+}
+
+/* Forgets every stream's work: needed when the vendor clock changes. */
+static void timeline_clear(void)
+{
+    pthread_mutex_lock(&g_timeline.lock);
+    g_timeline.n = 0;
+    pthread_mutex_unlock(&g_timeline.lock);
 }
 
 static uint64_t timeline_last_end(int all_streams, uint32_t stream)
@@ -1017,6 +1028,7 @@ static void arm_faults(void)
         g_clock.epoch_ns = g_faults.epoch_at_load ? (int64_t)g_load_realtime_ns : g_faults.clock_epoch_ns;
     if (g_faults.has_rate)
         g_clock.rate = g_faults.clock_rate;
+    timeline_clear(); /* its times were in the old clock */
 }
 
 void emu_core_set_faults(const emu_faults *f)

@@ -1,6 +1,7 @@
 /* probe_tracer.c: a stand-in tracer for the emulators' own tests.
  *
- * Loaded through the injection variable (CUDA_INJECTION64_PATH), exactly as a real
+ * Loaded through the injection variable (CUDA_INJECTION64_PATH, or MACA_INJECTION64_PATH
+ * for the MCPTI emulator), exactly as a real
  * tracer's injection library would be: InitializeInjection binds the CUPTI-shaped
  * symbols of whichever emulator is loaded (prefix from devemu_vendor()), registers
  * buffers, enables the parity kinds, and at exit flushes and prints one line of counts:
@@ -170,14 +171,8 @@ static void *bind(const char *prefix, const char *name)
         memcpy(&api.field, &sym_, sizeof sym_);                                                              \
     } while (0)
 
-static int bind_api(void)
+static int bind_with_prefix(const char *prefix)
 {
-    const char *(*vendor)(void);
-    void *sym = dlsym(RTLD_DEFAULT, "devemu_vendor");
-    if (!sym)
-        return -1;
-    memcpy(&vendor, &sym, sizeof sym);
-    const char *prefix = vendor();
     PROBE_BIND(register_callbacks, "ActivityRegisterCallbacks");
     PROBE_BIND(enable, "ActivityEnable");
     PROBE_BIND(flush_all, "ActivityFlushAll");
@@ -186,6 +181,17 @@ static int bind_api(void)
     PROBE_BIND(push, "ActivityPushExternalCorrelationId");
     PROBE_BIND(pop, "ActivityPopExternalCorrelationId");
     return 0;
+}
+
+/* The emulator's own prefix (mcpti, ...), else the cupti* spelling. */
+static int bind_api(void)
+{
+    const char *(*vendor)(void);
+    void *sym = dlsym(RTLD_DEFAULT, "devemu_vendor");
+    if (!sym)
+        return -1;
+    memcpy(&vendor, &sym, sizeof sym);
+    return bind_with_prefix(vendor()) == 0 || bind_with_prefix("cupti") == 0 ? 0 : -1;
 }
 
 PROBE_EXPORT int InitializeInjection(void);

@@ -2,8 +2,9 @@
  *
  * Links libcupti-emu.so and plays a minimal tracer: registers buffer callbacks, enables
  * kinds, subscribes, runs the parity workload or single calls through devemu_*, flushes
- * and reads the records with the CUPTI offsets of vendor-abi.md written out here (not
- * the emulator's own tables). Usage: test_emu_cupti PATH/TO/parity.wl */
+ * and reads the records with the CUPTI offsets of vendor-abi.md written out in
+ * test_tracer.c (not the emulator's own tables). Usage: test_emu_cupti PATH/TO/parity.wl */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,188 +21,18 @@
 
 #include "devemu.h"
 #include "emu_cupti_shape.h"
+#include "test_tracer.h"
 #include "wl.h"
 
 EMU_CUPTI_SHAPE_DECLARE(cupti)
 int cudaDeviceGetAttribute(int *value, int attr, int device);
 int cudaGetDeviceCount(int *count);
 
-enum { KIND_MEMCPY = 1, KIND_MEMSET = 2, KIND_KERNEL = 3, KIND_RUNTIME = 5, KIND_CONCURRENT_KERNEL = 10,
-       KIND_EXTERNAL_CORRELATION = 39, KIND_BOGUS = 0x0BAD };
-enum { SUCCESS = 0, ERROR_INVALID_PARAMETER = 1, ERROR_MAX_LIMIT_REACHED = 12, ERROR_QUEUE_EMPTY = 18,
-       ERROR_INVALID_KIND = 21, ERROR_MULTIPLE_SUBSCRIBERS = 39 };
-enum { DOMAIN_RUNTIME = 2, CUSTOM0 = 3, CUSTOM1 = 4 };
+enum { KIND_BOGUS = 0x0BAD };
 enum { CBID_LAUNCH = 211, CBID_MEMCPY = 31, CBID_MEMSET = 51, CBID_GET_DEVICE = 17 };
 
 static const char *g_parity_path;
 static wl_workload g_parity;
-
-/* ---- the test's tracer: records read with literal CUPTI offsets ---- */
-
-typedef struct rec {
-    uint32_t kind, correlation, cbid, process, thread, stream, value, copy_kind, external_kind;
-    int32_t grid_x;
-    uint64_t start, end, external_id, bytes;
-    const char *name;
-} rec;
-
-static struct {
-    pthread_mutex_t lock;
-    rec *recs;
-    size_t n, cap;
-    size_t buffers, refuse_next, max_valid_seen, buffer_bytes;
-    pthread_t last_completion_thread;
-    int reenter_from_completion;
-} g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint32_t u32_at(const uint8_t *r, size_t off)
-{
-    uint32_t v;
-    memcpy(&v, r + off, 4);
-    return v;
-}
-
-static uint64_t u64_at(const uint8_t *r, size_t off)
-{
-    uint64_t v;
-    memcpy(&v, r + off, 8);
-    return v;
-}
-
-static rec parse_record(const uint8_t *r)
-{
-    rec x = {.kind = u32_at(r, 0)};
-    switch (x.kind) {
-    case KIND_RUNTIME:
-        x.cbid = u32_at(r, 4), x.start = u64_at(r, 8), x.end = u64_at(r, 16);
-        x.process = u32_at(r, 24), x.thread = u32_at(r, 28), x.correlation = u32_at(r, 32);
-        break;
-    case KIND_KERNEL:
-    case KIND_CONCURRENT_KERNEL:
-        x.start = u64_at(r, 16), x.end = u64_at(r, 24), x.stream = u32_at(r, 48);
-        memcpy(&x.grid_x, r + 52, 4);
-        x.correlation = u32_at(r, 92);
-        memcpy(&x.name, r + 104, sizeof x.name);
-        break;
-    case KIND_MEMCPY:
-        x.copy_kind = r[4], x.bytes = u64_at(r, 8), x.start = u64_at(r, 16), x.end = u64_at(r, 24);
-        x.stream = u32_at(r, 40), x.correlation = u32_at(r, 44);
-        break;
-    case KIND_MEMSET:
-        x.value = u32_at(r, 4), x.bytes = u64_at(r, 8), x.start = u64_at(r, 16), x.end = u64_at(r, 24);
-        x.stream = u32_at(r, 40), x.correlation = u32_at(r, 44);
-        break;
-    case KIND_EXTERNAL_CORRELATION:
-        x.external_kind = u32_at(r, 4), x.external_id = u64_at(r, 8), x.correlation = u32_at(r, 16);
-        break;
-    default:
-        break;
-    }
-    return x;
-}
-
-static void keep(rec x)
-{
-    if (g_trace.n == g_trace.cap) {
-        g_trace.cap = g_trace.cap ? g_trace.cap * 2 : 4096;
-        g_trace.recs = realloc(g_trace.recs, g_trace.cap * sizeof *g_trace.recs);
-        assert_non_null(g_trace.recs);
-    }
-    g_trace.recs[g_trace.n++] = x;
-}
-
-static void on_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    pthread_mutex_lock(&g_trace.lock);
-    int refuse = g_trace.refuse_next > 0;
-    g_trace.refuse_next -= refuse;
-    size_t bytes = g_trace.buffer_bytes;
-    pthread_mutex_unlock(&g_trace.lock);
-    *buffer = refuse ? NULL : aligned_alloc(8, bytes);
-    *size = refuse ? 0 : bytes;
-    *max_records = 0;
-}
-
-static void on_buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
-{
-    void *record = NULL;
-    (void)ctx, (void)stream, (void)size;
-    if (g_trace.reenter_from_completion) { /* a tracer may call back in: must not deadlock */
-        uint64_t ts;
-        assert_int_equal(cuptiGetTimestamp(&ts), SUCCESS);
-        assert_int_equal(cuptiActivityFlushAll(0), SUCCESS);
-    }
-    pthread_mutex_lock(&g_trace.lock);
-    g_trace.buffers++;
-    g_trace.last_completion_thread = pthread_self();
-    if (valid > g_trace.max_valid_seen)
-        g_trace.max_valid_seen = valid;
-    while (cuptiActivityGetNextRecord(buffer, valid, &record) == SUCCESS)
-        keep(parse_record(record));
-    pthread_mutex_unlock(&g_trace.lock);
-    free(buffer);
-}
-
-/* A fresh emulator state, buffers registered and kinds enabled (0-terminated list). */
-static void tracer_start(const char *faults, const int *kinds)
-{
-    char err[256];
-    devemu_reset();
-    assert_int_equal(devemu_set_faults(faults, err, sizeof err), 0);
-    devemu_reset(); /* re-arms the fault counters */
-    free(g_trace.recs);
-    g_trace.recs = NULL;
-    g_trace.n = g_trace.cap = g_trace.buffers = g_trace.refuse_next = g_trace.max_valid_seen = 0;
-    g_trace.buffer_bytes = 65536;
-    g_trace.reenter_from_completion = 0;
-    assert_int_equal(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed), SUCCESS);
-    for (const int *k = kinds; *k; k++)
-        assert_int_equal(cuptiActivityEnable(*k), SUCCESS);
-    size_t stale;
-    cuptiActivityGetNumDroppedRecords(NULL, 0, &stale);
-}
-
-static const int k_parity_kinds[] = {KIND_RUNTIME, KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET,
-                                     KIND_EXTERNAL_CORRELATION, 0};
-
-static void flush(void) { assert_int_equal(cuptiActivityFlushAll(0), SUCCESS); }
-
-static size_t count_kind(uint32_t kind)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < g_trace.n; i++)
-        n += g_trace.recs[i].kind == kind;
-    return n;
-}
-
-static size_t count_zero_time_kernels(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < g_trace.n; i++)
-        n += g_trace.recs[i].kind == KIND_CONCURRENT_KERNEL && g_trace.recs[i].start == 0 && g_trace.recs[i].end == 0;
-    return n;
-}
-
-static const rec *find_record(uint32_t kind, uint32_t correlation)
-{
-    for (size_t i = 0; i < g_trace.n; i++) {
-        if (g_trace.recs[i].kind == kind && g_trace.recs[i].correlation == correlation)
-            return &g_trace.recs[i];
-    }
-    return NULL;
-}
-
-static int is_device_kind(uint32_t kind)
-{
-    return kind == KIND_CONCURRENT_KERNEL || kind == KIND_KERNEL || kind == KIND_MEMCPY || kind == KIND_MEMSET;
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- identity ---- */
 
@@ -227,18 +58,18 @@ static void test_parity_counts_and_pairs(void **state)
     wl_counts want;
     (void)state;
     wl_expected_counts(&g_parity, &want);
-    tracer_start("", k_parity_kinds);
+    tt_start("", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_RUNTIME), want.runtime);
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL), want.kernels);
-    assert_int_equal(count_kind(KIND_MEMCPY), want.memcpys);
-    assert_int_equal(count_kind(KIND_MEMSET), want.memsets);
-    for (size_t i = 0; i < g_trace.n; i++) {
-        const rec *d = &g_trace.recs[i];
-        if (!is_device_kind(d->kind))
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), want.runtime);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL), want.kernels);
+    assert_int_equal(tt_count_kind(KIND_MEMCPY), want.memcpys);
+    assert_int_equal(tt_count_kind(KIND_MEMSET), want.memsets);
+    for (size_t i = 0; i < tt.n; i++) {
+        const tt_rec *d = &tt.recs[i];
+        if (!tt_is_device_kind(d->kind))
             continue;
-        const rec *call = find_record(KIND_RUNTIME, d->correlation);
+        const tt_rec *call = tt_find(KIND_RUNTIME, d->correlation);
         assert_non_null(call);
         uint32_t want_cbid = d->kind == KIND_MEMCPY ? CBID_MEMCPY : d->kind == KIND_MEMSET ? CBID_MEMSET : CBID_LAUNCH;
         assert_int_equal(call->cbid, want_cbid);
@@ -254,16 +85,16 @@ static void test_parity_counts_and_pairs(void **state)
 static void test_parity_device_time_per_op_matches_the_file(void **state)
 {
     (void)state;
-    tracer_start("", k_parity_kinds);
+    tt_start("", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
+    tt_flush();
     for (size_t op = 0; op < g_parity.nops; op++) {
         uint64_t sum = 0, events = 0;
-        for (size_t i = 0; i < g_trace.n; i++) {
-            const rec *d = &g_trace.recs[i];
-            if (!is_device_kind(d->kind))
+        for (size_t i = 0; i < tt.n; i++) {
+            const tt_rec *d = &tt.recs[i];
+            if (!tt_is_device_kind(d->kind))
                 continue;
-            const rec *ext = find_record(KIND_EXTERNAL_CORRELATION, d->correlation);
+            const tt_rec *ext = tt_find(KIND_EXTERNAL_CORRELATION, d->correlation);
             assert_non_null(ext);
             assert_int_equal(ext->external_kind, CUSTOM0);
             if (ext->external_id == g_parity.ops[op].id)
@@ -278,30 +109,30 @@ static void test_parity_fields_carry_the_statements(void **state)
 {
     size_t launch = 0;
     (void)state;
-    tracer_start("", k_parity_kinds);
+    tt_start("", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
+    tt_flush();
     for (size_t i = 0; i < g_parity.nstmts; i++) {
         const wl_stmt *st = &g_parity.stmts[i];
         if (st->kind != WL_STMT_LAUNCH)
             continue;
-        while (launch < g_trace.n && g_trace.recs[launch].kind != KIND_CONCURRENT_KERNEL)
+        while (launch < tt.n && tt.recs[launch].kind != KIND_CONCURRENT_KERNEL)
             launch++;
-        assert_true(launch < g_trace.n);
-        assert_string_equal(g_trace.recs[launch].name, st->u.launch.kernel);
-        assert_int_equal(g_trace.recs[launch].grid_x, st->u.launch.grid[0]);
+        assert_true(launch < tt.n);
+        assert_string_equal(tt.recs[launch].name, st->u.launch.kernel);
+        assert_int_equal(tt.recs[launch].grid_x, st->u.launch.grid[0]);
         launch++;
     }
-    const rec *copy = NULL, *set = NULL;
-    for (size_t i = 0; i < g_trace.n; i++) {
-        copy = g_trace.recs[i].kind == KIND_MEMCPY ? &g_trace.recs[i] : copy;
-        set = g_trace.recs[i].kind == KIND_MEMSET ? &g_trace.recs[i] : set;
+    const tt_rec *copy = NULL, *set = NULL;
+    for (size_t i = 0; i < tt.n; i++) {
+        copy = tt.recs[i].kind == KIND_MEMCPY ? &tt.recs[i] : copy;
+        set = tt.recs[i].kind == KIND_MEMSET ? &tt.recs[i] : set;
     }
     assert_int_equal(copy->copy_kind, 2); /* DTOH */
     assert_int_equal(copy->bytes, 4);
     assert_int_equal(set->bytes, 128);
     assert_int_equal(set->value, 0);
-    const rec *call = find_record(KIND_RUNTIME, copy->correlation);
+    const tt_rec *call = tt_find(KIND_RUNTIME, copy->correlation);
     assert_true(call->end >= copy->end); /* cudaMemcpy returns after the copy */
     assert_int_equal(call->process, (uint32_t)getpid());
     assert_int_equal(call->thread, (uint32_t)syscall(SYS_gettid));
@@ -311,11 +142,11 @@ static void test_kernel_kind_is_used_when_concurrent_kernel_is_off(void **state)
 {
     static const int kinds[] = {KIND_KERNEL, 0};
     (void)state;
-    tracer_start("", kinds);
+    tt_start("", kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_KERNEL), 17);
-    assert_int_equal(g_trace.n, 17); /* nothing else was enabled */
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_KERNEL), 17);
+    assert_int_equal(tt.n, 17); /* nothing else was enabled */
 }
 
 static void test_nothing_is_recorded_without_enabled_kinds(void **state)
@@ -323,10 +154,10 @@ static void test_nothing_is_recorded_without_enabled_kinds(void **state)
     static const int none[] = {0};
     devemu_stats stats;
     (void)state;
-    tracer_start("", none);
+    tt_start("", none);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(g_trace.n, 0);
+    tt_flush();
+    assert_int_equal(tt.n, 0);
     devemu_get_stats(&stats);
     assert_int_equal(stats.runtime_calls, 187);
     assert_int_equal(stats.dropped_records, 0);
@@ -342,7 +173,7 @@ static struct {
 static void on_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata)
 {
     const uint8_t *d = cbdata;
-    uint32_t site = u32_at(d, 0), correlation = u32_at(d, 64);
+    uint32_t site = tt_u32_at(d, 0), correlation = tt_u32_at(d, 64);
     const char *function_name, *symbol;
     uint64_t *slot;
     memcpy(&function_name, d + 8, sizeof function_name);
@@ -367,7 +198,7 @@ static void test_callbacks_fire_enter_and_exit_for_every_call(void **state)
     static const int none[] = {0};
     void *sub = NULL, *second = NULL;
     (void)state;
-    tracer_start("", none);
+    tt_start("", none);
     memset(&g_cb, 0, sizeof g_cb);
     assert_int_equal(cuptiSubscribe(&sub, on_callback, &g_cb), SUCCESS);
     assert_int_equal(cuptiSubscribe(&second, on_callback, &g_cb), ERROR_MULTIPLE_SUBSCRIBERS);
@@ -387,7 +218,7 @@ static void test_enable_callback_selects_one_cbid(void **state)
     static const int none[] = {0};
     void *sub = NULL;
     (void)state;
-    tracer_start("", none);
+    tt_start("", none);
     memset(&g_cb, 0, sizeof g_cb);
     assert_int_equal(cuptiSubscribe(&sub, on_callback, &g_cb), SUCCESS);
     assert_int_equal(cuptiEnableCallback(1, sub, DOMAIN_RUNTIME, CBID_LAUNCH), SUCCESS);
@@ -403,27 +234,27 @@ static void test_enable_callback_selects_one_cbid(void **state)
 static void test_flush_delivers_on_the_flushing_thread_and_allows_reentry(void **state)
 {
     (void)state;
-    tracer_start("", k_parity_kinds);
-    g_trace.reenter_from_completion = 1;
+    tt_start("", tt_parity_kinds);
+    tt.reenter_from_completion = 1;
     assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
-    assert_int_equal(g_trace.buffers, 0); /* not full: kept until flushed */
-    flush();
-    assert_int_equal(g_trace.buffers, 1);
-    assert_true(pthread_equal(g_trace.last_completion_thread, pthread_self()));
-    assert_int_equal(count_kind(KIND_RUNTIME), 1);
+    assert_int_equal(tt.buffers, 0); /* not full: kept until flushed */
+    tt_flush();
+    assert_int_equal(tt.buffers, 1);
+    assert_true(pthread_equal(tt.last_completion_thread, pthread_self()));
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 1);
 }
 
 static void test_full_buffers_come_back_without_a_flush(void **state)
 {
     (void)state;
-    tracer_start("", k_parity_kinds);
-    g_trace.buffer_bytes = 400; /* 10 API records */
+    tt_start("", tt_parity_kinds);
+    tt.buffer_bytes = 400; /* 10 API records */
     for (int i = 0; i < 25; i++)
         assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
-    assert_int_equal(g_trace.buffers, 2);
-    flush();
-    assert_int_equal(g_trace.buffers, 3);
-    assert_int_equal(count_kind(KIND_RUNTIME), 25);
+    assert_int_equal(tt.buffers, 2);
+    tt_flush();
+    assert_int_equal(tt.buffers, 3);
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 25);
 }
 
 static void test_get_next_record_edges(void **state)
@@ -452,12 +283,12 @@ static void test_buffers_refused_by_the_tracer_are_counted_as_dropped(void **sta
     size_t dropped = 0;
     devemu_stats stats;
     (void)state;
-    tracer_start("", k_parity_kinds);
-    g_trace.refuse_next = 3;
+    tt_start("", tt_parity_kinds);
+    tt.refuse_next = 3;
     for (int i = 0; i < 10; i++)
         assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_RUNTIME), 7);
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 7);
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
     assert_int_equal(dropped, 3);
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
@@ -473,7 +304,7 @@ static void test_external_correlation_stack(void **state)
 {
     uint64_t id = 0;
     (void)state;
-    tracer_start("", k_parity_kinds);
+    tt_start("", tt_parity_kinds);
     assert_int_equal(cuptiActivityPopExternalCorrelationId(CUSTOM0, &id), ERROR_QUEUE_EMPTY);
     assert_int_equal(cuptiActivityPushExternalCorrelationId(0, 1), ERROR_INVALID_PARAMETER);
     assert_int_equal(cuptiActivityPushExternalCorrelationId(CUSTOM0, 0), SUCCESS); /* 0 is a valid id */
@@ -487,16 +318,16 @@ static void test_external_correlation_stack(void **state)
     assert_int_equal(id, 0);
     assert_int_equal(cuptiActivityPopExternalCorrelationId(CUSTOM1, NULL), SUCCESS);
     assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
-    flush();
+    tt_flush();
     /* malloc: CUSTOM0 42 and CUSTOM1 7, both before its API record; free: CUSTOM0 0 and CUSTOM1 7 */
-    assert_int_equal(g_trace.n, 4 + 3);
-    assert_int_equal(g_trace.recs[0].kind, KIND_EXTERNAL_CORRELATION);
-    assert_int_equal(g_trace.recs[0].external_id, 42);
-    assert_int_equal(g_trace.recs[1].external_kind, CUSTOM1);
-    assert_int_equal(g_trace.recs[2].kind, KIND_RUNTIME);
-    assert_int_equal(g_trace.recs[2].correlation, g_trace.recs[0].correlation);
-    assert_int_equal(g_trace.recs[3].external_id, 0);
-    assert_int_equal(g_trace.recs[6].kind, KIND_RUNTIME); /* nothing pushed: no link */
+    assert_int_equal(tt.n, 4 + 3);
+    assert_int_equal(tt.recs[0].kind, KIND_EXTERNAL_CORRELATION);
+    assert_int_equal(tt.recs[0].external_id, 42);
+    assert_int_equal(tt.recs[1].external_kind, CUSTOM1);
+    assert_int_equal(tt.recs[2].kind, KIND_RUNTIME);
+    assert_int_equal(tt.recs[2].correlation, tt.recs[0].correlation);
+    assert_int_equal(tt.recs[3].external_id, 0);
+    assert_int_equal(tt.recs[6].kind, KIND_RUNTIME); /* nothing pushed: no link */
 }
 
 /* ---- device queries ---- */
@@ -533,11 +364,11 @@ static void test_fault_drop_removes_device_records_and_reports_them(void **state
 {
     size_t dropped = 0;
     (void)state;
-    tracer_start("drop=3", k_parity_kinds);
+    tt_start("drop=3", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL) + count_kind(KIND_MEMCPY) + count_kind(KIND_MEMSET), 19 - 3);
-    assert_int_equal(count_kind(KIND_RUNTIME), 187);
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL) + tt_count_kind(KIND_MEMCPY) + tt_count_kind(KIND_MEMSET), 19 - 3);
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 187);
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
     assert_int_equal(dropped, 3);
 }
@@ -545,21 +376,21 @@ static void test_fault_drop_removes_device_records_and_reports_them(void **state
 static void test_fault_zero_time_adds_records_beside_the_real_ones(void **state)
 {
     (void)state;
-    tracer_start("zero-time=5", k_parity_kinds);
+    tt_start("zero-time=5", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_zero_time_kernels(), 5);
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL) - 5, 17);
+    tt_flush();
+    assert_int_equal(tt_count_zero_time_kernels(), 5);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL) - 5, 17);
 }
 
 static void test_fault_zero_time_beyond_the_kernels_comes_at_flush(void **state)
 {
     devemu_stats stats;
     (void)state;
-    tracer_start("zero-time=20", k_parity_kinds);
+    tt_start("zero-time=20", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_zero_time_kernels(), 20);
+    tt_flush();
+    assert_int_equal(tt_count_zero_time_kernels(), 20);
     devemu_get_stats(&stats);
     assert_int_equal(stats.injected_zero_time, 20);
     assert_int_equal(stats.kernel_records, 17);
@@ -568,13 +399,13 @@ static void test_fault_zero_time_beyond_the_kernels_comes_at_flush(void **state)
 static void test_fault_malformed_records_are_skipped_by_size(void **state)
 {
     (void)state;
-    tracer_start("malformed=4", k_parity_kinds);
+    tt_start("malformed=4", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_BOGUS), 4);
-    assert_int_equal(count_kind(KIND_RUNTIME), 187);
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL), 17);
-    assert_int_equal(g_trace.recs[0].kind == KIND_BOGUS, 0); /* between valid records, not first */
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_BOGUS), 4);
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 187);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL), 17);
+    assert_int_equal(tt.recs[0].kind == KIND_BOGUS, 0); /* between valid records, not first */
 }
 
 static void test_fault_refuse_buffer_drops_and_counts(void **state)
@@ -582,14 +413,14 @@ static void test_fault_refuse_buffer_drops_and_counts(void **state)
     size_t dropped = 0;
     devemu_stats stats;
     (void)state;
-    tracer_start("refuse-buffer=2", k_parity_kinds);
+    tt_start("refuse-buffer=2", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
+    tt_flush();
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
     assert_int_equal(dropped, 2);
     devemu_get_stats(&stats);
     assert_int_equal(stats.buffers_refused, 2);
-    assert_int_equal(g_trace.n + 2, stats.api_records + stats.kernel_records + stats.memcpy_records +
+    assert_int_equal(tt.n + 2, stats.api_records + stats.kernel_records + stats.memcpy_records +
                                         stats.memset_records + stats.external_correlation_records);
 }
 
@@ -598,20 +429,20 @@ static void test_fault_subscribe_fail(void **state)
     static const int none[] = {0};
     void *sub = NULL;
     (void)state;
-    tracer_start("subscribe-fail", none);
+    tt_start("subscribe-fail", none);
     assert_int_equal(cuptiSubscribe(&sub, on_callback, &g_cb), ERROR_MULTIPLE_SUBSCRIBERS);
 }
 
 static void test_fault_small_buffer_forces_many_buffers(void **state)
 {
     (void)state;
-    tracer_start("small-buffer", k_parity_kinds);
+    tt_start("small-buffer", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
-    flush();
-    assert_true(g_trace.buffers > 10);
-    assert_true(g_trace.max_valid_seen <= 1024);
-    assert_int_equal(count_kind(KIND_RUNTIME), 187);
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL), 17);
+    tt_flush();
+    assert_true(tt.buffers > 10);
+    assert_true(tt.max_valid_seen <= 1024);
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), 187);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL), 17);
 }
 
 static void test_fault_clock_epoch_and_rate(void **state)
@@ -619,19 +450,19 @@ static void test_fault_clock_epoch_and_rate(void **state)
     const uint64_t epoch = 1000000000000000000ull;
     uint64_t ts = 0;
     (void)state;
-    tracer_start("clock-epoch=1000000000000000000,clock-rate=2", k_parity_kinds);
-    uint64_t before = realtime_ns();
+    tt_start("clock-epoch=1000000000000000000,clock-rate=2", tt_parity_kinds);
+    uint64_t before = tt_realtime_ns();
     assert_int_equal(cuptiGetTimestamp(&ts), SUCCESS);
-    uint64_t after = realtime_ns();
+    uint64_t after = tt_realtime_ns();
     assert_true(ts >= (before - epoch) * 2 && ts <= (after - epoch) * 2);
     assert_int_equal(devemu_launch("_Z6kernelv", 1, 1, 5000, 3), 0);
-    flush();
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL), 1);
-    const rec *k = &g_trace.recs[0];
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL), 1);
+    const tt_rec *k = &tt.recs[0];
     while (k->kind != KIND_CONCURRENT_KERNEL)
         k++;
     assert_int_equal(k->end - k->start, 10000); /* 5000 ns at rate 2 */
-    tracer_start("clock-epoch=load", k_parity_kinds);
+    tt_start("clock-epoch=load", tt_parity_kinds);
     assert_int_equal(cuptiGetTimestamp(&ts), SUCCESS);
     assert_true(ts < 3600ull * 1000000000ull); /* a counter that starts at load */
 }
@@ -690,22 +521,22 @@ static void test_sixteen_threads_lose_nothing(void **state)
     pthread_t threads[STRESS_THREADS];
     size_t dropped = 1;
     (void)state;
-    tracer_start("", k_parity_kinds);
+    tt_start("", tt_parity_kinds);
     for (int t = 0; t < STRESS_THREADS; t++)
         assert_int_equal(pthread_create(&threads[t], NULL, stress_thread, (void *)(intptr_t)t), 0);
     for (int t = 0; t < STRESS_THREADS; t++)
         pthread_join(threads[t], NULL);
-    flush();
-    assert_int_equal(count_kind(KIND_RUNTIME), STRESS_THREADS * STRESS_CALLS);
-    assert_int_equal(count_kind(KIND_CONCURRENT_KERNEL), STRESS_THREADS * STRESS_CALLS / 4);
-    assert_int_equal(count_kind(KIND_EXTERNAL_CORRELATION), STRESS_THREADS * STRESS_CALLS / 4);
+    tt_flush();
+    assert_int_equal(tt_count_kind(KIND_RUNTIME), STRESS_THREADS * STRESS_CALLS);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL), STRESS_THREADS * STRESS_CALLS / 4);
+    assert_int_equal(tt_count_kind(KIND_EXTERNAL_CORRELATION), STRESS_THREADS * STRESS_CALLS / 4);
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
     assert_int_equal(dropped, 0);
     /* correlation ids are unique */
     uint32_t *ids = malloc(sizeof *ids * STRESS_THREADS * STRESS_CALLS), n = 0;
-    for (size_t i = 0; i < g_trace.n; i++) {
-        if (g_trace.recs[i].kind == KIND_RUNTIME)
-            ids[n++] = g_trace.recs[i].correlation;
+    for (size_t i = 0; i < tt.n; i++) {
+        if (tt.recs[i].kind == KIND_RUNTIME)
+            ids[n++] = tt.recs[i].correlation;
     }
     qsort(ids, n, sizeof *ids, compare_u32);
     for (uint32_t i = 1; i < n; i++)
@@ -713,20 +544,20 @@ static void test_sixteen_threads_lose_nothing(void **state)
     free(ids);
     /* each external id links to a launch made by the thread that pushed it */
     uint32_t max_id = 0;
-    for (size_t i = 0; i < g_trace.n; i++)
-        max_id = g_trace.recs[i].correlation > max_id ? g_trace.recs[i].correlation : max_id;
+    for (size_t i = 0; i < tt.n; i++)
+        max_id = tt.recs[i].correlation > max_id ? tt.recs[i].correlation : max_id;
     size_t *call_at = calloc((size_t)max_id + 1, sizeof *call_at);
-    for (size_t i = 0; i < g_trace.n; i++) {
-        if (g_trace.recs[i].kind == KIND_RUNTIME)
-            call_at[g_trace.recs[i].correlation] = i + 1;
+    for (size_t i = 0; i < tt.n; i++) {
+        if (tt.recs[i].kind == KIND_RUNTIME)
+            call_at[tt.recs[i].correlation] = i + 1;
     }
     size_t linked = 0;
-    for (size_t i = 0; i < g_trace.n; i++) {
-        const rec *ext = &g_trace.recs[i];
+    for (size_t i = 0; i < tt.n; i++) {
+        const tt_rec *ext = &tt.recs[i];
         if (ext->kind != KIND_EXTERNAL_CORRELATION)
             continue;
         assert_true(call_at[ext->correlation] != 0);
-        const rec *call = &g_trace.recs[call_at[ext->correlation] - 1];
+        const tt_rec *call = &tt.recs[call_at[ext->correlation] - 1];
         uint64_t t = ext->external_id / 1000000u;
         assert_true(t < STRESS_THREADS);
         assert_int_equal(call->thread, g_stress_tids[t]);
@@ -735,6 +566,28 @@ static void test_sixteen_threads_lose_nothing(void **state)
     }
     free(call_at);
     assert_int_equal(linked, STRESS_THREADS * STRESS_CALLS / 4);
+}
+
+/* ---- the missing-symbol variants ---- */
+
+static int has_symbol(const char *lib, const char *name)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    int found = dlsym(h, name) != NULL;
+    dlclose(h);
+    return found;
+}
+
+static void test_variant_libraries_lack_one_symbol(void **state)
+{
+    (void)state;
+    assert_false(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityFlushAll"));
+    assert_true(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
+    assert_true(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityGetNextRecord"));
+    assert_false(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
+    assert_false(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPopExternalCorrelationId"));
+    assert_true(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityFlushAll"));
 }
 
 int main(int argc, char **argv)
@@ -765,12 +618,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fault_clock_epoch_and_rate),
         cmocka_unit_test(test_bad_fault_specs_are_rejected_with_a_message),
         cmocka_unit_test(test_sixteen_threads_lose_nothing),
+        cmocka_unit_test(test_variant_libraries_lack_one_symbol),
     };
     if (argc != 2) {
         fprintf(stderr, "usage: test_emu_cupti PATH/TO/parity.wl\n");
         return 2;
     }
     g_parity_path = argv[1];
+    tt_bind(&(tt_vendor_api){cuptiGetTimestamp, cuptiActivityRegisterCallbacks, cuptiActivityEnable,
+                             cuptiActivityFlushAll, cuptiActivityGetNextRecord, cuptiActivityGetNumDroppedRecords});
     if (devemu_load_workload(g_parity_path, err, sizeof err) < 0 ||
         wl_parse_file(g_parity_path, &g_parity, err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
@@ -779,6 +635,6 @@ int main(int argc, char **argv)
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     devemu_reset();
     wl_free(&g_parity);
-    free(g_trace.recs);
+    free(tt.recs);
     return failed;
 }

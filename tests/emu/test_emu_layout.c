@@ -4,7 +4,8 @@
  * test_emu_layout_skip.c reports a skip). Every {field, offset, width} of the CUPTI
  * table must equal offsetof/sizeof of the member it stands for, every member listed
  * here must be in the table, and the kind, result, domain and callback-id numbers must
- * equal the header's enumerators. */
+ * equal the header's enumerators. The MetaX table's records that vendor-abi.md calls
+ * identical to CUPTI's (or sharing its prefix) are checked against the same headers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,23 @@ static void check_layout(const emu_layout *l, size_t struct_size, const member *
 
 #define CHECK_LAYOUT(layout, T, ms) check_layout(&(layout), sizeof(T), ms, sizeof(ms) / sizeof((ms)[0]))
 
+/* One direction only, for MetaX records that share CUPTI's prefix but not its size:
+ * each table entry is the CUPTI member at its offset and width, below prefix_end. */
+static void check_prefix(const emu_layout *l, const member *ms, size_t n, size_t prefix_end)
+{
+    for (uint32_t i = 0; i < l->nfields; i++) {
+        const emu_field_at *f = &l->fields[i];
+        const member *m = member_for(ms, n, f->field);
+        if (!m)
+            fail_msg("%s: table field %u has no CUPTI member", l->name, (unsigned)f->field);
+        if (f->offset != m->offset || f->width != m->size || f->offset + f->width > prefix_end)
+            fail_msg("%s.%s: table says @%u width %u, CUPTI has @%zu width %zu (prefix ends at %zu)", l->name,
+                     m->name, (unsigned)f->offset, (unsigned)f->width, m->offset, m->size, prefix_end);
+    }
+}
+
+#define CHECK_PREFIX(layout, ms, end) check_prefix(&(layout), ms, sizeof(ms) / sizeof((ms)[0]), end)
+
 static void test_cupti_kernel10_layout(void **state)
 {
     (void)state;
@@ -246,6 +264,30 @@ static void test_cupti_callback_ids_match_the_enumerators(void **state)
     assert_int_equal(cbid[WL_CALL_SYNC_DEVICE], CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
 }
 
+/* MetaX MCPTI: the records vendor-abi.md calls identical to CUPTI's, or sharing its prefix. */
+static void test_mcpti_kernel8_shares_the_cupti_prefix_through_name(void **state)
+{
+    (void)state;
+    assert_int_equal(emu_mcpti_vendor.kernel.size, 200);
+    CHECK_PREFIX(emu_mcpti_vendor.kernel, kernel10, offsetof(CUpti_ActivityKernel10, name) + sizeof(void *));
+}
+
+static void test_mcpti_memcpy5_and_memset4_share_the_cupti_layouts(void **state)
+{
+    (void)state;
+    assert_int_equal(emu_mcpti_vendor.memcpy.size, 88);
+    CHECK_PREFIX(emu_mcpti_vendor.memcpy, memcpy6, 88);
+    CHECK_LAYOUT(emu_mcpti_vendor.memset, CUpti_ActivityMemset4, memset4);
+}
+
+static void test_mcpti_api_external_correlation_and_callback_data_are_cupti_layouts(void **state)
+{
+    (void)state;
+    CHECK_LAYOUT(emu_mcpti_vendor.api, CUpti_ActivityAPI, api);
+    CHECK_LAYOUT(emu_mcpti_vendor.external_correlation, CUpti_ActivityExternalCorrelation, external_correlation);
+    CHECK_LAYOUT(emu_mcpti_vendor.callback_data, CUpti_CallbackData, callback_data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +299,9 @@ int main(void)
         cmocka_unit_test(test_cupti_callback_data_layout),
         cmocka_unit_test(test_cupti_numbers_match_the_enumerators),
         cmocka_unit_test(test_cupti_callback_ids_match_the_enumerators),
+        cmocka_unit_test(test_mcpti_kernel8_shares_the_cupti_prefix_through_name),
+        cmocka_unit_test(test_mcpti_memcpy5_and_memset4_share_the_cupti_layouts),
+        cmocka_unit_test(test_mcpti_api_external_correlation_and_callback_data_are_cupti_layouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
