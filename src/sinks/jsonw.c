@@ -119,10 +119,19 @@ void dt_jsonw_fixed(dt_jsonw *w, double v, int decimals)
 {
     if (!isfinite(v) || fabs(v) > 1e15)
         v = 0;
-    char tmp[64];
+    char tmp[64], out[64];
     int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
-    if (n > 0)
-        dt_jsonw_raw(w, tmp, (size_t)n);
+    /* "%f" writes the traced program's LC_NUMERIC decimal point (',' in de_DE, maybe
+     * several bytes); JSON needs '.': keep the sign and digits, write '.' for the rest. */
+    size_t o = 0;
+    for (int i = 0, radix = 0; i < n && i < (int)sizeof tmp - 1; i++) {
+        char c = tmp[i];
+        if ((c >= '0' && c <= '9') || (i == 0 && c == '-'))
+            out[o++] = c;
+        else if (!radix)
+            out[o++] = '.', radix = 1;
+    }
+    dt_jsonw_raw(w, out, o);
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
