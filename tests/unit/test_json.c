@@ -10,7 +10,9 @@
  * reader in unit_json.h (no Python needed): it parses; top-level keys in the DESIGN
  * order; "rank": 0 written with a space; deviceProperties, kernel, memcpy, memset and
  * runtime args keys in the DESIGN order with exact values; memcpy names per direction;
- * metadata events; hostile names and trace names round-trip. */
+ * metadata events; hostile names and trace names round-trip; numbers keep a '.' when
+ * the traced program set a locale whose decimal point is ','. */
+#include <locale.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -671,6 +673,59 @@ static void test_empty_session_writes_a_valid_trace(void **state)
     devtrace_close(s);
 }
 
+/* Sets LC_NUMERIC to a locale whose decimal point is ',' (de_DE, compiled with
+ * localedef into a temporary directory named by $LOCPATH). 0 when this system cannot. */
+static int use_comma_locale(char *dir, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    char cmd[600];
+    snprintf(dir, len, "%s/devtrace-locale-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return 0;
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", dir);
+    if (system(cmd) != 0)
+        return 0;
+    setenv("LOCPATH", dir, 1);
+    return setlocale(LC_NUMERIC, "de_DE.UTF-8") != NULL && strcmp(localeconv()->decimal_point, ",") == 0;
+}
+
+static void test_numbers_use_a_dot_whatever_the_programs_locale(void **state)
+{
+    (void)state;
+    /* devtrace runs inside the traced program, which may have called setlocale. */
+    char dir[256], cmd[400];
+    int have = use_comma_locale(dir, sizeof dir);
+    dt_jsonw w;
+    char *text = NULL, error[160] = "";
+    void *trace = NULL;
+    if (have) {
+        assert_int_equal(dt_jsonw_init(&w, 16), 0);
+        dt_jsonw_fixed(&w, 2.5, 6);
+        DT_JSONW_LIT(&w, " ");
+        dt_jsonw_fixed(&w, -0.25, 2);
+        text = strdup(written(&w));
+        dt_jsonw_free(&w);
+        if (setup_trace(&trace) == 0) { /* a whole trace, written under the locale */
+            fixture *f = trace;
+            const uj_value *k = args_of(f->root, "kernel", "1");
+            assert_string_equal(uj_get_raw(uj_get(k, "args"), "blocks per SM"), "2.000000");
+            teardown_trace(&trace);
+        } else {
+            snprintf(error, sizeof error, "the trace written under LC_NUMERIC=de_DE is not valid JSON");
+        }
+    }
+    setlocale(LC_NUMERIC, "C");
+    unsetenv("LOCPATH");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        print_message("could not remove %s\n", dir);
+    if (!have)
+        skip(); /* no de_DE locale can be built here */
+    assert_string_equal(error, "");
+    assert_string_equal(text, "2.500000 -0.25");
+    free(text);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_trace, teardown_trace)
@@ -707,6 +762,7 @@ int main(void)
         T(test_hostile_trace_name_is_escaped),
         cmocka_unit_test(test_memcpy_names_per_direction),
         cmocka_unit_test(test_empty_session_writes_a_valid_trace),
+        cmocka_unit_test(test_numbers_use_a_dot_whatever_the_programs_locale),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
