@@ -1,0 +1,346 @@
+/* opencl_pending.c: device events waiting for their OpenCL command to complete, and
+ * the per-thread records that hold them.
+ *
+ * Design. Each enqueue of device work leaves one pending record on the enqueuing
+ * thread's own list: the command's event (a reference the layer owns) and the device
+ * event, complete but for its times. Only that thread touches its list while a session
+ * records, so adding and resolving take no lock and allocate nothing in the steady
+ * state (records come from a per-thread free list, refilled a slab at a time). The
+ * thread resolves its list without ever waiting: at the calls that wait for the device
+ * (clFinish, clWaitForEvents, blocking reads and writes), and whenever its list has
+ * grown past a threshold that doubles with what stays pending (so a thread that never
+ * synchronises still reads its completed commands, at an amortised constant cost).
+ * Resolving asks the command's status (clGetEventInfo); a complete command's
+ * QUEUED/START/END times are read, the device event is emitted and the reference
+ * released; a command that failed is counted, never emitted; a running one stays.
+ *
+ * Stop. A thread records only inside a guard (a per-thread depth counter): it enters,
+ * then checks that the session still records. Stop clears the recording pointer, then
+ * waits until no thread is inside a guard: after that no thread adds or resolves, and
+ * stop owns every list. It flushes the live queues, resolves every thread's records
+ * (threads that have exited included), waiting for running commands up to a deadline,
+ * and counts and releases what is still incomplete then (a command waiting on a user
+ * event the program never sets must not hang the program's exit).
+ *
+ * Thread records are never freed: a thread that exits leaves its record (and its
+ * pending events) for stop, and a new thread adopts it. Part of the OpenCL backend:
+ * compiled inside opencl.c. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opencl_layer.h"
+
+#define DT_CL_SLAB_ENTRIES 128u
+#define DT_CL_POLL_MIN 256u /* pending records per thread before a poll is due */
+
+typedef struct dt_cl_pending {
+    struct dt_cl_pending *next;
+    cl_event event;         /* one reference owned by the layer */
+    uint64_t call_start_ns; /* the enqueue call, host clock */
+    uint64_t call_end_ns;
+    devtrace_event device; /* complete but for its times; device = the device index */
+} dt_cl_pending;
+
+typedef struct dt_cl_slab {
+    struct dt_cl_slab *next;
+    dt_cl_pending entries[DT_CL_SLAB_ENTRIES];
+} dt_cl_slab;
+
+struct dt_cl_thread {
+    struct dt_cl_thread *next; /* in the list of all records; never removed */
+    atomic_int guard_depth;    /* > 0 while inside a recording section */
+    atomic_int owned;          /* a running thread uses this record */
+    dt_cl_pending *pending;    /* owner's while recording; stop's after the drain */
+    size_t npending;
+    size_t poll_at;
+    dt_cl_pending *free_entries;
+    dt_cl_slab *slabs; /* owned */
+};
+
+static dt_cl_thread *_Atomic all_threads;
+static _Thread_local dt_cl_thread *this_thread;
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+
+/* ------------------------------------------------------------------ thread records */
+
+static void on_thread_exit(void *record)
+{
+    dt_cl_thread *t = record;
+    if (this_thread == t)
+        this_thread = NULL;
+    atomic_store(&t->owned, 0);
+}
+
+static void make_thread_key(void)
+{
+    pthread_key_create(&thread_exit_key, on_thread_exit);
+}
+
+static dt_cl_thread *adopt_unowned_record(void)
+{
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next) {
+        int unowned = 0;
+        if (atomic_compare_exchange_strong(&t->owned, &unowned, 1))
+            return t;
+    }
+    return NULL;
+}
+
+static dt_cl_thread *new_record(void)
+{
+    dt_cl_thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    atomic_init(&t->owned, 1);
+    t->poll_at = DT_CL_POLL_MIN;
+    t->next = atomic_load(&all_threads);
+    while (!atomic_compare_exchange_weak(&all_threads, &t->next, t))
+        ;
+    return t;
+}
+
+static dt_cl_thread *thread_attach(void)
+{
+    pthread_once(&thread_key_once, make_thread_key);
+    dt_cl_thread *t = adopt_unowned_record();
+    if (!t)
+        t = new_record();
+    if (!t)
+        return NULL;
+    this_thread = t;
+    pthread_setspecific(thread_exit_key, t);
+    return t;
+}
+
+dt_cl_thread *dt_cl_thread_self(void)
+{
+    dt_cl_thread *t = this_thread;
+    return __builtin_expect(t != NULL, 1) ? t : thread_attach();
+}
+
+void dt_cl_guard_enter(dt_cl_thread *t)
+{
+    /* Sequentially consistent with stop's clearing of the recording pointer: either stop
+     * sees this depth and waits, or this thread sees the cleared pointer. */
+    atomic_fetch_add_explicit(&t->guard_depth, 1, memory_order_seq_cst);
+}
+
+void dt_cl_guard_exit(dt_cl_thread *t)
+{
+    atomic_fetch_sub_explicit(&t->guard_depth, 1, memory_order_release);
+}
+
+static void pause_briefly(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+}
+
+void dt_cl_guards_drain(void)
+{
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next) {
+        if (t == this_thread)
+            continue; /* stop called from inside a wrapped call on this thread */
+        for (unsigned spins = 0; atomic_load_explicit(&t->guard_depth, memory_order_seq_cst) > 0; spins++) {
+            if (spins < 64)
+                sched_yield();
+            else
+                pause_briefly(50000);
+        }
+    }
+}
+
+void dt_cl_threads_forget_after_fork(void)
+{
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next) {
+        atomic_store(&t->guard_depth, 0);
+        if (t != this_thread)
+            atomic_store(&t->owned, 0);
+        /* The parent's events mean nothing here: forget them (not released: the
+         * child's OpenCL state is not the parent's). */
+        t->pending = NULL;
+        t->npending = 0;
+        t->poll_at = DT_CL_POLL_MIN;
+    }
+}
+
+/* ------------------------------------------------------------------ pending records */
+
+static dt_cl_pending *take_free_entry(dt_cl_thread *t)
+{
+    if (!t->free_entries) {
+        dt_cl_slab *slab = malloc(sizeof *slab);
+        if (!slab)
+            return NULL;
+        slab->next = t->slabs;
+        t->slabs = slab;
+        for (size_t i = 0; i < DT_CL_SLAB_ENTRIES; i++) {
+            slab->entries[i].next = t->free_entries;
+            t->free_entries = &slab->entries[i];
+        }
+    }
+    dt_cl_pending *p = t->free_entries;
+    t->free_entries = p->next;
+    return p;
+}
+
+static void give_back_entry(dt_cl_thread *t, dt_cl_pending *p)
+{
+    p->event = NULL;
+    p->next = t->free_entries;
+    t->free_entries = p;
+}
+
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device,
+                      uint64_t call_start_ns, uint64_t call_end_ns)
+{
+    dt_cl_pending *p = take_free_entry(t);
+    if (!p)
+        return -1;
+    if (retain && dt_cl_target.clRetainEvent(event) != CL_SUCCESS) {
+        give_back_entry(t, p);
+        return -1;
+    }
+    p->event = event;
+    p->call_start_ns = call_start_ns;
+    p->call_end_ns = call_end_ns;
+    p->device = *device;
+    p->next = t->pending;
+    t->pending = p;
+    t->npending++;
+    return 0;
+}
+
+int dt_cl_pending_due(const dt_cl_thread *t)
+{
+    return t->npending >= t->poll_at;
+}
+
+static uint64_t device_to_host(cl_ulong device_ns, int64_t offset)
+{
+    return (uint64_t)((int64_t)device_ns + offset);
+}
+
+/* Reads the command's times into the device event, on the host clock. 0; 1 when the
+ * driver gave start == end == 0 (timing not collected); -1 when they cannot be read. */
+static int read_times(dt_cl_pending *p)
+{
+    cl_ulong queued = 0, start = 0, end = 0;
+    cl_int rq = dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
+                                                     &queued, NULL);
+    if (dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+            CL_SUCCESS ||
+        dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
+            CL_SUCCESS)
+        return -1;
+    if (start == 0 && end == 0)
+        return 1;
+    devtrace_event *ev = &p->device;
+    int has_queued = rq == CL_SUCCESS && queued != 0;
+    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued, queued, p->call_start_ns,
+                                               p->call_end_ns);
+    ev->start_ns = device_to_host(start, offset);
+    ev->end_ns = device_to_host(end, offset);
+    if (ev->kind == DEVTRACE_KIND_KERNEL && has_queued) {
+        ev->u.kernel.queued_ns = device_to_host(queued, offset);
+        ev->flags |= DEVTRACE_EVENT_HAS_QUEUED;
+    }
+    return 0;
+}
+
+static void emit_device_event(dt_cl_recording *r, dt_cl_pending *p)
+{
+    int rc = read_times(p);
+    if (rc < 0) {
+        atomic_fetch_add(&r->unreadable_times, 1);
+        DT_COUNT(r->session, dropped_vendor, 1);
+        return;
+    }
+    if (rc > 0) {
+        DT_COUNT(r->session, zero_timestamp, 1);
+        return;
+    }
+    dt_emit(r->session, &p->device); /* a full store counts its own drops */
+}
+
+/* 1 when the record is finished with (emitted or counted; reference released), 0 when
+ * its command still runs. Never waits. */
+static int resolve_if_complete(dt_cl_recording *r, dt_cl_pending *p)
+{
+    cl_int status = CL_COMPLETE;
+    cl_int rc = dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                            NULL);
+    if (rc == CL_SUCCESS && status > CL_COMPLETE)
+        return 0;
+    if (rc != CL_SUCCESS) {
+        atomic_fetch_add(&r->unreadable_times, 1);
+        DT_COUNT(r->session, dropped_vendor, 1);
+    } else if (status < 0) {
+        atomic_fetch_add(&r->failed_commands, 1);
+        DT_COUNT(r->session, dropped_vendor, 1);
+    } else {
+        emit_device_event(r, p);
+    }
+    dt_cl_target.clReleaseEvent(p->event);
+    return 1;
+}
+
+static size_t poll_thread(dt_cl_thread *t, dt_cl_recording *r)
+{
+    dt_cl_pending **link = &t->pending;
+    while (*link) {
+        dt_cl_pending *p = *link;
+        if (resolve_if_complete(r, p)) {
+            *link = p->next;
+            give_back_entry(t, p);
+            t->npending--;
+        } else {
+            link = &p->next;
+        }
+    }
+    t->poll_at = t->npending * 2 > DT_CL_POLL_MIN ? t->npending * 2 : DT_CL_POLL_MIN;
+    return t->npending;
+}
+
+void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r)
+{
+    if (t->pending)
+        poll_thread(t, r);
+}
+
+static void abandon_incomplete(dt_cl_thread *t, dt_cl_recording *r)
+{
+    while (t->pending) {
+        dt_cl_pending *p = t->pending;
+        t->pending = p->next;
+        atomic_fetch_add(&r->incomplete_at_stop, 1);
+        DT_COUNT(r->session, dropped_vendor, 1);
+        dt_cl_target.clReleaseEvent(p->event); /* the command itself runs on */
+        give_back_entry(t, p);
+    }
+    t->npending = 0;
+}
+
+void dt_cl_pending_resolve_all(dt_cl_recording *r, uint64_t timeout_ns)
+{
+    uint64_t deadline = dt_monotonic_ns() + timeout_ns;
+    long pause_ns = 20000;
+    for (;;) {
+        size_t left = 0;
+        for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
+            if (t->pending)
+                left += poll_thread(t, r);
+        if (!left)
+            return;
+        if (dt_monotonic_ns() >= deadline)
+            break;
+        pause_briefly(pause_ns);
+        if (pause_ns < 2000000)
+            pause_ns *= 2;
+    }
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
+        abandon_incomplete(t, r);
+}
