@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""check_parity.py: asserts DESIGN.md's parity assertions on a devtrace Chrome trace of a
+workload file, with every expected value read from the workload itself. Vendor-neutral:
+--vendor maps the workload's generic runtime calls to the vendor's real names.
+
+    check_parity.py TRACE.json WORKLOAD.wl [--runtime-category cuda_runtime] [--vendor cupti]
+                    [--no-cbid] [--require-occupancy]
+
+The assertions (DESIGN.md, "Parity"):
+ 1. categories: kernel, gpu_memcpy, gpu_memset, the runtime category, ac2g flows,
+    process and thread metadata;
+ 2. counts: exactly the workload's kernels, memcpys, memsets and runtime calls;
+ 3. flows paired: the set of "s" ids equals the set of "f" ids, one pair per device event;
+ 4. arg keys: kernels carry the 13 kernel keys (occupancy keys when the device has
+    properties), memcpy/memset the 7 keys, runtime External id (when linked), cbid, correlation;
+ 5. device-time attribution: per op id (0 included, nested ops to the innermost) the sum of
+    device time matches the workload's dur_ns within max(1 us, 1%);
+ 6. kernel names demangled (none starts with _Z, some contain ::); runtime names are the
+    vendor's real names, never a fallback, in the workload's order with the right External id;
+ 7. capture window: every device and runtime event inside devtrace.window, and device work
+    starting at or after its launch call's start.
+Standard library only. Exit status 0 when every assertion holds, 1 otherwise, 2 on bad input.
+"""
+import argparse
+import collections
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+# The generic runtime calls (DESIGN.md, "Generic runtime calls") in each vendor's names.
+_CUDA = {
+    "get_device": "cudaGetDevice", "get_device_count": "cudaGetDeviceCount",
+    "get_device_properties": "cudaGetDeviceProperties", "set_device": "cudaSetDevice",
+    "malloc": "cudaMalloc", "free": "cudaFree", "event_record": "cudaEventRecord",
+    "launch": "cudaLaunchKernel", "memcpy": "cudaMemcpy", "memset": "cudaMemsetAsync",
+    "sync_stream": "cudaStreamSynchronize", "sync_device": "cudaDeviceSynchronize",
+}
+VENDOR_NAMES = {
+    "cupti": _CUDA, "ppu": _CUDA, "iluvatar": _CUDA,
+    "mcpti": {
+        "get_device": "mcGetDevice", "get_device_count": "mcGetDeviceCount",
+        "get_device_properties": "mcGetDeviceProperties", "set_device": "mcSetDevice",
+        "malloc": "mcMalloc", "free": "mcFree", "event_record": "mcEventRecord",
+        "launch": "mcLaunchKernel", "memcpy": "mcMemcpy", "memset": "mcMemsetAsync",
+        "sync_stream": "mcStreamSynchronize", "sync_device": "mcDeviceSynchronize",
+    },
+    "roctracer": {
+        "get_device": "hipGetDevice", "get_device_count": "hipGetDeviceCount",
+        "get_device_properties": "hipGetDeviceProperties", "set_device": "hipSetDevice",
+        "malloc": "hipMalloc", "free": "hipFree", "event_record": "hipEventRecord",
+        "launch": "hipLaunchKernel", "memcpy": "hipMemcpy", "memset": "hipMemsetAsync",
+        "sync_stream": "hipStreamSynchronize", "sync_device": "hipDeviceSynchronize",
+    },
+    "opencl": {
+        "get_device": "clGetDeviceInfo", "get_device_count": "clGetDeviceIDs",
+        "get_device_properties": "clGetDeviceInfo", "set_device": "clGetContextInfo",
+        "malloc": "clCreateBuffer", "free": "clReleaseMemObject",
+        "event_record": "clEnqueueMarkerWithWaitList", "launch": "clEnqueueNDRangeKernel",
+        "memcpy": None, "memset": "clEnqueueFillBuffer", "sync_stream": "clFinish", "sync_device": "clFinish",
+    },
+}
+FALLBACK_NAME = re.compile(r"(#\d+$)|(^[a-z]+Runtime$)|(^$)|(^unknown)", re.I)
+
+KERNEL_KEYS = {"External id", "queued", "device", "context", "stream", "correlation", "registers per thread",
+               "shared memory", "blocks per SM", "warps per SM", "grid", "block", "est. achieved occupancy %"}
+OCCUPANCY_KEYS = {"blocks per SM", "warps per SM", "est. achieved occupancy %"}
+MEM_KEYS = {"External id", "device", "context", "stream", "correlation", "bytes", "memory bandwidth (GB/s)"}
+RUNTIME_KEYS = {"External id", "cbid", "correlation"}
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+class WorkloadError(Exception):
+    pass
+
+
+class Workload:
+    """What a tracer must report for one run of a .wl file (grammar in parity.wl)."""
+
+    def __init__(self, path):
+        self.kernels = self.memcpys = self.memsets = self.runtime = 0
+        self.op_ns = collections.OrderedDict()   # op id -> expected device ns
+        self.op_events = collections.Counter()   # op id -> device statements
+        self.unattributed_ns = 0
+        self.calls = []                          # runtime calls in order: (generic, innermost op id or None)
+        self.devices = set()
+        stack = []
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                words = text.split()
+                stmt, kv = words[0], {}
+                for w in words[1:]:
+                    if "=" in w:
+                        k, v = w.split("=", 1)
+                        kv[k] = v
+                    else:
+                        kv[w] = None
+                top = stack[-1] if stack else None
+                if stmt == "device":
+                    self.devices.add(int(kv["id"]))
+                elif stmt == "op":
+                    if "push" in kv:
+                        op_id = int(kv["id"])
+                        stack.append(op_id)
+                        self.op_ns.setdefault(op_id, 0)
+                    elif "pop" in kv:
+                        if not stack:
+                            raise WorkloadError("%s:%d: op pop without push" % (path, lineno))
+                        stack.pop()
+                elif stmt == "api":
+                    self.runtime += 1
+                    self.calls.append((kv["call"], top))
+                elif stmt in ("launch", "memcpy", "memset"):
+                    self.runtime += 1
+                    self.calls.append(({"launch": "launch", "memcpy": "memcpy", "memset": "memset"}[stmt], top))
+                    if stmt == "launch":
+                        self.kernels += 1
+                    elif stmt == "memcpy":
+                        self.memcpys += 1
+                    else:
+                        self.memsets += 1
+                    dur = int(kv["dur_ns"])
+                    if top is None:
+                        self.unattributed_ns += dur
+                    else:
+                        self.op_ns[top] += dur
+                        self.op_events[top] += 1
+                elif stmt == "sync":
+                    self.runtime += 1
+                    self.calls.append(("sync_device" if kv.get("what") == "device" else "sync_stream", top))
+                else:
+                    raise WorkloadError("%s:%d: unknown statement %s" % (path, lineno, stmt))
+
+
+class Checker:
+    def __init__(self):
+        self.failed = []
+        self.passed = 0
+
+    def check(self, ok, what):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed.append(what)
+        return ok
+
+
+def ns(us):
+    return int(round(float(us) * 1000.0))
+
+
+def cannot_demangle(names):
+    """The names c++filt leaves unchanged (invalid manglings), when c++filt exists."""
+    tool = shutil.which("c++filt")
+    if not tool or not names:
+        return None
+    out = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True).stdout.split("\n")
+    return [n for n, d in zip(names, out) if n == d]
+
+
+def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occupancy=False):
+    c = Checker()
+    events = trace.get("traceEvents", [])
+    meta = trace.get("devtrace", {})
+    base = int(trace.get("baseTimeNanoseconds", 0))
+    xs = [e for e in events if e.get("ph") == "X"]
+    by_cat = collections.defaultdict(list)
+    for e in xs:
+        by_cat[e.get("cat")].append(e)
+    device = [e for e in xs if e.get("cat") in DEVICE_CATS]
+    runtime = by_cat.get(runtime_cat, [])
+
+    # 1. categories
+    for cat in DEVICE_CATS + (runtime_cat,):
+        want = {"kernel": wl.kernels, "gpu_memcpy": wl.memcpys, "gpu_memset": wl.memsets}.get(cat, wl.runtime)
+        c.check(not want or by_cat.get(cat), "1. category %s missing" % cat)
+    flows = [e for e in events if e.get("ph") in ("s", "f")]
+    c.check(all(e.get("cat") == "ac2g" for e in flows) and flows, "1. ac2g flow events missing or miscategorised")
+    metas = collections.Counter(e.get("name") for e in events if e.get("ph") == "M")
+    c.check(metas.get("process_name", 0) > 0, "1. no process_name metadata")
+    c.check(metas.get("thread_name", 0) > 0, "1. no thread_name metadata")
+
+    # 2. counts
+    got = {"kernel": len(by_cat.get("kernel", [])), "memcpy": len(by_cat.get("gpu_memcpy", [])),
+           "memset": len(by_cat.get("gpu_memset", [])), "runtime": len(runtime)}
+    want = {"kernel": wl.kernels, "memcpy": wl.memcpys, "memset": wl.memsets, "runtime": wl.runtime}
+    for k in want:
+        c.check(got[k] == want[k], "2. %s=%d, the workload has %d" % (k, got[k], want[k]))
+    counts = meta.get("counts", {})
+    for k in want:
+        c.check(counts.get(k) == got[k], "2. devtrace.counts.%s=%s but the trace has %d" % (k, counts.get(k), got[k]))
+
+    # 3. flows paired, one pair per device event
+    s_ids = collections.Counter(e.get("id") for e in flows if e.get("ph") == "s")
+    f_ids = collections.Counter(e.get("id") for e in flows if e.get("ph") == "f")
+    c.check(set(s_ids) == set(f_ids), "3. flow ids unpaired: %d s-only, %d f-only"
+            % (len(set(s_ids) - set(f_ids)), len(set(f_ids) - set(s_ids))))
+    c.check(all(n == 1 for n in s_ids.values()) and all(n == 1 for n in f_ids.values()), "3. a flow id repeats")
+    c.check(len(f_ids) == len(device), "3. %d flow pairs for %d device events" % (len(f_ids), len(device)))
+    c.check(all(e.get("bp") == "e" for e in flows if e.get("ph") == "f"), "3. an f flow lacks bp=e")
+    dev_corr = collections.Counter(e.get("args", {}).get("correlation") for e in device)
+    c.check(set(f_ids) == set(dev_corr), "3. flow ids are not the device events' correlation ids")
+
+    # 4. arg keys
+    props = {int(p.get("id", -1)) for p in trace.get("deviceProperties", [])}
+    bad = collections.Counter()
+    for e in by_cat.get("kernel", []):
+        keys = set(e.get("args", {}))
+        need = set(KERNEL_KEYS) - {"External id"}
+        if e.get("pid") not in props and not require_occupancy:
+            need -= OCCUPANCY_KEYS
+            keys -= OCCUPANCY_KEYS
+        if not (need <= keys <= KERNEL_KEYS):
+            bad["kernel %s" % sorted(keys ^ KERNEL_KEYS)] += 1
+    for e in by_cat.get("gpu_memcpy", []) + by_cat.get("gpu_memset", []):
+        keys = set(e.get("args", {}))
+        if not (MEM_KEYS - {"External id"} <= keys <= MEM_KEYS):
+            bad["%s %s" % (e.get("cat"), sorted(keys ^ MEM_KEYS))] += 1
+    for e in runtime:
+        keys = set(e.get("args", {}))
+        need = {"correlation"} | ({"cbid"} if require_cbid else set())
+        if not (need <= keys <= RUNTIME_KEYS):
+            bad["runtime %s" % sorted(keys ^ RUNTIME_KEYS)] += 1
+    for what, n in bad.items():
+        c.check(False, "4. %d event(s) with wrong arg keys: %s (difference from the full set)" % (n, what))
+    if require_occupancy or props:
+        c.check(all(e.get("pid") in props for e in device if e.get("cat") == "kernel"),
+                "4. a kernel's device has no deviceProperties (no occupancy keys)")
+
+    # 5. device-time attribution, per op id (0 included), nested ops to the innermost
+    got_ns = collections.Counter()
+    unattributed = 0
+    for e in device:
+        args = e.get("args", {})
+        if "External id" in args:
+            got_ns[int(args["External id"])] += ns(e["dur"])
+        else:
+            unattributed += ns(e["dur"])
+    for op_id, want_ns in wl.op_ns.items():
+        tol = max(1000, want_ns // 100)
+        c.check(abs(got_ns.get(op_id, 0) - want_ns) <= tol,
+                "5. op %d: device time %d ns, the workload says %d ns (tolerance %d)"
+                % (op_id, got_ns.get(op_id, 0), want_ns, tol))
+    stray = set(got_ns) - set(wl.op_ns)
+    c.check(not stray, "5. device events attributed to ids the workload never pushed: %s" % sorted(stray))
+    c.check(abs(unattributed - wl.unattributed_ns) <= max(1000, wl.unattributed_ns // 100),
+            "5. unattributed device time %d ns, the workload has %d ns" % (unattributed, wl.unattributed_ns))
+
+    # 6. names
+    knames = sorted({e.get("name", "") for e in by_cat.get("kernel", [])})
+    mangled = [n for n in knames if n.startswith("_Z")]
+    hint = ""
+    if mangled:
+        invalid = cannot_demangle(mangled)
+        if invalid:
+            hint = "; c++filt cannot demangle %d of them either (not valid Itanium manglings: fix the workload)" \
+                   % len(invalid)
+    c.check(not mangled, "6. %d kernel name(s) still mangled, e.g. %s%s" % (len(mangled), mangled[:1], hint))
+    c.check(not knames or any("::" in n for n in knames), "6. no kernel name contains '::'")
+    rnames = [e.get("name", "") for e in runtime]
+    fallbacks = sorted({n for n in rnames if FALLBACK_NAME.search(n)})
+    c.check(not fallbacks, "6. fallback runtime names: %s" % fallbacks)
+    table = VENDOR_NAMES.get(vendor)
+    if table:
+        got_names = collections.Counter(rnames)
+        want_names = collections.Counter(table[g] for g, _ in wl.calls if table.get(g))
+        if all(table.get(g) for g, _ in wl.calls):
+            diff = dict((got_names - want_names) + (want_names - got_names))
+            c.check(not diff, "6. runtime names differ from the workload's calls in %s names (count "
+                              "differences): %s" % (vendor, diff))
+        else:  # some calls have no single vendor name: the named ones must all be there
+            c.check(not (want_names - got_names), "6. runtime names missing: %s" % dict(want_names - got_names))
+        tids = {(e.get("pid"), e.get("tid")) for e in runtime}
+        if len(tids) == 1 and len(runtime) == len(wl.calls):
+            seq = sorted(runtime, key=lambda e: float(e["ts"]))
+            mism = 0
+            for e, (generic, op) in zip(seq, wl.calls):
+                ext = e.get("args", {}).get("External id")
+                if (table.get(generic) and e.get("name") != table[generic]) or ext != op:
+                    mism += 1
+            c.check(mism == 0, "6. %d runtime event(s) out of the workload's order or with the wrong External id"
+                    % mism)
+
+    # 7. capture window; device work at or after its launch call
+    window = meta.get("window")
+    if c.check(isinstance(window, list) and len(window) == 2, "7. devtrace.window missing"):
+        lo, hi = int(window[0]), int(window[1])
+        outside = 0
+        for e in device + runtime:
+            start = base + ns(e["ts"])
+            end = start + ns(e["dur"])
+            if start < lo - 1 or end > hi + 1:
+                outside += 1
+        c.check(outside == 0, "7. %d event(s) outside the capture window" % outside)
+    launch_start = {}
+    for e in runtime:
+        launch_start[e.get("args", {}).get("correlation")] = ns(e["ts"])
+    early = 0
+    for e in device:
+        t = launch_start.get(e.get("args", {}).get("correlation"))
+        if t is not None and ns(e["ts"]) < t:
+            early += 1
+    c.check(early == 0, "7. %d device event(s) start before their launch call" % early)
+    return c
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("workload")
+    ap.add_argument("--runtime-category", default="cuda_runtime")
+    ap.add_argument("--vendor", default="cupti", help="names table: %s" % ", ".join(sorted(VENDOR_NAMES)))
+    ap.add_argument("--no-cbid", action="store_true", help="runtime events carry no cbid (e.g. MSPTI)")
+    ap.add_argument("--require-occupancy", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        with open(args.trace, encoding="utf-8") as f:
+            trace = json.load(f)
+        wl = Workload(args.workload)
+    except (OSError, ValueError, WorkloadError, KeyError) as e:
+        print("check_parity: %s" % e, file=sys.stderr)
+        return 2
+    c = check_trace(trace, wl, args.runtime_category, args.vendor, not args.no_cbid, args.require_occupancy)
+    for what in c.failed:
+        print("FAIL %s" % what)
+    print("parity: %d assertion(s) hold, %d fail (kernel=%d memcpy=%d memset=%d runtime=%d expected)"
+          % (c.passed, len(c.failed), wl.kernels, wl.memcpys, wl.memsets, wl.runtime))
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
