@@ -837,9 +837,9 @@ static void emit_kernel_record(const call_ctx *c)
     if (!kernel_kind())
         return;
     kernel_values(c, &c->st->u.launch, v);
-    if (take_one(&g_pending_drop))
+    if (take_one(&g_pending_drop)) {
         count_drop();
-    else {
+    } else {
         write_and_append(&g_vendor->kernel, v);
         count(&g_stats.kernel_records);
     }
@@ -961,13 +961,16 @@ static void run_device_work(call_ctx *c)
         return;
     switch (st->kind) {
     case WL_STMT_LAUNCH:
-        dur_ns = st->u.launch.dur_ns, stream = st->u.launch.stream;
+        dur_ns = st->u.launch.dur_ns;
+        stream = st->u.launch.stream;
         break;
     case WL_STMT_MEMCPY:
-        dur_ns = st->u.memcpy.dur_ns, stream = st->u.memcpy.stream;
+        dur_ns = st->u.memcpy.dur_ns;
+        stream = st->u.memcpy.stream;
         break;
     case WL_STMT_MEMSET:
-        dur_ns = st->u.memset.dur_ns, stream = st->u.memset.stream;
+        dur_ns = st->u.memset.dur_ns;
+        stream = st->u.memset.stream;
         break;
     case WL_STMT_SYNC:
         wait_until(timeline_last_end(st->u.sync.device_wide, st->u.sync.stream));

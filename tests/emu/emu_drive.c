@@ -129,37 +129,48 @@ static const wl_device *find_device(int device)
     return NULL;
 }
 
-static int clamp_int(uint32_t v) { return v > INT_MAX ? INT_MAX : (int)v; }
-
+/* The value of a CUDA device attribute for d; -1 for an attribute not emulated. */
 static int attribute_value(const wl_device *d, int attr, int *value)
 {
+    uint32_t v;
     switch (attr) {
     case CUDA_ATTR_MAX_THREADS_PER_BLOCK:
-        return *value = clamp_int(d->max_threads_per_block), 0;
+        v = d->max_threads_per_block;
+        break;
     case CUDA_ATTR_MAX_SHARED_MEMORY_PER_BLOCK:
-        return *value = clamp_int(d->smem_per_sm < EMU_SHARED_MEMORY_PER_BLOCK ? d->smem_per_sm
-                                                                              : EMU_SHARED_MEMORY_PER_BLOCK), 0;
+        v = d->smem_per_sm < EMU_SHARED_MEMORY_PER_BLOCK ? d->smem_per_sm : EMU_SHARED_MEMORY_PER_BLOCK;
+        break;
     case CUDA_ATTR_WARP_SIZE:
-        return *value = clamp_int(d->warp), 0;
+        v = d->warp;
+        break;
     case CUDA_ATTR_MAX_REGISTERS_PER_BLOCK:
     case CUDA_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR:
-        return *value = clamp_int(d->regs_per_sm), 0;
+        v = d->regs_per_sm;
+        break;
     case CUDA_ATTR_MULTIPROCESSOR_COUNT:
-        return *value = clamp_int(d->sms), 0;
+        v = d->sms;
+        break;
     case CUDA_ATTR_MAX_THREADS_PER_MULTIPROCESSOR:
-        return *value = clamp_int(d->max_threads_per_sm), 0;
+        v = d->max_threads_per_sm;
+        break;
     case CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR:
-        return *value = EMU_COMPUTE_MAJOR, 0;
+        v = EMU_COMPUTE_MAJOR;
+        break;
     case CUDA_ATTR_COMPUTE_CAPABILITY_MINOR:
-        return *value = EMU_COMPUTE_MINOR, 0;
+        v = EMU_COMPUTE_MINOR;
+        break;
     case CUDA_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
     case CUDA_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-        return *value = clamp_int(d->smem_per_sm), 0;
+        v = d->smem_per_sm;
+        break;
     case CUDA_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR:
-        return *value = clamp_int(d->max_blocks_per_sm), 0;
+        v = d->max_blocks_per_sm;
+        break;
     default:
         return -1;
     }
+    *value = v > INT_MAX ? INT_MAX : (int)v;
+    return 0;
 }
 
 int emu_device_attribute(int *value, int attr, int device)
@@ -229,7 +240,8 @@ EMU_EXPORT int devemu_load_workload(const char *path, char *err, size_t errlen)
     wl_workload *w = calloc(1, sizeof *w);
     if (!w || !path) {
         free(w);
-        snprintf(err, errlen, "devemu: %s", path ? "out of memory" : "no workload path");
+        if (err && errlen)
+            snprintf(err, errlen, "devemu: %s", path ? "out of memory" : "no workload path");
         return -1;
     }
     if (wl_parse_file(path, w, err, errlen) < 0) {
@@ -244,7 +256,8 @@ EMU_EXPORT int devemu_load_workload(const char *path, char *err, size_t errlen)
             pthread_mutex_unlock(&g_workloads.lock);
             wl_free(w);
             free(w);
-            snprintf(err, errlen, "devemu: out of memory");
+            if (err && errlen)
+                snprintf(err, errlen, "devemu: out of memory");
             return -1;
         }
         g_workloads.all = p;

@@ -176,10 +176,13 @@ static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, 
         rc = parse_rate(it, f);
     else if (item_is(it, "small-buffer"))
         rc = parse_small_buffer(it, v, f);
-    else if (bit == EMU_FAULT_SUBSCRIBE_FAIL)
-        rc = 0, f->subscribe_fail = 1;
-    else
-        rc = 0, f->stale_iterator = 1;
+    else {
+        rc = 0;
+        if (bit == EMU_FAULT_SUBSCRIBE_FAIL)
+            f->subscribe_fail = 1;
+        else
+            f->stale_iterator = 1;
+    }
     if (rc < 0)
         return fault_error(err, errlen, "bad value '%.*s' for fault '%.*s'", (int)(it->value_len < 40 ? it->value_len : 40),
                            it->value ? it->value : "", n, it->name);
