@@ -4,7 +4,6 @@
  * kinds, subscribes, runs the parity workload or single calls through devemu_*, flushes
  * and reads the records with the CUPTI offsets of vendor-abi.md written out in
  * test_tracer.c (not the emulator's own tables). Usage: test_emu_cupti PATH/TO/parity.wl */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -570,24 +569,15 @@ static void test_sixteen_threads_lose_nothing(void **state)
 
 /* ---- the missing-symbol variants ---- */
 
-static int has_symbol(const char *lib, const char *name)
-{
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(h);
-    int found = dlsym(h, name) != NULL;
-    dlclose(h);
-    return found;
-}
-
 static void test_variant_libraries_lack_one_symbol(void **state)
 {
     (void)state;
-    assert_false(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityFlushAll"));
-    assert_true(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
-    assert_true(has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityGetNextRecord"));
-    assert_false(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
-    assert_false(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPopExternalCorrelationId"));
-    assert_true(has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityFlushAll"));
+    assert_false(tt_has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityFlushAll"));
+    assert_true(tt_has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
+    assert_true(tt_has_symbol(DEVEMU_CUPTI_NOFLUSH_LIB, "cuptiActivityGetNextRecord"));
+    assert_false(tt_has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPushExternalCorrelationId"));
+    assert_false(tt_has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityPopExternalCorrelationId"));
+    assert_true(tt_has_symbol(DEVEMU_CUPTI_NOPUSH_LIB, "cuptiActivityFlushAll"));
 }
 
 int main(int argc, char **argv)

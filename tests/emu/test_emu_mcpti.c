@@ -5,7 +5,6 @@
  * mcptiActivityGetApiName (and its abort inside the completion callback), the MACA 3.8
  * quirks as faults, and the symbol sets of the variant libraries.
  * Usage: test_emu_mcpti PATH/TO/parity.wl */
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -267,25 +266,16 @@ static void test_callbacks_carry_metax_ids_and_names(void **state)
     assert_int_equal(mcptiUnsubscribe(sub), SUCCESS);
 }
 
-static int has_symbol(const char *lib, const char *name)
-{
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(h);
-    int found = dlsym(h, name) != NULL;
-    dlclose(h);
-    return found;
-}
-
 static void test_variant_libraries_lack_one_spelling(void **state)
 {
     (void)state;
-    assert_true(has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "cuptiActivityEnable"));
-    assert_false(has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "mcptiActivityEnable"));
-    assert_false(has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "mcptiActivityGetApiName"));
-    assert_true(has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "mcptiActivityEnable"));
-    assert_true(has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "mcptiActivityGetApiName"));
-    assert_false(has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "cuptiActivityEnable"));
-    assert_false(has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "cuptiGetTimestamp"));
+    assert_true(tt_has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "cuptiActivityEnable"));
+    assert_false(tt_has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "mcptiActivityEnable"));
+    assert_false(tt_has_symbol(DEVEMU_MCPTI_ONLY_CUPTI_LIB, "mcptiActivityGetApiName"));
+    assert_true(tt_has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "mcptiActivityEnable"));
+    assert_true(tt_has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "mcptiActivityGetApiName"));
+    assert_false(tt_has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "cuptiActivityEnable"));
+    assert_false(tt_has_symbol(DEVEMU_MCPTI_ONLY_MCPTI_LIB, "cuptiGetTimestamp"));
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* test_tracer.c: the minimal tracer of the emulator tests (see test_tracer.h). */
 #include "test_tracer.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -172,4 +173,13 @@ uint64_t tt_realtime_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int tt_has_symbol(const char *path, const char *name)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    int found = dlsym(lib, name) != NULL;
+    dlclose(lib);
+    return found;
 }

@@ -60,6 +60,8 @@ size_t tt_count_zero_time_kernels(void);
 const tt_rec *tt_find(uint32_t kind, uint32_t correlation);
 int tt_is_device_kind(uint32_t kind);
 uint64_t tt_realtime_ns(void);
+/* Whether the library at path exports name (loaded RTLD_LOCAL, then closed). */
+int tt_has_symbol(const char *path, const char *name);
 uint32_t tt_u32_at(const uint8_t *record, size_t offset);
 uint64_t tt_u64_at(const uint8_t *record, size_t offset);
 
