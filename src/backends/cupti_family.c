@@ -63,6 +63,7 @@ typedef struct cf_api {
     int (*get_timestamp)(uint64_t *timestamp);
     int (*subscribe)(void **subscriber, cf_callback_fn callback, void *userdata);
     int (*unsubscribe)(void *subscriber);
+    char names[DT_CF_FN_COUNT][64]; /* the spelling each function was found under */
 } cf_api;
 
 static const size_t cf_api_offsets[DT_CF_FN_COUNT] = {
@@ -161,6 +162,12 @@ static void cf_result_text(const dt_cf_descriptor *d, int rc, char *buf, size_t 
 static const char *cf_prefix(const dt_cf_descriptor *d)
 {
     return d->symbol_prefixes[0] ? d->symbol_prefixes[0] : "";
+}
+
+/* The name a bound function was found under ("cuptiActivityEnable"). */
+static const char *fn_name(const cf_api *api, dt_cf_fn fn)
+{
+    return api->names[fn][0] ? api->names[fn] : cf_fn_suffix[fn];
 }
 
 /* ---- finding the library ---- */
@@ -325,14 +332,14 @@ static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path,
     for (int fn = 0; fn < DT_CF_FN_COUNT; fn++) {
         void *sym = NULL;
         for (int p = 0; p < nprefix && !sym; p++) {
-            char name[128];
-            snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
-            sym = dlsym(handle, name);
+            snprintf(api->names[fn], sizeof api->names[fn], "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
+            sym = dlsym(handle, api->names[fn]);
         }
         if (sym) {
             memcpy((char *)api + cf_api_offsets[fn], &sym, sizeof sym);
             continue;
         }
+        api->names[fn][0] = '\0';
         if (!(required & (1u << fn)))
             continue;
         text_add(&missing, "%s%s%s", missing.used ? ", " : "", cf_prefix(d), cf_fn_suffix[fn]);
@@ -382,9 +389,9 @@ static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const c
         if (api->get_version && api->get_version(&version) != d->results.success)
             version = 0;
         result_text(api, d, rc, text, sizeof text);
-        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s%s(%s) returned %s; is the driver "
+        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; is the driver "
                  "installed and a device visible?",
-                 d->vendor_api, path, version, cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], kind_label(d, kind), text);
+                 d->vendor_api, path, version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text);
         return -1;
     }
     api->disable((int)kind);
@@ -689,7 +696,7 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     if (rc != d->results.success) {
         char text[256];
         cf_result_text(d, rc, text, sizeof text);
-        snprintf(why, whylen, "%s%s in %s failed: %s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS], G.path,
+        snprintf(why, whylen, "%s in %s failed: %s", fn_name(&G.api, DT_CF_REGISTER_CALLBACKS), G.path,
                  text);
         G.desc = NULL;
         memset(&G.api, 0, sizeof G.api);
@@ -839,8 +846,8 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
         } else {
             char text[256];
             cf_result_text(d, rc, text, sizeof text);
-            dt_add_note(s, "%s%s refused: %s%s; activity tracing continues without the callback API", cf_prefix(d),
-                        cf_fn_suffix[DT_CF_SUBSCRIBE], text,
+            dt_add_note(s, "%s refused: %s%s; activity tracing continues without the callback API",
+                        fn_name(&G.api, DT_CF_SUBSCRIBE), text,
                         rc == d->results.multiple_subscribers ? " (another tool holds the one subscriber slot)" : "");
         }
     }
@@ -873,7 +880,7 @@ static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int *failures)
         return;
     char text[256];
     cf_result_text(st->desc, rc, text, sizeof text);
-    dt_add_note(st->s, "%s%s(%s) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_ENABLE],
+    dt_add_note(st->s, "%s(%s) failed: %s", fn_name(&G.api, DT_CF_ENABLE),
                 kind_label(st->desc, kind), text);
     (*failures)++;
 }
@@ -901,10 +908,10 @@ int dt_cf_start(dt_session *s, void *state)
         int rc2 = 0;
         if (d->kinds.kernel && cf_enable(st, d->kinds.kernel, &rc2) == 0) {
             if (!(d->quirks & DT_CF_QUIRK_KERNEL_EXCLUSIVE) || rc != d->results.not_compatible)
-                dt_add_note(s, "%s%s(CONCURRENT_KERNEL) failed (%s); KERNEL enabled instead (kernels serialised)",
-                            cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], text);
+                dt_add_note(s, "%s(CONCURRENT_KERNEL) failed (%s); KERNEL enabled instead (kernels serialised)",
+                            fn_name(&G.api, DT_CF_ENABLE), text);
         } else {
-            dt_add_note(s, "%s%s(CONCURRENT_KERNEL) failed: %s", cf_prefix(d), cf_fn_suffix[DT_CF_ENABLE], text);
+            dt_add_note(s, "%s(CONCURRENT_KERNEL) failed: %s", fn_name(&G.api, DT_CF_ENABLE), text);
             failures++;
         }
     } else if (!d->kinds.concurrent_kernel) {
@@ -923,7 +930,7 @@ static void cf_flush(dt_cf_state *st)
     if (rc != st->desc->results.success) {
         char text[256];
         cf_result_text(st->desc, rc, text, sizeof text);
-        dt_add_note(st->s, "%s%s(1) failed: %s", cf_prefix(st->desc), cf_fn_suffix[DT_CF_FLUSH_ALL], text);
+        dt_add_note(st->s, "%s(1) failed: %s", fn_name(&G.api, DT_CF_FLUSH_ALL), text);
     }
 }
 
