@@ -15,6 +15,11 @@
  *                      the program runs on
  *   missing-optional   EMULATOR lacks Push/PopExternalCorrelationId: traces without it
  *   threads            16 threads x 10,000 runtime calls: every event and correlation kept
+ *   old-version        EMULATOR reports CUPTI API 26 (before 12.9: a refusal crashed CUPTI) and
+ *                      the pool has one buffer: never refused, the overflow buffers' records
+ *                      are dropped and counted in dropped_pool_full, exactly
+ * $DT_TEST_BACKEND picks the backend (cupti, ppu, iluvatar: all CUPTI-shaped); the
+ * emulator is given to it as $DEVTRACE_<BACKEND>_LIBRARY.
  * Exit status 0 when every assertion holds; each failure prints one line. */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -32,6 +37,7 @@
 #define CALLS_PER_THREAD 10000
 
 static int failures;
+static const char *backend = "cupti";
 
 #define CHECK(cond, ...)                                                                                     \
     do {                                                                                                     \
@@ -132,12 +138,12 @@ static expected expectations(const char *wl_path, int argc, char **argv, int fir
     return e;
 }
 
-static devtrace_session *open_cupti(void)
+static devtrace_session *open_backend(void)
 {
     devtrace_config cfg;
     devtrace_error err;
     devtrace_config_init(&cfg);
-    cfg.backend = "cupti";
+    cfg.backend = backend;
     devtrace_session *s = devtrace_open(&cfg, &err);
     if (!s) {
         fprintf(stderr, "FAIL: devtrace_open: %s\n", err.message);
@@ -200,8 +206,8 @@ static uint64_t emulator_refusals(void)
 
 static int mode_parity(emulator *emu, const char *wl, const char *trace, const expected *e, int faults)
 {
-    devtrace_session *s = open_cupti();
-    CHECK(strcmp(devtrace_backend_name(s), "cupti") == 0, "backend %s, not cupti: %s", devtrace_backend_name(s),
+    devtrace_session *s = open_backend();
+    CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "backend %s, not cupti: %s", devtrace_backend_name(s),
           devtrace_unavailable_reason(s));
     run_traced(s, emu, wl, trace);
     devemu_stats es;
@@ -253,8 +259,8 @@ static int mode_second_subscriber(emulator *emu, const char *wl, const char *tra
     memcpy(&subscribe, &p, sizeof p);
     void *other = NULL;
     CHECK(subscribe(&other, other_tool_callback, NULL) == 0, "the first subscriber (another tool) was refused");
-    devtrace_session *s = open_cupti();
-    CHECK(strcmp(devtrace_backend_name(s), "cupti") == 0, "a second subscriber made the session unavailable: %s",
+    devtrace_session *s = open_backend();
+    CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "a second subscriber made the session unavailable: %s",
           devtrace_unavailable_reason(s));
     CHECK(has_note(s, "cuptiSubscribe refused: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)"),
           "no note about the refused subscription");
@@ -267,7 +273,7 @@ static int mode_second_subscriber(emulator *emu, const char *wl, const char *tra
 
 static int mode_missing_required(emulator *emu, const char *wl)
 {
-    devtrace_session *s = open_cupti();
+    devtrace_session *s = open_backend();
     const char *why = devtrace_unavailable_reason(s);
     printf("unavailable: %s\n", why);
     CHECK(strcmp(devtrace_backend_name(s), "none") == 0, "backend %s, expected none", devtrace_backend_name(s));
@@ -285,13 +291,39 @@ static int mode_missing_required(emulator *emu, const char *wl)
 
 static int mode_missing_optional(emulator *emu, const char *wl, const char *trace, const expected *e)
 {
-    devtrace_session *s = open_cupti();
-    CHECK(strcmp(devtrace_backend_name(s), "cupti") == 0, "a missing optional symbol made it unavailable: %s",
+    devtrace_session *s = open_backend();
+    CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "a missing optional symbol made it unavailable: %s",
           devtrace_unavailable_reason(s));
     CHECK(has_note(s, "external correlation unavailable"), "no note about the missing PushExternalCorrelationId");
     run_traced(s, emu, wl, trace);
     print_notes(s);
     check_counts(s, e);
+    devtrace_close(s);
+    return 0;
+}
+
+static int mode_old_version(emulator *emu, const char *wl, const char *trace, const expected *e)
+{
+    devtrace_session *s = open_backend();
+    CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "backend %s: %s", devtrace_backend_name(s),
+          devtrace_unavailable_reason(s));
+    CHECK(has_note(s, "API version 26;"), "the library's version (26) is not in the notes");
+    run_traced(s, emu, wl, trace);
+    devemu_stats es;
+    emu->get_stats(&es);
+    const devtrace_stats *st = devtrace_stats_get(s);
+    print_notes(s);
+    print_losses(st, &es);
+    uint64_t events = st->events[DEVTRACE_KIND_KERNEL] + st->events[DEVTRACE_KIND_MEMCPY] +
+                      st->events[DEVTRACE_KIND_MEMSET] + st->events[DEVTRACE_KIND_RUNTIME];
+    uint64_t want = e->kernel + e->memcpy + e->memset + e->runtime;
+    CHECK(st->refused_buffers == 0 && es.buffers_refused == 0, "a buffer was refused to CUPTI API 26 (%" PRIu64
+          " refused by us, %" PRIu64 " seen by the emulator)", st->refused_buffers, es.buffers_refused);
+    CHECK(st->dropped_vendor == 0, "dropped_vendor=%" PRIu64, st->dropped_vendor);
+    CHECK(st->dropped_pool_full > 0, "the one-buffer pool never overflowed (small-buffer fault missing?)");
+    CHECK(events + st->dropped_pool_full == want,
+          "%" PRIu64 " events + %" PRIu64 " dropped_pool_full != %" PRIu64 " records of the workload", events,
+          st->dropped_pool_full, want);
     devtrace_close(s);
     return 0;
 }
@@ -360,8 +392,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static int mode_threads(emulator *emu)
 {
-    devtrace_session *s = open_cupti();
-    CHECK(strcmp(devtrace_backend_name(s), "cupti") == 0, "backend %s: %s", devtrace_backend_name(s),
+    devtrace_session *s = open_backend();
+    CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "backend %s: %s", devtrace_backend_name(s),
           devtrace_unavailable_reason(s));
     CHECK(devtrace_start(s) == 0, "devtrace_start failed");
     worker workers[THREADS];
@@ -412,7 +444,14 @@ int main(int argc, char **argv)
     const char *mode = argv[1], *lib = argv[2], *wl = argv[3];
     const char *trace = argc > 4 && !strchr(argv[4], '=') ? argv[4] : NULL;
     int first_expect = trace ? 5 : 4;
-    setenv("DEVTRACE_CUPTI_LIBRARY", lib, 1);
+    if (getenv("DT_TEST_BACKEND") && *getenv("DT_TEST_BACKEND"))
+        backend = getenv("DT_TEST_BACKEND");
+    char var[64];
+    snprintf(var, sizeof var, "DEVTRACE_%s_LIBRARY", backend);
+    for (char *c = var; *c; c++)
+        if (*c >= 'a' && *c <= 'z')
+            *c = (char)(*c - 'a' + 'A');
+    setenv(var, lib, 1);
     emulator emu;
     load_emulator(lib, &emu);
     expected e = expectations(wl, argc, argv, first_expect);
@@ -428,6 +467,8 @@ int main(int argc, char **argv)
         mode_missing_optional(&emu, wl, trace, &e);
     else if (strcmp(mode, "threads") == 0)
         mode_threads(&emu);
+    else if (strcmp(mode, "old-version") == 0)
+        mode_old_version(&emu, wl, trace, &e);
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
