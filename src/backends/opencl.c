@@ -6,10 +6,11 @@
  * table returned here: a wrapper for each function of opencl_api.h, the target's entry
  * for everything else.
  *
- * While a session records, every call is a runtime event (its name, start/end on
- * CLOCK_MONOTONIC_RAW (the clock PoCL stamps device times with; see dt_cl_host_ns), a process-wide correlation id, the thread's external id, the status), and
- * each enqueue of a kernel, copy or fill a device event: the layer creates every queue
- * with CL_QUEUE_PROFILING_ENABLE (the program's queries still see what it asked for),
+ * While a session records, every call is a runtime event (its name, start and end on
+ * the backend's host clock CLOCK_MONOTONIC_RAW (see dt_cl_host_ns), a process-wide
+ * correlation id, the thread's external id, the status), and each enqueue of a kernel,
+ * copy or fill a device event: the layer creates every queue with
+ * CL_QUEUE_PROFILING_ENABLE (the program's queries still see what it asked for),
  * supplies an event where the program passes NULL, and reads QUEUED/START/END when the
  * command completes (opencl_pending.c). Device event and enqueue share the correlation.
  * When no session records, a wrapper costs one atomic load and a branch.
@@ -18,8 +19,8 @@
  * never from clInitLayer or the backend's open/start (they run inside the loader's
  * initialisation when the collector starts a session from clInitLayer).
  *
- * The parts opencl_objects.c and opencl_pending.c are compiled inside this file: the
- * build compiles one source file per backend (src/CMakeLists.txt). */
+ * The parts opencl_describe.c, opencl_objects.c and opencl_pending.c are compiled inside
+ * this file: the build compiles one source file per backend (src/CMakeLists.txt). */
 #include "backend.h"
 
 #if !__has_include(<CL/cl_layer.h>)
@@ -56,7 +57,7 @@ const dt_backend dt_backend_opencl = {
 #endif
 
 #define DT_CL_LAYER_NAME "devtrace"
-#define DT_CL_STOP_TIMEOUT_MS 60000u /* default wait for running commands at stop */
+#define DT_CL_STOP_TIMEOUT_MS 60000u           /* default wait for running commands at stop */
 #define DT_CL_SAMPLE_INTERVAL_NS 1000000000ull /* clock samples while recording, at most */
 
 /* Declared here, weak, so that the backend builds without the collector. */
@@ -77,8 +78,6 @@ static const char *const api_names[DT_CL_FN_COUNT] = {
     DT_CL_API_ALL(DT_CL_FN_NAME)
 #undef DT_CL_FN_NAME
 };
-
-#define DT_CL_UNPAREN(...) __VA_ARGS__
 
 /* ------------------------------------------------------------------ one call */
 
@@ -117,8 +116,7 @@ static dt_cl_thread *section_enter(const dt_cl_call *c)
 }
 
 /* Emits the call's runtime event (inside a section); returns its correlation. */
-static uint64_t emit_runtime(const dt_cl_call *c, dt_cl_fn fn, uint64_t end_ns, cl_int status,
-                             dt_cl_external *ext)
+static uint64_t emit_runtime(const dt_cl_call *c, dt_cl_fn fn, uint64_t end_ns, cl_int status, dt_cl_external *ext)
 {
     dt_cl_recording *r = c->rec;
     devtrace_event ev;
@@ -181,16 +179,6 @@ static void call_end(const dt_cl_call *c, dt_cl_fn fn, cl_int status, int waits_
 }
 
 /* ------------------------------------------------------------------ enqueues */
-
-/* An enqueue of device work, described before the call. */
-typedef struct dt_cl_enqueue {
-    devtrace_event device;      /* kind and per-kind fields; ids and times come later */
-    const char *kernel_name;    /* kernels: a pooled name */
-    int blocking;               /* the call waits for the command */
-    const dt_cl_queue_rec *queue;
-    cl_event *app_event;        /* what the program passed */
-    cl_event own_event;         /* the layer's event when the program passed NULL */
-} dt_cl_enqueue;
 
 static void enqueue_init(dt_cl_enqueue *e)
 {
@@ -258,267 +246,93 @@ static void call_end_enqueue(const dt_cl_call *c, dt_cl_fn fn, cl_int status, dt
         dt_cl_target.clReleaseEvent(e->own_event);
 }
 
-/* Describing each enqueue: kind, sizes, direction. */
-
-static int32_t clamp_dim(size_t v)
-{
-    return v > INT32_MAX ? INT32_MAX : (int32_t)v;
-}
-
-static void describe_launch(dt_cl_enqueue *e, cl_kernel kernel, cl_uint work_dim, const size_t *global,
-                            const size_t *local)
-{
-    e->device.kind = DEVTRACE_KIND_KERNEL;
-    e->kernel_name = dt_cl_kernel_name(kernel);
-    if (!global || work_dim < 1 || work_dim > 3)
-        return;
-    for (cl_uint d = 0; d < 3; d++) {
-        size_t g = d < work_dim ? global[d] : 1;
-        size_t l = d < work_dim && local ? local[d] : 0;
-        /* With a local size: work-groups per dimension (rounded up: OpenCL 2 allows a
-         * last partial group). Without: the global size, block 1 (see the note). */
-        e->device.u.kernel.grid[d] = clamp_dim(l ? (g + l - 1) / l : g);
-        e->device.u.kernel.block[d] = clamp_dim(l ? l : 1);
-    }
-    e->device.flags |= DEVTRACE_EVENT_HAS_LAUNCH;
-}
-
-static void describe_copy(dt_cl_enqueue *e, devtrace_memcpy_dir direction, uint64_t bytes, cl_bool blocking)
-{
-    e->device.kind = DEVTRACE_KIND_MEMCPY;
-    e->device.u.memcpy.direction = direction;
-    e->device.u.memcpy.bytes = bytes;
-    e->blocking = blocking == CL_TRUE;
-}
-
-static void describe_fill(dt_cl_enqueue *e, uint64_t bytes, const void *pattern, size_t pattern_size)
-{
-    uint32_t value = 0;
-    if (pattern)
-        memcpy(&value, pattern, pattern_size < sizeof value ? pattern_size : sizeof value);
-    e->device.kind = DEVTRACE_KIND_MEMSET;
-    e->device.u.memset.bytes = bytes;
-    e->device.u.memset.value = value;
-}
-
-static uint64_t region_size(const size_t *region)
-{
-    return region ? (uint64_t)region[0] * region[1] * region[2] : 0;
-}
-
-/* Bytes of an image region: pixels times the image's element size. */
-static uint64_t image_region_bytes(cl_mem image, const size_t *region)
-{
-    size_t element = 0;
-    if (dt_cl_target.clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof element, &element, NULL) != CL_SUCCESS)
-        element = 0;
-    return region_size(region) * element;
-}
-
-static void describe_clEnqueueNDRangeKernel(dt_cl_enqueue *e, cl_command_queue q, cl_kernel kernel,
-                                            cl_uint work_dim, const size_t *offset, const size_t *global,
-                                            const size_t *local, cl_uint nwait, const cl_event *wait,
-                                            cl_event *event)
-{
-    describe_launch(e, kernel, work_dim, global, local);
-}
-
-static void describe_clEnqueueTask(dt_cl_enqueue *e, cl_command_queue q, cl_kernel kernel, cl_uint nwait,
-                                   const cl_event *wait, cl_event *event)
-{
-    static const size_t one[1] = {1};
-    describe_launch(e, kernel, 1, one, one);
-}
-
-static void describe_clEnqueueReadBuffer(dt_cl_enqueue *e, cl_command_queue q, cl_mem buffer, cl_bool blocking,
-                                         size_t offset, size_t size, void *ptr, cl_uint nwait,
-                                         const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOH, size, blocking);
-}
-
-static void describe_clEnqueueWriteBuffer(dt_cl_enqueue *e, cl_command_queue q, cl_mem buffer, cl_bool blocking,
-                                          size_t offset, size_t size, const void *ptr, cl_uint nwait,
-                                          const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_HTOD, size, blocking);
-}
-
-static void describe_clEnqueueCopyBuffer(dt_cl_enqueue *e, cl_command_queue q, cl_mem src, cl_mem dst,
-                                         size_t src_offset, size_t dst_offset, size_t size, cl_uint nwait,
-                                         const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOD, size, CL_FALSE);
-}
-
-static void describe_clEnqueueReadBufferRect(dt_cl_enqueue *e, cl_command_queue q, cl_mem buffer,
-                                             cl_bool blocking, const size_t *buffer_origin,
-                                             const size_t *host_origin, const size_t *region, size_t brp,
-                                             size_t bsp, size_t hrp, size_t hsp, void *ptr, cl_uint nwait,
-                                             const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOH, region_size(region), blocking);
-}
-
-static void describe_clEnqueueWriteBufferRect(dt_cl_enqueue *e, cl_command_queue q, cl_mem buffer,
-                                              cl_bool blocking, const size_t *buffer_origin,
-                                              const size_t *host_origin, const size_t *region, size_t brp,
-                                              size_t bsp, size_t hrp, size_t hsp, const void *ptr,
-                                              cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_HTOD, region_size(region), blocking);
-}
-
-static void describe_clEnqueueCopyBufferRect(dt_cl_enqueue *e, cl_command_queue q, cl_mem src, cl_mem dst,
-                                             const size_t *src_origin, const size_t *dst_origin,
-                                             const size_t *region, size_t srp, size_t ssp, size_t drp,
-                                             size_t dsp, cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOD, region_size(region), CL_FALSE);
-}
-
-static void describe_clEnqueueFillBuffer(dt_cl_enqueue *e, cl_command_queue q, cl_mem buffer,
-                                         const void *pattern, size_t pattern_size, size_t offset, size_t size,
-                                         cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-    describe_fill(e, size, pattern, pattern_size);
-}
-
-static void describe_clEnqueueReadImage(dt_cl_enqueue *e, cl_command_queue q, cl_mem image, cl_bool blocking,
-                                        const size_t *origin, const size_t *region, size_t row_pitch,
-                                        size_t slice_pitch, void *ptr, cl_uint nwait, const cl_event *wait,
-                                        cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOH, image_region_bytes(image, region), blocking);
-}
-
-static void describe_clEnqueueWriteImage(dt_cl_enqueue *e, cl_command_queue q, cl_mem image, cl_bool blocking,
-                                         const size_t *origin, const size_t *region, size_t row_pitch,
-                                         size_t slice_pitch, const void *ptr, cl_uint nwait,
-                                         const cl_event *wait, cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_HTOD, image_region_bytes(image, region), blocking);
-}
-
-static void describe_clEnqueueCopyImage(dt_cl_enqueue *e, cl_command_queue q, cl_mem src, cl_mem dst,
-                                        const size_t *src_origin, const size_t *dst_origin,
-                                        const size_t *region, cl_uint nwait, const cl_event *wait,
-                                        cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOD, image_region_bytes(src, region), CL_FALSE);
-}
-
-static void describe_clEnqueueFillImage(dt_cl_enqueue *e, cl_command_queue q, cl_mem image,
-                                        const void *fill_color, const size_t *origin, const size_t *region,
-                                        cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-    /* fill_color is four 4-byte components: the value is the first one's bits. */
-    describe_fill(e, image_region_bytes(image, region), fill_color, 4);
-}
-
-static void describe_clEnqueueCopyImageToBuffer(dt_cl_enqueue *e, cl_command_queue q, cl_mem src, cl_mem dst,
-                                                const size_t *src_origin, const size_t *region,
-                                                size_t dst_offset, cl_uint nwait, const cl_event *wait,
-                                                cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOD, image_region_bytes(src, region), CL_FALSE);
-}
-
-static void describe_clEnqueueCopyBufferToImage(dt_cl_enqueue *e, cl_command_queue q, cl_mem src, cl_mem dst,
-                                                size_t src_offset, const size_t *dst_origin,
-                                                const size_t *region, cl_uint nwait, const cl_event *wait,
-                                                cl_event *event)
-{
-    describe_copy(e, DEVTRACE_COPY_DTOD, image_region_bytes(dst, region), CL_FALSE);
-}
-
 /* ------------------------------------------------------------------ generated wrappers */
 
 /* Returns a cl_int status; waits_for_device: 1 for the SYNC list. */
-#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device)                                      \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        if (!call_begin(&call))                                                                             \
-            return dt_cl_target.name args;                                                                  \
-        ret status = dt_cl_target.name args;                                                                \
-        call_end(&call, DT_CL_FN_##name, status, waits_for_device);                                         \
-        return status;                                                                                      \
+#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device) \
+    static ret CL_API_CALL wrap_##name params                          \
+    {                                                                  \
+        dt_cl_call call;                                               \
+        if (!call_begin(&call))                                        \
+            return dt_cl_target.name args;                             \
+        ret status = dt_cl_target.name args;                           \
+        call_end(&call, DT_CL_FN_##name, status, waits_for_device);    \
+        return status;                                                 \
     }
 #define DT_CL_DEFINE_RC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 0)
 #define DT_CL_DEFINE_SYNC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 1)
 
 /* Returns an object; the status is *errcode_ret (the wrapper's own when NULL was passed). */
-#define DT_CL_DEFINE_OBJ(ret, name, params, args)                                                           \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        if (!call_begin(&call))                                                                             \
-            return dt_cl_target.name args;                                                                  \
-        cl_int own_status = CL_SUCCESS;                                                                     \
-        if (!errcode_ret)                                                                                   \
-            errcode_ret = &own_status;                                                                      \
-        ret result = dt_cl_target.name args;                                                                \
-        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0);                                                  \
-        return result;                                                                                      \
+#define DT_CL_DEFINE_OBJ(ret, name, params, args)          \
+    static ret CL_API_CALL wrap_##name params              \
+    {                                                      \
+        dt_cl_call call;                                   \
+        if (!call_begin(&call))                            \
+            return dt_cl_target.name args;                 \
+        cl_int own_status = CL_SUCCESS;                    \
+        if (!errcode_ret)                                  \
+            errcode_ret = &own_status;                     \
+        ret result = dt_cl_target.name args;               \
+        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0); \
+        return result;                                     \
     }
 
 /* Returns a pointer and no status. */
-#define DT_CL_DEFINE_PTR(ret, name, params, args)                                                           \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        if (!call_begin(&call))                                                                             \
-            return dt_cl_target.name args;                                                                  \
-        ret result = dt_cl_target.name args;                                                                \
-        call_end(&call, DT_CL_FN_##name, result ? CL_SUCCESS : CL_INVALID_VALUE, 0);                        \
-        return result;                                                                                      \
+#define DT_CL_DEFINE_PTR(ret, name, params, args)                                    \
+    static ret CL_API_CALL wrap_##name params                                        \
+    {                                                                                \
+        dt_cl_call call;                                                             \
+        if (!call_begin(&call))                                                      \
+            return dt_cl_target.name args;                                           \
+        ret result = dt_cl_target.name args;                                         \
+        call_end(&call, DT_CL_FN_##name, result ? CL_SUCCESS : CL_INVALID_VALUE, 0); \
+        return result;                                                               \
     }
 
-#define DT_CL_DEFINE_VOID(ret, name, params, args)                                                          \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        int recording = call_begin(&call);                                                                  \
-        dt_cl_target.name args;                                                                             \
-        if (recording)                                                                                      \
-            call_end(&call, DT_CL_FN_##name, CL_SUCCESS, 0);                                                \
+#define DT_CL_DEFINE_VOID(ret, name, params, args)           \
+    static ret CL_API_CALL wrap_##name params                \
+    {                                                        \
+        dt_cl_call call;                                     \
+        int recording = call_begin(&call);                   \
+        dt_cl_target.name args;                              \
+        if (recording)                                       \
+            call_end(&call, DT_CL_FN_##name, CL_SUCCESS, 0); \
     }
 
-/* Enqueues device work: describe_<name> says what it is; the event is the program's or
+/* Enqueues device work: dt_cl_describe_<name> (opencl_describe.c) says what it is; the event is the program's or
  * the layer's own. */
-#define DT_CL_DEFINE_ENQUEUE(ret, name, params, args)                                                       \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        if (!call_begin(&call))                                                                             \
-            return dt_cl_target.name args;                                                                  \
-        dt_cl_enqueue enqueue;                                                                              \
-        enqueue_init(&enqueue);                                                                             \
-        describe_##name(&enqueue, DT_CL_UNPAREN args);                                                      \
-        event = enqueue_event_slot(&enqueue, command_queue, event);                                         \
-        ret status = dt_cl_target.name args;                                                                \
-        call_end_enqueue(&call, DT_CL_FN_##name, status, &enqueue);                                         \
-        return status;                                                                                      \
+#define DT_CL_DEFINE_ENQUEUE(ret, name, params, args)               \
+    static ret CL_API_CALL wrap_##name params                       \
+    {                                                               \
+        dt_cl_call call;                                            \
+        if (!call_begin(&call))                                     \
+            return dt_cl_target.name args;                          \
+        dt_cl_enqueue enqueue;                                      \
+        enqueue_init(&enqueue);                                     \
+        dt_cl_describe_##name(&enqueue, DT_CL_UNPAREN args);        \
+        event = enqueue_event_slot(&enqueue, command_queue, event); \
+        ret status = dt_cl_target.name args;                        \
+        call_end_enqueue(&call, DT_CL_FN_##name, status, &enqueue); \
+        return status;                                              \
     }
 
 /* Retain/release of an object the layer keeps a record for: the record follows the
  * program's reference count. A release is counted before the call, so that stop never
  * takes a reference on an object whose last one the program is dropping. */
-#define DT_CL_DEFINE_REFCOUNT(ret, name, params, args, map, delta)                                          \
-    static ret CL_API_CALL wrap_##name params                                                               \
-    {                                                                                                       \
-        dt_cl_call call;                                                                                    \
-        int recording = call_begin(&call);                                                                  \
-        const void *handle = DT_CL_UNPAREN args;                                                            \
-        if ((delta) < 0)                                                                                    \
-            dt_cl_map_refcount(&map, handle, delta);                                                        \
-        ret status = dt_cl_target.name args;                                                                \
-        if (((delta) > 0) == (status == CL_SUCCESS))                                                        \
-            dt_cl_map_refcount(&map, handle, (delta) > 0 ? (delta) : -(delta));                             \
-        if (recording)                                                                                      \
-            call_end(&call, DT_CL_FN_##name, status, 0);                                                    \
-        return status;                                                                                      \
+#define DT_CL_DEFINE_REFCOUNT(ret, name, params, args, map, delta)              \
+    static ret CL_API_CALL wrap_##name params                                   \
+    {                                                                           \
+        dt_cl_call call;                                                        \
+        int recording = call_begin(&call);                                      \
+        const void *handle = DT_CL_UNPAREN args;                                \
+        if ((delta) < 0)                                                        \
+            dt_cl_map_refcount(&map, handle, delta);                            \
+        ret status = dt_cl_target.name args;                                    \
+        if (((delta) > 0) == (status == CL_SUCCESS))                            \
+            dt_cl_map_refcount(&map, handle, (delta) > 0 ? (delta) : -(delta)); \
+        if (recording)                                                          \
+            call_end(&call, DT_CL_FN_##name, status, 0);                        \
+        return status;                                                          \
     }
 
 DT_CL_API_RC(DT_CL_DEFINE_RC)
@@ -537,11 +351,9 @@ DT_CL_API_REFCOUNT(DT_CL_DEFINE_REFCOUNT)
 DT_CL_API_SPECIAL(DT_CL_DECLARE_WRAPPER)
 #undef DT_CL_DECLARE_WRAPPER
 
-static cl_context CL_API_CALL wrap_clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
-                                                   const cl_device_id *devices,
-                                                   void(CL_CALLBACK *pfn_notify)(const char *, const void *,
-                                                                                 size_t, void *),
-                                                   void *user_data, cl_int *errcode_ret)
+static cl_context CL_API_CALL wrap_clCreateContext(
+    const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
     dt_cl_call call;
     int recording = call_begin(&call);
@@ -557,12 +369,9 @@ static cl_context CL_API_CALL wrap_clCreateContext(const cl_context_properties *
     return context;
 }
 
-static cl_context CL_API_CALL wrap_clCreateContextFromType(const cl_context_properties *properties,
-                                                           cl_device_type device_type,
-                                                           void(CL_CALLBACK *pfn_notify)(const char *,
-                                                                                         const void *, size_t,
-                                                                                         void *),
-                                                           void *user_data, cl_int *errcode_ret)
+static cl_context CL_API_CALL wrap_clCreateContextFromType(
+    const cl_context_properties *properties, cl_device_type device_type,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
 {
     dt_cl_call call;
     int recording = call_begin(&call);
@@ -650,8 +459,7 @@ static int queue_properties_with_profiling(const cl_queue_properties *properties
     return 1;
 }
 
-static cl_command_queue CL_API_CALL wrap_clCreateCommandQueueWithProperties(cl_context context,
-                                                                            cl_device_id device,
+static cl_command_queue CL_API_CALL wrap_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
                                                                             const cl_queue_properties *properties,
                                                                             cl_int *errcode_ret)
 {
@@ -701,9 +509,9 @@ static cl_int answer_properties_array(const dt_cl_queue_rec *q, cl_command_queue
     return CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL wrap_clGetCommandQueueInfo(cl_command_queue command_queue,
-                                                     cl_command_queue_info param_name, size_t param_value_size,
-                                                     void *param_value, size_t *param_value_size_ret)
+static cl_int CL_API_CALL wrap_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
+                                                     size_t param_value_size, void *param_value,
+                                                     size_t *param_value_size_ret)
 {
     dt_cl_call call;
     int recording = call_begin(&call);
@@ -803,15 +611,15 @@ static cl_kernel CL_API_CALL wrap_clCloneKernel(cl_kernel source_kernel, cl_int 
 
 static void install_wrappers(void)
 {
-#define DT_CL_INSTALL(ret, name, ...)                                                                       \
-    if (dt_cl_target.name)                                                                                  \
+#define DT_CL_INSTALL(ret, name, ...) \
+    if (dt_cl_target.name)            \
         layer_dispatch.name = wrap_##name;
     DT_CL_API_ALL(DT_CL_INSTALL)
 #undef DT_CL_INSTALL
 }
 
-DEVTRACE_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size_t param_value_size,
-                                                  void *param_value, size_t *param_value_size_ret)
+DEVTRACE_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *param_value,
+                                                  size_t *param_value_size_ret)
 {
     static const cl_layer_api_version version = CL_LAYER_API_VERSION_100;
     const void *value;
@@ -839,8 +647,7 @@ DEVTRACE_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size
 }
 
 DEVTRACE_EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
-                                               cl_uint *num_entries_ret,
-                                               const cl_icd_dispatch **layer_dispatch_ret)
+                                               cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret)
 {
     const cl_uint ours = (cl_uint)(sizeof(cl_icd_dispatch) / sizeof(void *));
     if (!target_dispatch || !num_entries_ret || !layer_dispatch_ret)
@@ -936,7 +743,7 @@ static int request_layer(dt_session *s, devtrace_error *err)
         snprintf(err->message, sizeof err->message,
                  "cannot find the path of libdevtrace.so (dladdr failed); set OPENCL_LAYERS=/path/to/libdevtrace.so "
                  "before the program's first OpenCL call");
-        return DEVTRACE_EVENDOR;
+        return err->code = DEVTRACE_EVENDOR;
     }
     void *self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     void *program = dlopen(NULL, RTLD_LAZY);
@@ -950,7 +757,7 @@ static int request_layer(dt_session *s, devtrace_error *err)
                  "devtrace is linked statically into %s: the OpenCL layer must be the shared libdevtrace.so "
                  "(link libdevtrace.so, or run the program under 'devtrace record')",
                  info.dli_fname);
-        return DEVTRACE_EUNAVAILABLE;
+        return err->code = DEVTRACE_EUNAVAILABLE;
     }
     const char *old = getenv("OPENCL_LAYERS");
     if (layer_list_has(old, info.dli_fname)) {
@@ -962,7 +769,7 @@ static int request_layer(dt_session *s, devtrace_error *err)
     char *value = malloc(n);
     if (!value) {
         snprintf(err->message, sizeof err->message, "out of memory setting OPENCL_LAYERS");
-        return DEVTRACE_ENOMEM;
+        return err->code = DEVTRACE_ENOMEM;
     }
     snprintf(value, n, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", info.dli_fname);
     setenv("OPENCL_LAYERS", value, 1);
@@ -983,7 +790,7 @@ static int opencl_open(dt_session *s, void *state, devtrace_error *err)
         r->api_name[i] = dt_session_intern(s, api_names[i]);
         if (!r->api_name[i]) {
             snprintf(err->message, sizeof err->message, "out of memory interning the OpenCL API names");
-            return DEVTRACE_ENOMEM;
+            return err->code = DEVTRACE_ENOMEM;
         }
     }
     return atomic_load(&layer_ready) ? 0 : request_layer(s, err);
@@ -993,6 +800,7 @@ static void forget_recording_in_child(void)
 {
     atomic_store(&dt_cl_recording_now, NULL);
     pthread_mutex_init(&control_lock, NULL);
+    dt_cl_objects_after_fork();
     dt_cl_threads_forget_after_fork();
 }
 
@@ -1096,16 +904,19 @@ static void add_loss_notes(dt_cl_recording *r, uint64_t timeout_ms)
         dt_add_note(s, "%llu OpenCL commands ended with an error status: no device event (counted in dropped_vendor)",
                     n);
     if ((n = atomic_load(&r->unreadable_times)))
-        dt_add_note(s, "%llu OpenCL commands' profiling times could not be read: no device event (counted in "
-                       "dropped_vendor)",
+        dt_add_note(s,
+                    "%llu OpenCL commands' profiling times could not be read: no device event (counted in "
+                    "dropped_vendor)",
                     n);
     if ((n = atomic_load(&r->unprofiled_enqueues)))
-        dt_add_note(s, "%llu enqueues on queues without profiling (the device refused CL_QUEUE_PROFILING_ENABLE): "
-                       "no device event (counted in dropped_vendor)",
+        dt_add_note(s,
+                    "%llu enqueues on queues without profiling (the device refused CL_QUEUE_PROFILING_ENABLE): "
+                    "no device event (counted in dropped_vendor)",
                     n);
     if ((n = atomic_load(&r->incomplete_at_stop)))
-        dt_add_note(s, "%llu OpenCL commands had not completed %llu ms after stop began: not recorded (counted in "
-                       "dropped_vendor; $DEVTRACE_OPENCL_STOP_TIMEOUT_MS sets the wait)",
+        dt_add_note(s,
+                    "%llu OpenCL commands had not completed %llu ms after stop began: not recorded (counted in "
+                    "dropped_vendor; $DEVTRACE_OPENCL_STOP_TIMEOUT_MS sets the wait)",
                     n, (unsigned long long)timeout_ms);
     if ((n = atomic_load(&r->no_memory)))
         dt_add_note(s, "%llu device events lost: no memory for their pending records (counted in dropped_pool_full)",
@@ -1166,6 +977,7 @@ const dt_backend dt_backend_opencl = {
 };
 
 /* The parts of this backend (see the top of this file). */
+#include "opencl_describe.c"
 #include "opencl_objects.c"
 #include "opencl_pending.c"
 

@@ -55,12 +55,12 @@ typedef struct dt_cl_recording {
     uint32_t api_name[DT_CL_FN_COUNT]; /* interned at open */
     /* Device events that could not be recorded, by cause (also counted in the session's
      * dropped_vendor / dropped_pool_full; these feed the notes written at stop). */
-    _Atomic uint64_t failed_commands;    /* the command ended with an error status */
-    _Atomic uint64_t unreadable_times;   /* clGetEventProfilingInfo/clGetEventInfo failed */
+    _Atomic uint64_t failed_commands;     /* the command ended with an error status */
+    _Atomic uint64_t unreadable_times;    /* clGetEventProfilingInfo/clGetEventInfo failed */
     _Atomic uint64_t unprofiled_enqueues; /* the queue has no profiling (the device refused it) */
-    _Atomic uint64_t incomplete_at_stop; /* not complete when the stop deadline passed */
-    _Atomic uint64_t no_memory;          /* no memory for the pending record */
-    _Atomic uint64_t last_sample_ns;     /* host clock of the last clock sample */
+    _Atomic uint64_t incomplete_at_stop;  /* not complete when the stop deadline passed */
+    _Atomic uint64_t no_memory;           /* no memory for the pending record */
+    _Atomic uint64_t last_sample_ns;      /* host clock of the last clock sample */
 } dt_cl_recording;
 
 /* The loader's dispatch table as clInitLayer received it (entries past the loader's
@@ -85,10 +85,10 @@ typedef struct dt_cl_slot {
 typedef struct dt_cl_map {
     const char *what; /* "queue", "kernel", "context": for notes */
     size_t record_size;
-    size_t capacity;            /* a power of two */
-    dt_cl_slot *_Atomic slots;  /* allocated on the first insert */
+    size_t capacity;           /* a power of two */
+    dt_cl_slot *_Atomic slots; /* allocated on the first insert */
     pthread_mutex_t lock;
-    _Atomic uint64_t refused;   /* inserts refused: the map is full or out of memory */
+    _Atomic uint64_t refused; /* inserts refused: the map is full or out of memory */
 } dt_cl_map;
 
 /* A device the layer has seen; its index (discovery order) is the trace's device id.
@@ -102,11 +102,11 @@ typedef struct dt_cl_map {
 typedef struct dt_cl_device {
     cl_device_id handle;
     dt_device_props props;
-    int has_host_timer;            /* clGetDeviceAndHostTimer gave the offset below */
-    int64_t host_timer_offset_ns;  /* device timestamp + this = host clock ns */
-    dt_clock_sample clock_sample;  /* host clock ns, CLOCK_REALTIME ns at that check */
-    _Atomic int64_t queued_lo_ns;  /* largest call start - QUEUED seen */
-    _Atomic int64_t queued_hi_ns;  /* smallest call end - QUEUED seen */
+    int has_host_timer;           /* clGetDeviceAndHostTimer gave the offset below */
+    int64_t host_timer_offset_ns; /* device timestamp + this = host clock ns */
+    dt_clock_sample clock_sample; /* host clock ns, CLOCK_REALTIME ns at that check */
+    _Atomic int64_t queued_lo_ns; /* largest call start - QUEUED seen */
+    _Atomic int64_t queued_hi_ns; /* smallest call end - QUEUED seen */
     _Atomic uint64_t commands_checked;
 } dt_cl_device;
 
@@ -122,11 +122,11 @@ typedef struct dt_cl_queue_rec {
     uint32_t id;           /* the trace's stream: 1, 2, ... in creation order */
     uint32_t device_index; /* the trace's device id */
     uint32_t context_id;
-    uint8_t profiled;      /* CL_QUEUE_PROFILING_ENABLE is on: device events can be read */
-    uint8_t forced;        /* the layer added CL_QUEUE_PROFILING_ENABLE */
-    uint8_t array_mode;    /* dt_cl_array_mode */
-    cl_command_queue_properties app_properties;  /* what the program asked for */
-    size_t app_array_len;                        /* entries, terminating 0 included */
+    uint8_t profiled;                           /* CL_QUEUE_PROFILING_ENABLE is on: device events can be read */
+    uint8_t forced;                             /* the layer added CL_QUEUE_PROFILING_ENABLE */
+    uint8_t array_mode;                         /* dt_cl_array_mode */
+    cl_command_queue_properties app_properties; /* what the program asked for */
+    size_t app_array_len;                       /* entries, terminating 0 included */
     cl_queue_properties app_array[DT_CL_QUEUE_ARRAY_MAX];
 } dt_cl_queue_rec;
 
@@ -163,8 +163,7 @@ void dt_cl_device_clock_note(int index, char *out, size_t cap);
 uint32_t dt_cl_context_learn(cl_context context, cl_uint num_devices, const cl_device_id *devices);
 
 /* Records a queue the program just created through the layer. */
-void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device,
-                         const dt_cl_queue_rec *asked);
+void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device, const dt_cl_queue_rec *asked);
 /* The record of a queue; a queue the layer has not seen created is learnt through the
  * target. NULL only when the queue cannot be queried or the map refuses it. */
 const dt_cl_queue_rec *dt_cl_queue_get(cl_command_queue queue);
@@ -176,11 +175,35 @@ void dt_cl_kernel_created(cl_kernel kernel, const char *fallback_name);
 /* The kernel's function name (a pooled string), learnt through the target if needed. */
 const char *dt_cl_kernel_name(cl_kernel kernel);
 
+/* In a forked child: the mutexes here may have been held by a thread of the parent. */
+void dt_cl_objects_after_fork(void);
+
 /* A copy of s that lives as long as the process: one per distinct string. */
 const char *dt_cl_pool_name(const char *s);
 
 /* Called when a device is registered: adds it to the recording session, if any. */
 void dt_cl_device_registered(int index);
+
+/* ------------------------------------------------------------ opencl_describe.c */
+
+#define DT_CL_UNPAREN(...) __VA_ARGS__
+
+/* An enqueue of device work, described before the call. */
+typedef struct dt_cl_enqueue {
+    devtrace_event device;   /* kind and per-kind fields; ids and times come later */
+    const char *kernel_name; /* kernels: a pooled name */
+    int blocking;            /* the call waits for the command */
+    const dt_cl_queue_rec *queue;
+    cl_event *app_event; /* what the program passed */
+    cl_event own_event;  /* the layer's event when the program passed NULL */
+} dt_cl_enqueue;
+
+/* What each enqueue of the ENQUEUE list is: kind, sizes, direction, kernel name and
+ * launch shape. Same parameters as the OpenCL function (checked against the table). */
+#define DT_CL_DECLARE_DESCRIBE(ret, name, params, args) \
+    void dt_cl_describe_##name(dt_cl_enqueue *e, DT_CL_UNPAREN params);
+DT_CL_API_ENQUEUE(DT_CL_DECLARE_DESCRIBE)
+#undef DT_CL_DECLARE_DESCRIBE
 
 /* ------------------------------------------------------------ opencl_pending.c */
 
@@ -199,10 +222,10 @@ void dt_cl_guards_drain(void);
 /* Keeps a device event until its command completes. event: the command's event, one
  * reference owned by the layer (retain = 1 takes one first: the program's event).
  * device: the device event but for its times (its device field: the device index).
- * call_*: the enqueue call's interval on the host clock (checks the device's timer). Returns 0, or -1 (out of memory or the
- * retain failed: nothing kept, the caller still owns what it owned). */
-int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device,
-                      uint64_t call_start_ns, uint64_t call_end_ns);
+ * call_*: the enqueue call's interval on the host clock (checks the device's timer). Returns 0, or -1 (out of memory or
+ * the retain failed: nothing kept, the caller still owns what it owned). */
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
+                      uint64_t call_end_ns);
 /* Emits the device events of this thread's completed commands; never waits. */
 void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r);
 /* Whether this thread has enough pending events to poll now (amortised: the threshold

@@ -19,12 +19,11 @@
 #define DT_CL_KERNELS_CAPACITY 65536u
 #define DT_CL_CONTEXTS_CAPACITY 1024u
 
-dt_cl_map dt_cl_contexts = {"context", sizeof(dt_cl_context_rec), DT_CL_CONTEXTS_CAPACITY, NULL,
-                            PTHREAD_MUTEX_INITIALIZER, 0};
-dt_cl_map dt_cl_queues = {"queue", sizeof(dt_cl_queue_rec), DT_CL_QUEUES_CAPACITY, NULL,
-                          PTHREAD_MUTEX_INITIALIZER, 0};
-dt_cl_map dt_cl_kernels = {"kernel", sizeof(dt_cl_kernel_rec), DT_CL_KERNELS_CAPACITY, NULL,
-                           PTHREAD_MUTEX_INITIALIZER, 0};
+dt_cl_map dt_cl_contexts = {"context", sizeof(dt_cl_context_rec), DT_CL_CONTEXTS_CAPACITY,
+                            NULL,      PTHREAD_MUTEX_INITIALIZER, 0};
+dt_cl_map dt_cl_queues = {"queue", sizeof(dt_cl_queue_rec), DT_CL_QUEUES_CAPACITY, NULL, PTHREAD_MUTEX_INITIALIZER, 0};
+dt_cl_map dt_cl_kernels = {"kernel", sizeof(dt_cl_kernel_rec),  DT_CL_KERNELS_CAPACITY,
+                           NULL,     PTHREAD_MUTEX_INITIALIZER, 0};
 
 static _Atomic uint32_t next_context_id = 1;
 static _Atomic uint32_t next_queue_id = 1;
@@ -430,8 +429,7 @@ uint32_t dt_cl_context_learn(cl_context context, cl_uint num_devices, const cl_d
 
 /* ------------------------------------------------------------------ queues */
 
-void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device,
-                         const dt_cl_queue_rec *asked)
+void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device, const dt_cl_queue_rec *asked)
 {
     dt_cl_queue_rec rec = *asked;
     int index = dt_cl_device_index(device);
@@ -518,4 +516,13 @@ const char *dt_cl_kernel_name(cl_kernel kernel)
     if (learnt.name)
         dt_cl_map_put(&dt_cl_kernels, kernel, &learnt);
     return learnt.name;
+}
+
+void dt_cl_objects_after_fork(void)
+{
+    dt_cl_map *maps[] = {&dt_cl_contexts, &dt_cl_queues, &dt_cl_kernels};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        pthread_mutex_init(&maps[i]->lock, NULL);
+    pthread_mutex_init(&name_pool.lock, NULL);
+    pthread_mutex_init(&devices_lock, NULL);
 }

@@ -194,8 +194,8 @@ static void give_back_entry(dt_cl_thread *t, dt_cl_pending *p)
     t->free_entries = p;
 }
 
-int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device,
-                      uint64_t call_start_ns, uint64_t call_end_ns)
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
+                      uint64_t call_end_ns)
 {
     dt_cl_pending *p = take_free_entry(t);
     if (!p)
@@ -229,19 +229,17 @@ static uint64_t device_to_host(cl_ulong device_ns, int64_t offset)
 static int read_times(dt_cl_pending *p)
 {
     cl_ulong queued = 0, start = 0, end = 0;
-    cl_int rq = dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
-                                                     &queued, NULL);
+    cl_int rq =
+        dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL);
     if (dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
             CL_SUCCESS ||
-        dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
-            CL_SUCCESS)
+        dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS)
         return -1;
     if (start == 0 && end == 0)
         return 1;
     devtrace_event *ev = &p->device;
     int has_queued = rq == CL_SUCCESS && queued != 0;
-    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued, queued, p->call_start_ns,
-                                               p->call_end_ns);
+    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued, queued, p->call_start_ns, p->call_end_ns);
     ev->start_ns = device_to_host(start, offset);
     ev->end_ns = device_to_host(end, offset);
     if (ev->kind == DEVTRACE_KIND_KERNEL && has_queued) {
@@ -271,8 +269,7 @@ static void emit_device_event(dt_cl_recording *r, dt_cl_pending *p)
 static int resolve_if_complete(dt_cl_recording *r, dt_cl_pending *p)
 {
     cl_int status = CL_COMPLETE;
-    cl_int rc = dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                                            NULL);
+    cl_int rc = dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
     if (rc == CL_SUCCESS && status > CL_COMPLETE)
         return 0;
     if (rc != CL_SUCCESS) {
