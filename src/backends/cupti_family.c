@@ -1046,11 +1046,70 @@ static uint32_t read_u32(const uint8_t *p)
     return v;
 }
 
+dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
+                              dt_cf_walk_counts *c)
+{
+    if (avail < 4) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    uint32_t kind = read_u32(rec);
+    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
+    if (!l) {
+        c->malformed++;
+        return DT_CF_TAKEN_UNKNOWN_KIND;
+    }
+    if (avail < d->check_size[kind]) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    c->records++;
+    if (mode != DT_CF_WALK_DECODE) {
+        if (l->dt_kind != DEVTRACE_KIND_EXTCORR) {
+            if (mode == DT_CF_WALK_POOL_FULL)
+                DT_COUNT(d->s, dropped_pool_full, 1);
+            else
+                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
+        }
+        return DT_CF_TAKEN;
+    }
+    devtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    switch (l->decode(d, rec, &ev)) {
+    case DT_CF_EMIT:
+        if (dt_emit(d->s, &ev) == 0)
+            c->emitted++;
+        return DT_CF_TAKEN;
+    case DT_CF_ZERO_TIME:
+        c->zero_time++;
+        return DT_CF_TAKEN;
+    case DT_CF_IGNORED:
+        c->ignored++;
+        return DT_CF_TAKEN;
+    case DT_CF_MALFORMED:
+    default:
+        c->malformed++;
+        return DT_CF_TAKEN_INVALID;
+    }
+}
+
+void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c)
+{
+    if (c->malformed)
+        DT_COUNT(d->s, malformed_records, c->malformed);
+    if (c->zero_time)
+        DT_COUNT(d->s, zero_timestamp, c->zero_time);
+}
+
 void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                        dt_cf_walk_counts *counts)
 {
     const dt_cf_descriptor *desc = d->desc;
     dt_cf_walk_counts c = {0, 0, 0, 0, 0};
+    if (desc->scan) {
+        desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
+        goto end;
+    }
     uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0;
     void *rec = NULL;
     for (;;) {
@@ -1066,53 +1125,18 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
             break;
         }
         uintptr_t p = (uintptr_t)rec;
-        if (p < lo || p >= hi || (prev && p <= prev) || hi - p < 4) {
+        if (p < lo || p >= hi || (prev && p <= prev)) {
             c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
             break;
         }
         prev = p;
-        uint32_t kind = read_u32((const uint8_t *)rec);
-        const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
-        if (!l) {
-            c.malformed++; /* unknown kind: the vendor's iterator knows its size, go on */
-            continue;
-        }
-        if (hi - p < d->check_size[kind]) {
-            c.malformed++;
+        /* An unknown kind is skipped (the vendor's iterator knows its size); a record that
+         * does not fit in the valid bytes ends the buffer. */
+        if (dt_cf_take_record(d, (const uint8_t *)rec, hi - p, mode, &c) == DT_CF_TAKEN_TRUNCATED)
             break;
-        }
-        c.records++;
-        if (mode != DT_CF_WALK_DECODE) {
-            if (l->dt_kind == DEVTRACE_KIND_EXTCORR)
-                continue;
-            if (mode == DT_CF_WALK_POOL_FULL)
-                DT_COUNT(d->s, dropped_pool_full, 1);
-            else
-                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
-            continue;
-        }
-        devtrace_event ev;
-        memset(&ev, 0, sizeof ev);
-        switch (l->decode(d, (const uint8_t *)rec, &ev)) {
-        case DT_CF_EMIT:
-            if (dt_emit(d->s, &ev) == 0)
-                c.emitted++;
-            break;
-        case DT_CF_ZERO_TIME:
-            c.zero_time++;
-            break;
-        case DT_CF_MALFORMED:
-            c.malformed++;
-            break;
-        case DT_CF_IGNORED:
-            c.ignored++;
-            break;
-        }
     }
-    if (c.malformed)
-        DT_COUNT(d->s, malformed_records, c.malformed);
-    if (c.zero_time)
-        DT_COUNT(d->s, zero_timestamp, c.zero_time);
+end:
+    dt_cf_commit_counts(d, &c);
     if (counts)
         *counts = c;
 }

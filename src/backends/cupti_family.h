@@ -114,6 +114,18 @@ typedef struct dt_cf_cbid_name {
 /* GetNextRecord's shape (CUPTI, MCPTI, MSPTI alike). */
 typedef int (*dt_cf_next_fn)(uint8_t *buffer, size_t valid_size, void **record);
 
+typedef struct dt_cf_walk_counts dt_cf_walk_counts;
+typedef enum dt_cf_walk_mode {
+    DT_CF_WALK_DECODE = 0,        /* decode and store events */
+    DT_CF_WALK_OUT_OF_WINDOW = 1, /* count records as out_of_window per kind */
+    DT_CF_WALK_POOL_FULL = 2      /* count records as dropped_pool_full */
+} dt_cf_walk_mode;
+/* A vendor's own buffer scanner, for iterators that cannot be trusted (MCPTI on MACA 3.8
+ * repeats a stale pointer after external-correlation records): walks the valid bytes
+ * itself, handing each candidate record to dt_cf_take_record. */
+typedef void (*dt_cf_scan_fn)(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                              dt_cf_walk_counts *counts);
+
 typedef struct dt_cf_descriptor {
     const char *name;       /* backend name, "cupti": in messages */
     const char *vendor_api; /* "CUPTI" */
@@ -158,6 +170,7 @@ typedef struct dt_cf_descriptor {
     const char *runtime_libraries[DT_CF_MAX_NAMES];
     const char *device_name_prefix; /* "CUDA device" -> "CUDA device 0" */
     unsigned quirks;                /* DT_CF_QUIRK_* */
+    dt_cf_scan_fn scan;             /* NULL: walk with the vendor's GetNextRecord */
 } dt_cf_descriptor;
 
 /* Decoding state: separate from binding so that tests (and replay) decode buffers
@@ -175,13 +188,13 @@ struct dt_cf_decoder {
 };
 
 /* What a walk over one buffer found. */
-typedef struct dt_cf_walk_counts {
+struct dt_cf_walk_counts {
     uint64_t records;   /* records with a known kind */
     uint64_t emitted;   /* events stored */
     uint64_t malformed; /* rejected: unknown kind, bad pointer, too short, bad fields */
     uint64_t zero_time;
     uint64_t ignored;
-} dt_cf_walk_counts;
+};
 
 /* Per-session state (the core allocates it zeroed: dt_backend.state_size). */
 typedef struct dt_cf_state {
@@ -238,15 +251,22 @@ void dt_cf_set_in_vendor_init(int on);
 /* Prepares d for buffers of a library reporting version; picks each kind's layout. */
 void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
                         dt_cf_next_fn next);
-typedef enum dt_cf_walk_mode {
-    DT_CF_WALK_DECODE = 0,        /* decode and store events */
-    DT_CF_WALK_OUT_OF_WINDOW = 1, /* count records as out_of_window per kind */
-    DT_CF_WALK_POOL_FULL = 2      /* count records as dropped_pool_full */
-} dt_cf_walk_mode;
 /* Walks valid_size bytes of buf with the vendor's iterator, validating every record;
  * adds the loss counts to the session and fills *counts (may be NULL). */
 void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                        dt_cf_walk_counts *counts);
+/* One candidate record at rec with avail valid bytes from rec on: its kind looked up,
+ * its size checked, then decoded and stored (or counted, per mode); counts go to *c
+ * (commit them with dt_cf_commit_counts). For walkers and vendor scanners. */
+typedef enum dt_cf_taken {
+    DT_CF_TAKEN = 0,              /* a known record, handled (emitted, ignored or zero time) */
+    DT_CF_TAKEN_INVALID = 1,      /* a known kind whose fields do not validate (malformed) */
+    DT_CF_TAKEN_UNKNOWN_KIND = 2, /* malformed: no layout for this kind */
+    DT_CF_TAKEN_TRUNCATED = 3     /* malformed: fewer valid bytes than the record's size */
+} dt_cf_taken;
+dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
+                              dt_cf_walk_counts *c);
+void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c);
 /* The interned name of a runtime callback id (cached; the first sight of an unknown id
  * counts one unresolved name). */
 uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid);

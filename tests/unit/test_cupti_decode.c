@@ -733,6 +733,49 @@ static void mspti_packed_records_decode_with_u64_correlation(void **state)
     assert_int_equal(seen, 31);
 }
 
+
+/* A vendor scanner (MCPTI style): 8-byte steps, resynchronising over what does not decode. */
+static void resync_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+{
+    size_t off = 0;
+    while (off + 4 <= valid) {
+        uint32_t kind;
+        memcpy(&kind, buf + off, 4);
+        dt_cf_walk_counts one = {0, 0, 0, 0, 0};
+        dt_cf_taken t = dt_cf_take_record(d, buf + off, valid - off, mode, &one);
+        if (t == DT_CF_TAKEN) {
+            c->records += one.records, c->emitted += one.emitted, c->zero_time += one.zero_time;
+            c->ignored += one.ignored;
+            off += d->by_kind[kind]->size;
+        } else {
+            off += 8; /* skipped bytes, not records: the scanner decides what counts */
+        }
+    }
+}
+
+static int never_next(uint8_t *buf, size_t valid, void **rec)
+{
+    (void)buf, (void)valid, (void)rec;
+    fail_msg("the vendor iterator was used although the descriptor has a scanner");
+    return 0;
+}
+
+static void descriptor_scanner_replaces_the_vendor_iterator(void **state)
+{
+    fixture *f = *state;
+    dt_cf_descriptor with_scan = dt_cf_cupti_descriptor;
+    with_scan.scan = resync_scan;
+    dt_cf_decoder_init(f->d, &with_scan, f->s, 130001, never_next);
+    f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
+    memset(f->buf + f->used, 0, 16); /* 16 bytes of nothing between records */
+    f->used += 16;
+    f->used += write_kernel(f->buf + f->used, 10, 30, 40, 172, 0, 216);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 2);
+    assert_int_equal(c.malformed, 0);
+    assert_int_equal(f->s->stats.malformed_records, 0);
+}
+
 int main(void)
 {
 #if !defined(DT_HAVE_CUPTI) || !defined(DT_HAVE_PPU)
@@ -761,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(pool_full_and_out_of_window_walks_count_without_storing, setup, teardown),
         cmocka_unit_test(cuda_runtime_table_is_sorted_dense_and_names_the_design_calls),
         cmocka_unit_test_setup_teardown(mspti_packed_records_decode_with_u64_correlation, setup, teardown),
+        cmocka_unit_test_setup_teardown(descriptor_scanner_replaces_the_vendor_iterator, setup, teardown),
     };
     return cmocka_run_group_tests_name("cupti_decode", tests, NULL, NULL);
 }
