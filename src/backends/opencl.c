@@ -57,7 +57,7 @@ const dt_backend dt_backend_opencl = {
 #endif
 
 #define DT_CL_LAYER_NAME "devtrace"
-#define DT_CL_STOP_TIMEOUT_MS 60000u           /* default wait for running commands at stop */
+#define DT_CL_STOP_TIMEOUT_MS 10000u           /* default wait for running commands at stop */
 #define DT_CL_SAMPLE_INTERVAL_NS 1000000000ull /* clock samples while recording, at most */
 
 /* Declared here, weak, so that the backend builds without the collector. */
@@ -202,13 +202,13 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
 {
     dt_cl_recording *r = c->rec;
     const dt_cl_queue_rec *q = e->queue;
-    if (q && !q->profiled) {
+    if (!q || !q->profiled) {
         atomic_fetch_add(&r->unprofiled_enqueues, 1);
         DT_COUNT(r->session, dropped_vendor, 1);
         return 0;
     }
     cl_event event = e->app_event ? *e->app_event : e->own_event;
-    if (!q || !event)
+    if (!event)
         return 0;
     devtrace_event *d = &e->device;
     d->correlation = correlation;

@@ -57,7 +57,7 @@ typedef struct dt_cl_recording {
      * dropped_vendor / dropped_pool_full; these feed the notes written at stop). */
     _Atomic uint64_t failed_commands;     /* the command ended with an error status */
     _Atomic uint64_t unreadable_times;    /* clGetEventProfilingInfo/clGetEventInfo failed */
-    _Atomic uint64_t unprofiled_enqueues; /* the queue has no profiling (the device refused it) */
+    _Atomic uint64_t unprofiled_enqueues; /* the queue has no profiling, or could not be queried */
     _Atomic uint64_t incomplete_at_stop;  /* not complete when the stop deadline passed */
     _Atomic uint64_t no_memory;           /* no memory for the pending record */
     _Atomic uint64_t last_sample_ns;      /* host clock of the last clock sample */

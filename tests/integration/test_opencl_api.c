@@ -35,14 +35,14 @@
 #define IMAGE_BYTES (IMAGE_W * IMAGE_H * 4u * sizeof(float))
 #define STOP_TIMEOUT_MS 300
 
-#define CHECK(cond, ...)                                                                                    \
-    do {                                                                                                    \
-        if (!(cond)) {                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            fprintf(stderr, __VA_ARGS__);                                                                   \
-            fputc('\n', stderr);                                                                            \
-            exit(1);                                                                                        \
-        }                                                                                                   \
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+            exit(1);                                                        \
+        }                                                                   \
     } while (0)
 
 static unsigned opencl_calls;
@@ -124,8 +124,7 @@ static void set_up(objects *o, cl_platform_id platform)
     o->profiled_queue = CL(clCreateCommandQueueWithProperties(o->context, o->device, asked, &err));
     CHECK(o->queue && o->profiled_queue, "clCreateCommandQueueWithProperties: %d", err);
     cl_command_queue_properties props = 0;
-    CHECK(CL(clGetCommandQueueInfo(o->profiled_queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) ==
-                  CL_SUCCESS &&
+    CHECK(CL(clGetCommandQueueInfo(o->profiled_queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) == CL_SUCCESS &&
               props == CL_QUEUE_PROFILING_ENABLE,
           "a queue the program asked profiling for reads back %#llx", (unsigned long long)props);
     o->program = CL(clCreateProgramWithSource(o->context, 1, &kernel_source, NULL, &err));
@@ -165,8 +164,8 @@ static void run_kernels_and_copies(objects *o)
     CHECK(CL(clEnqueueWriteBufferRect(o->queue, o->buf2, CL_FALSE, origin, origin, region_w, 16, 0, 16, 0, host, 0,
                                       NULL, NULL)) == CL_SUCCESS,
           "write rect");
-    CHECK(CL(clEnqueueReadBufferRect(o->queue, o->buf2, CL_TRUE, origin, origin, region_r, 16, 0, 8, 0, host, 0,
-                                     NULL, NULL)) == CL_SUCCESS,
+    CHECK(CL(clEnqueueReadBufferRect(o->queue, o->buf2, CL_TRUE, origin, origin, region_r, 16, 0, 8, 0, host, 0, NULL,
+                                     NULL)) == CL_SUCCESS,
           "read rect");
     int back[64];
     CHECK(CL(clEnqueueReadBuffer(o->queue, o->buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL)) == CL_SUCCESS,
@@ -190,17 +189,14 @@ static void run_images(objects *o)
     static float pixels[IMAGE_W * IMAGE_H * 4];
     size_t origin[3] = {0, 0, 0}, region[3] = {IMAGE_W, IMAGE_H, 1};
     float color[4] = {1.5f, 0, 0, 1};
-    CHECK(CL(clEnqueueWriteImage(o->queue, image, CL_FALSE, origin, region, 0, 0, pixels, 0, NULL, NULL)) ==
-              CL_SUCCESS,
+    CHECK(CL(clEnqueueWriteImage(o->queue, image, CL_FALSE, origin, region, 0, 0, pixels, 0, NULL, NULL)) == CL_SUCCESS,
           "write image");
     CHECK(CL(clEnqueueFillImage(o->queue, image, color, origin, region, 0, NULL, NULL)) == CL_SUCCESS, "fill image");
     CHECK(CL(clEnqueueCopyImageToBuffer(o->queue, image, out, origin, region, 0, 0, NULL, NULL)) == CL_SUCCESS,
           "copy image to buffer");
-    CHECK(CL(clEnqueueReadImage(o->queue, image, CL_TRUE, origin, region, 0, 0, pixels, 0, NULL, NULL)) ==
-              CL_SUCCESS,
+    CHECK(CL(clEnqueueReadImage(o->queue, image, CL_TRUE, origin, region, 0, 0, pixels, 0, NULL, NULL)) == CL_SUCCESS,
           "read image");
-    CHECK(pixels[0] == 1.5f && pixels[4 * IMAGE_W * IMAGE_H - 1] == 1.0f, "the filled image reads back %g",
-          pixels[0]);
+    CHECK(pixels[0] == 1.5f && pixels[4 * IMAGE_W * IMAGE_H - 1] == 1.0f, "the filled image reads back %g", pixels[0]);
     CL(clReleaseMemObject(image));
     CL(clReleaseMemObject(out));
 }

@@ -41,14 +41,14 @@
 #define SCALE 3.0f
 #define MAX_EVENTS 512
 
-#define CHECK(cond, ...)                                                                                    \
-    do {                                                                                                    \
-        if (!(cond)) {                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            fprintf(stderr, __VA_ARGS__);                                                                   \
-            fputc('\n', stderr);                                                                            \
-            exit(1);                                                                                        \
-        }                                                                                                   \
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+            exit(1);                                                        \
+        }                                                                   \
     } while (0)
 
 /* Every OpenCL call goes through CL(): the count is what the trace must show. */
@@ -251,8 +251,8 @@ static void check_kinds(void)
     CHECK(counts[DEVTRACE_KIND_MEMCPY] == 2, "%u memcpy events, expected 2", counts[DEVTRACE_KIND_MEMCPY]);
     CHECK(counts[DEVTRACE_KIND_MEMSET] == 1, "%u memset events, expected 1", counts[DEVTRACE_KIND_MEMSET]);
     CHECK(counts[DEVTRACE_KIND_CPU_OP] == 4, "%u cpu ops, expected 4", counts[DEVTRACE_KIND_CPU_OP]);
-    CHECK(counts[DEVTRACE_KIND_RUNTIME] == opencl_calls,
-          "%u runtime events, but the program made %u OpenCL calls", counts[DEVTRACE_KIND_RUNTIME], opencl_calls);
+    CHECK(counts[DEVTRACE_KIND_RUNTIME] == opencl_calls, "%u runtime events, but the program made %u OpenCL calls",
+          counts[DEVTRACE_KIND_RUNTIME], opencl_calls);
 }
 
 static void check_runtime_events(uint64_t window_lo, uint64_t window_hi)
@@ -314,8 +314,7 @@ static void check_device_events(uint64_t window_lo, uint64_t window_hi)
     check_device_event(scale, "clEnqueueNDRangeKernel", 0, window_lo, window_hi);
     k = &scale->ev;
     CHECK((k->flags & DEVTRACE_EVENT_HAS_LAUNCH) && k->u.kernel.grid[0] == N && k->u.kernel.block[0] == 1,
-          "scale (no local size): grid %d block %d, expected %u and 1", k->u.kernel.grid[0], k->u.kernel.block[0],
-          N);
+          "scale (no local size): grid %d block %d, expected %u and 1", k->u.kernel.grid[0], k->u.kernel.block[0], N);
     CHECK(scale->ev.start_ns >= vadd->ev.end_ns, "scale starts before vadd ends on an in-order queue");
 }
 
