@@ -96,9 +96,10 @@ typedef struct dt_cl_map {
  * Its timer against the backend's host clock (dt_cl_host_ns): with clGetDeviceAndHostTimer
  * (OpenCL 2.1) a measured offset; without it (PoCL), checked on every completed command:
  * a command's QUEUED time is taken during its enqueue call, so each command bounds the
- * offset to [call start - QUEUED, call end - QUEUED]. The offset is 0 while 0 lies inside
- * every such interval (the device uses the host clock: PoCL does), else the largest lower
- * bound (device work never starts before its enqueue call). */
+ * offset to [call start - QUEUED, call end - QUEUED]. The offset is 0 while 0 fits every
+ * such interval (the device uses the host clock: PoCL does; a QUEUED stamped shortly
+ * after the call still fits), else the largest lower bound (device work never starts
+ * before its enqueue call). */
 typedef struct dt_cl_device {
     cl_device_id handle;
     dt_device_props props;

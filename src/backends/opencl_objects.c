@@ -18,6 +18,7 @@
 #define DT_CL_QUEUES_CAPACITY 4096u
 #define DT_CL_KERNELS_CAPACITY 65536u
 #define DT_CL_CONTEXTS_CAPACITY 1024u
+#define DT_CL_QUEUED_LATE_NS 10000000 /* a QUEUED time this long after its call still fits the host clock */
 
 dt_cl_map dt_cl_contexts = {"context", sizeof(dt_cl_context_rec), DT_CL_CONTEXTS_CAPACITY,
                             NULL,      PTHREAD_MUTEX_INITIALIZER, 0};
@@ -313,11 +314,14 @@ static void atomic_min_i64(_Atomic int64_t *v, int64_t x)
         ;
 }
 
+/* 0 when the host clock fits every command seen (QUEUED not before its enqueue call
+ * began, and not long after it ended: a driver may stamp it just after the call), else
+ * the largest lower bound. */
 static int64_t calibrated_offset(const dt_cl_device *d)
 {
     int64_t lo = atomic_load_explicit(&d->queued_lo_ns, memory_order_relaxed);
     int64_t hi = atomic_load_explicit(&d->queued_hi_ns, memory_order_relaxed);
-    return (lo <= 0 && 0 <= hi) ? 0 : lo;
+    return (lo <= 0 && hi >= -DT_CL_QUEUED_LATE_NS) ? 0 : lo;
 }
 
 int64_t dt_cl_device_clock_offset(int index, int has_queued, uint64_t queued_ns, uint64_t call_start_ns,
@@ -360,7 +364,7 @@ void dt_cl_device_clock_note(int index, char *out, size_t cap)
     else if (offset == 0)
         snprintf(out, cap,
                  "OpenCL device %d (%s): device timer is CLOCK_MONOTONIC_RAW, the backend's host clock (checked on "
-                 "%llu commands: each QUEUED time lies inside its enqueue call; clGetDeviceAndHostTimer "
+                 "%llu commands: each QUEUED time lies within its enqueue call; clGetDeviceAndHostTimer "
                  "unsupported)",
                  index, name, (unsigned long long)checked);
     else
