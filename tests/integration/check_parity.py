@@ -85,6 +85,7 @@ class Workload:
         self.unattributed_ns = 0
         self.calls = []                          # runtime calls in order: (generic, innermost op id or None)
         self.devices = set()
+        self.kernel_names = []                   # mangled names, in launch order
         stack = []
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
@@ -119,6 +120,7 @@ class Workload:
                     self.calls.append(({"launch": "launch", "memcpy": "memcpy", "memset": "memset"}[stmt], top))
                     if stmt == "launch":
                         self.kernels += 1
+                        self.kernel_names.append(kv["kernel"])
                     elif stmt == "memcpy":
                         self.memcpys += 1
                     else:
@@ -141,6 +143,9 @@ class Checker:
         self.failed = []
         self.passed = 0
 
+    def info(self, what):
+        print("note: " + what)
+
     def check(self, ok, what):
         if ok:
             self.passed += 1
@@ -153,13 +158,15 @@ def ns(us):
     return int(round(float(us) * 1000.0))
 
 
-def cannot_demangle(names):
-    """The names c++filt leaves unchanged (invalid manglings), when c++filt exists."""
+def demangle_reference(names):
+    """name -> c++filt's demangling (unchanged when not a valid mangling); None without c++filt."""
     tool = shutil.which("c++filt")
-    if not tool or not names:
+    if not tool:
         return None
+    if not names:
+        return {}
     out = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True).stdout.split("\n")
-    return [n for n, d in zip(names, out) if n == d]
+    return dict(zip(names, out))
 
 
 def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occupancy=False):
@@ -252,14 +259,20 @@ def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occup
 
     # 6. names
     knames = sorted({e.get("name", "") for e in by_cat.get("kernel", [])})
-    mangled = [n for n in knames if n.startswith("_Z")]
-    hint = ""
-    if mangled:
-        invalid = cannot_demangle(mangled)
+    # Every name the workload launches must appear exactly as a correct Itanium demangler
+    # writes it (c++filt from binutils, the reference); a name that is not a valid
+    # mangling stays raw (DESIGN.md: "else the raw name"), and is reported, not hidden.
+    wl_kernels = sorted(set(wl.kernel_names))
+    want = demangle_reference(wl_kernels)
+    if want is None:
+        c.check(False, "6. c++filt (binutils) is needed to know the reference demangling")
+    else:
+        c.check(sorted(set(want.values())) == knames,
+                "6. kernel names %s differ from the reference demangling %s" % (knames, sorted(set(want.values()))))
+        invalid = sorted(n for n, d in want.items() if n == d and n.startswith("_Z"))
         if invalid:
-            hint = "; c++filt cannot demangle %d of them either (not valid Itanium manglings: fix the workload)" \
-                   % len(invalid)
-    c.check(not mangled, "6. %d kernel name(s) still mangled, e.g. %s%s" % (len(mangled), mangled[:1], hint))
+            c.info("6. %d of the workload's kernel names are not valid Itanium manglings (c++filt cannot "
+                   "demangle them either) and stay raw: %s" % (len(invalid), ", ".join(n[:40] + "..." for n in invalid)))
     c.check(not knames or any("::" in n for n in knames), "6. no kernel name contains '::'")
     rnames = [e.get("name", "") for e in runtime]
     fallbacks = sorted({n for n in rnames if FALLBACK_NAME.search(n)})
