@@ -14,8 +14,8 @@ traced=$("$devtrace" record -o "$work/parity.json" -- "$example" --quiet 2>"$wor
 cat "$work/record.err"
 [[ "$plain" == "$traced" ]] || { echo "results differ: untraced '$plain' traced '$traced'"; exit 1; }
 grep -q "^trace: $work/parity.json$" "$work/record.err" || { echo "no 'trace: PATH' line"; exit 1; }
-"$python" "$here/check_opencl_parity.py" "$work/parity.json" "$api_calls"
+"$python" "$here/check_example_parity.py" "$work/parity.json" "$api_calls" --validation hardware
 # The same through gzip.
 "$devtrace" record -q -o "$work/parity.json.gz" -- "$example" --quiet >/dev/null
-"$python" "$here/check_opencl_parity.py" "$work/parity.json.gz" "$api_calls"
+"$python" "$here/check_example_parity.py" "$work/parity.json.gz" "$api_calls" --validation hardware
 echo "result bit-identical: $plain"
