@@ -164,6 +164,8 @@ DEVTRACE_EXPORT int devtrace_stop(devtrace_session *s);    /* flushes, closes th
 
 /* External correlation (the framework's CPU op id). 0 is a valid id. */
 DEVTRACE_EXPORT int devtrace_push_external(devtrace_session *s, uint64_t id);
+/* Pops must match pushes: popping a plain id over a range (or the reverse) leaves the
+ * stack unchanged and returns DEVTRACE_ESTATE; DEVTRACE_EEMPTY when nothing is pushed. */
 DEVTRACE_EXPORT int devtrace_pop_external(devtrace_session *s, uint64_t *id);
 
 /* Annotation: a named CPU operator with an id; pushes the id as the external

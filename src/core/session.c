@@ -353,7 +353,9 @@ static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t sta
     return 0;
 }
 
-static int pop_frame(dt_session *s, external_frame *out)
+/* Pops the innermost frame if it is of the kind asked for (a range, or a plain id);
+ * a mismatch leaves the stack as it was and returns DEVTRACE_ESTATE. */
+static int pop_frame(dt_session *s, int want_range, external_frame *out)
 {
     ext_stack_bind(s);
     if (ext_stack.overflow) {
@@ -362,6 +364,8 @@ static int pop_frame(dt_session *s, external_frame *out)
     }
     if (ext_stack.depth == 0)
         return DEVTRACE_EEMPTY;
+    if (ext_stack.frames[ext_stack.depth - 1].is_range != want_range)
+        return DEVTRACE_ESTATE;
     *out = ext_stack.frames[--ext_stack.depth];
     if (s->backend && s->backend->pop_external) {
         uint64_t ignored;
@@ -382,7 +386,7 @@ int devtrace_pop_external(devtrace_session *s, uint64_t *id)
     if (!s)
         return DEVTRACE_EINVAL;
     external_frame f;
-    int rc = pop_frame(s, &f);
+    int rc = pop_frame(s, 0, &f);
     if (rc == 0 && id)
         *id = f.id;
     return rc;
@@ -401,11 +405,9 @@ int devtrace_range_pop(devtrace_session *s)
     if (!s)
         return DEVTRACE_EINVAL;
     external_frame f;
-    int rc = pop_frame(s, &f);
+    int rc = pop_frame(s, 1, &f);
     if (rc != 0)
         return rc;
-    if (!f.is_range)
-        return DEVTRACE_ESTATE; /* the top was a plain external id, not a range */
     if (s->state != DT_RUNNING)
         return 0;
     devtrace_event ev;
