@@ -406,6 +406,27 @@ static void test_range_pop_over_a_plain_external_id_is_a_state_error(void **stat
     devtrace_session *s = none_session();
     assert_int_equal(devtrace_push_external(s, 8), 0);
     assert_int_equal(devtrace_range_pop(s), DEVTRACE_ESTATE);
+    /* The mismatched pop left the plain id in place. */
+    uint64_t id = 0;
+    assert_int_equal(devtrace_pop_external(s, &id), 0);
+    assert_int_equal(id, 8);
+    assert_int_equal(devtrace_pop_external(s, &id), DEVTRACE_EEMPTY);
+    devtrace_close(s);
+}
+
+static void test_pop_external_over_a_range_leaves_the_range_in_place(void **state)
+{
+    (void)state;
+    devtrace_session *s = none_session();
+    assert_int_equal(devtrace_range_push(s, "aten::mm", 4), 0);
+    uint64_t id = 99;
+    assert_int_equal(devtrace_pop_external(s, &id), DEVTRACE_ESTATE);
+    assert_int_equal(id, 99);
+    uint64_t top = 0;
+    assert_int_equal(dt_current_external(s, &top), 1);
+    assert_int_equal(top, 4);
+    assert_int_equal(devtrace_range_pop(s), 0);
+    assert_int_equal(dt_current_external(s, &top), 0);
     devtrace_close(s);
 }
 
@@ -426,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_range_push_pop_emits_a_cpu_op_only_while_running),
         cmocka_unit_test(test_ranges_refused_by_a_full_store_are_counted_once),
         cmocka_unit_test(test_range_pop_over_a_plain_external_id_is_a_state_error),
+        cmocka_unit_test(test_pop_external_over_a_range_leaves_the_range_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
