@@ -6,6 +6,7 @@
 #include "cupti_family.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -195,8 +196,9 @@ static void handle_path(void *handle, const char *fallback, char *out, size_t le
         snprintf(out, len, "%s", fallback);
 }
 
-/* Tries root/sub/name for every library name; lists what was tried in `tried`. */
-static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *out, cf_text *tried)
+/* Tries root/sub/name for every library name; lists what was tried in `tried`. With
+ * load 0 the first existing file is taken without loading it (out->handle NULL). */
+static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *out, cf_text *tried, int load)
 {
     int n = names_count(d->library_names);
     text_add(tried, "%s%s/", tried->used ? ", " : "", dir);
@@ -207,6 +209,10 @@ static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *o
         text_add(tried, "%s%s", i ? "," : "", d->library_names[i]);
         if (access(path, F_OK) != 0)
             continue;
+        if (!load) {
+            snprintf(out->path, sizeof out->path, "%s", path);
+            return 1;
+        }
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (h) {
             out->handle = h;
@@ -220,15 +226,15 @@ static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *o
     return 0;
 }
 
-static int try_root(const dt_cf_descriptor *d, const char *root, cf_found *out, cf_text *tried)
+static int try_root(const dt_cf_descriptor *d, const char *root, cf_found *out, cf_text *tried, int load)
 {
     int nsub = names_count(d->sdk_subdirs);
     if (nsub == 0)
-        return try_directory(d, root, out, tried);
+        return try_directory(d, root, out, tried, load);
     for (int i = 0; i < nsub; i++) {
         char dir[512];
         snprintf(dir, sizeof dir, "%s/%s", root, d->sdk_subdirs[i]);
-        if (try_directory(d, dir, out, tried))
+        if (try_directory(d, dir, out, tried, load))
             return 1;
     }
     return 0;
@@ -283,11 +289,11 @@ static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, 
             text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", d->sdk_env[i]);
             continue;
         }
-        if (try_root(d, root, out, &tried))
+        if (try_root(d, root, out, &tried, 1))
             return 1;
     }
     for (int i = 0; i < names_count(d->sdk_default_roots); i++)
-        if (try_root(d, d->sdk_default_roots[i], out, &tried))
+        if (try_root(d, d->sdk_default_roots[i], out, &tried, 1))
             return 1;
     /* 4. The loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
     int nsys = names_count(d->system_names);
@@ -318,6 +324,54 @@ static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, 
              tried_buf, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
              d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
     return 0;
+}
+
+int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen)
+{
+    char tried_buf[1024] = "";
+    cf_text tried = {tried_buf, sizeof tried_buf, 0};
+    cf_found f;
+    memset(&f, 0, sizeof f);
+    const char *override = d->override_env ? getenv(d->override_env) : NULL;
+    if (override && *override) {
+        if (access(override, R_OK) == 0) {
+            snprintf(path, pathlen, "%s", override);
+            return 0;
+        }
+        snprintf(why, whylen, "$%s=%s: %s", d->override_env, override, strerror(errno));
+        return -1;
+    }
+    int found = 0;
+    for (int i = 0; i < names_count(d->sdk_env) && !found; i++) {
+        const char *root = getenv(d->sdk_env[i]);
+        if (!root || !*root)
+            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", d->sdk_env[i]);
+        else
+            found = try_root(d, root, &f, &tried, 0);
+    }
+    for (int i = 0; i < names_count(d->sdk_default_roots) && !found; i++)
+        found = try_root(d, d->sdk_default_roots[i], &f, &tried, 0);
+    /* The loader's search path, as far as the environment gives it (not ld.so.cache). */
+    const char *ldpath = getenv("LD_LIBRARY_PATH");
+    if (!found && ldpath && *ldpath && names_count(d->system_names)) {
+        char copy[2048], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", ldpath);
+        for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save))
+            for (int i = 0; i < names_count(d->system_names) && !found; i++) {
+                snprintf(f.path, sizeof f.path, "%s/%s", dir, d->system_names[i]);
+                found = access(f.path, R_OK) == 0;
+            }
+        if (!found)
+            text_add(&tried, "%s$LD_LIBRARY_PATH", tried.used ? ", " : "");
+    }
+    if (found) {
+        snprintf(path, pathlen, "%s", f.path);
+        return 0;
+    }
+    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
+             tried_buf, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
+             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+    return -1;
 }
 
 /* Resolves every function in its spellings; 0, or -1 with the missing required ones. */
@@ -373,7 +427,19 @@ static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
         return "RUNTIME";
     if (kind == k->external_correlation)
         return "EXTERNAL_CORRELATION";
+    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++)
+        if (kind == d->more_kinds[i].kind)
+            return d->more_kinds[i].name ? d->more_kinds[i].name : "?";
     return "?";
+}
+
+/* The known fix for a vendor result code, or NULL. */
+static const char *result_fix(const dt_cf_descriptor *d, int rc)
+{
+    for (int i = 0; i < DT_CF_MAX_HINTS && d->result_hints[i].result; i++)
+        if (d->result_hints[i].result == rc)
+            return d->result_hints[i].fix;
+    return NULL;
 }
 
 /* Can the library trace here? Enabling a harmless kind (external correlation: no record
@@ -381,7 +447,9 @@ static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
  * driver: CUPTI_ERROR_UNKNOWN). */
 static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const char *path, char *why, size_t whylen)
 {
-    uint32_t kind = d->kinds.external_correlation ? d->kinds.external_correlation : d->kinds.memcpy;
+    uint32_t kind = d->usable_check_kind         ? d->usable_check_kind
+                    : d->kinds.external_correlation ? d->kinds.external_correlation
+                                                    : d->kinds.memcpy;
     int rc = api->enable((int)kind);
     if (rc != d->results.success) {
         char text[256];
@@ -389,9 +457,10 @@ static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const c
         if (api->get_version && api->get_version(&version) != d->results.success)
             version = 0;
         result_text(api, d, rc, text, sizeof text);
-        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; is the driver "
-                 "installed and a device visible?",
-                 d->vendor_api, path, version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text);
+        const char *fix = result_fix(d, rc);
+        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; %s",
+                 d->vendor_api, path, version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text,
+                 fix ? fix : "is the driver installed and a device visible?");
         return -1;
     }
     api->disable((int)kind);
@@ -739,7 +808,9 @@ static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, const char *const 
 static void cf_read_devices(dt_cf_state *st)
 {
     const dt_cf_descriptor *d = st->desc;
-    const char *attr_name = d->attribute_fn[0] ? d->attribute_fn[0] : "DeviceGetAttribute", *count_name = NULL;
+    if (!d->attribute_fn[0])
+        return; /* the vendor has no CUDA-style attribute query (its facts_note says so) */
+    const char *attr_name = d->attribute_fn[0], *count_name = NULL;
     cf_attribute_fn attr = (cf_attribute_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
     if (!attr) {
         dt_add_note(st->s, "occupancy unavailable: no %s in the process", attr_name);
@@ -829,6 +900,8 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
                     "common prefix (not validated for this version)", d->name, G.version);
     if (G.config_note[0])
         dt_add_note(s, "%s", G.config_note);
+    if (d->facts_note)
+        dt_add_note(s, "%s: %s", d->name, d->facts_note);
     if (!G.api.push_external)
         dt_add_note(s, "external correlation unavailable: %s has no %s%s; device work is not linked to CPU ops",
                     G.path, cf_prefix(d), cf_fn_suffix[DT_CF_PUSH_EXTERNAL]);
@@ -873,16 +946,19 @@ static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
     return 0;
 }
 
-static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int *failures)
+static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *failures)
 {
     int rc;
     if (!kind || cf_enable(st, kind, &rc) == 0)
         return;
     char text[256];
     cf_result_text(st->desc, rc, text, sizeof text);
-    dt_add_note(st->s, "%s(%s) failed: %s", fn_name(&G.api, DT_CF_ENABLE),
-                kind_label(st->desc, kind), text);
-    (*failures)++;
+    const char *fix = result_fix(st->desc, rc);
+    dt_add_note(st->s, "%s(%s) %s: %s%s%s", fn_name(&G.api, DT_CF_ENABLE), kind_label(st->desc, kind),
+                optional ? "refused (optional: not every library version has it)" : "failed", text,
+                fix ? "; " : "", fix ? fix : "");
+    if (!optional)
+        (*failures)++;
 }
 
 int dt_cf_start(dt_session *s, void *state)
@@ -915,12 +991,14 @@ int dt_cf_start(dt_session *s, void *state)
             failures++;
         }
     } else if (!d->kinds.concurrent_kernel) {
-        cf_enable_noted(st, d->kinds.kernel, &failures);
+        cf_enable_noted(st, d->kinds.kernel, 0, &failures);
     }
-    cf_enable_noted(st, d->kinds.memcpy, &failures);
-    cf_enable_noted(st, d->kinds.memset, &failures);
-    cf_enable_noted(st, d->kinds.external_correlation, &failures);
-    cf_enable_noted(st, d->kinds.runtime, &failures); /* runtime only while a session runs */
+    cf_enable_noted(st, d->kinds.memcpy, 0, &failures);
+    cf_enable_noted(st, d->kinds.memset, 0, &failures);
+    cf_enable_noted(st, d->kinds.external_correlation, 0, &failures);
+    cf_enable_noted(st, d->kinds.runtime, 0, &failures); /* runtime only while a session runs */
+    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++)
+        cf_enable_noted(st, d->more_kinds[i].kind, d->more_kinds[i].optional, &failures);
     return st->nenabled == 0 ? DEVTRACE_EVENDOR : 0;
 }
 
@@ -1329,12 +1407,18 @@ dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, 
     return DT_CF_EMIT;
 }
 
+/* MSPTI records carry no launch configuration and no context: the events have no
+ * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
+ * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
+ * clock artefact but a bad record. */
 dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
     if (k.start == 0 && k.end == 0)
         return DT_CF_ZERO_TIME;
+    if (k.end < k.start)
+        return DT_CF_MALFORMED;
     ev->kind = DEVTRACE_KIND_KERNEL;
     ev->start_ns = k.start;
     ev->end_ns = k.end;
@@ -1351,6 +1435,8 @@ dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, de
     memcpy(&m, rec, sizeof m);
     if (m.start == 0 && m.end == 0)
         return DT_CF_ZERO_TIME;
+    if (m.end < m.start)
+        return DT_CF_MALFORMED;
     ev->kind = DEVTRACE_KIND_MEMCPY;
     ev->start_ns = m.start;
     ev->end_ns = m.end;
@@ -1369,6 +1455,8 @@ dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, de
     memcpy(&m, rec, sizeof m);
     if (m.start == 0 && m.end == 0)
         return DT_CF_ZERO_TIME;
+    if (m.end < m.start)
+        return DT_CF_MALFORMED;
     ev->kind = DEVTRACE_KIND_MEMSET;
     ev->start_ns = m.start;
     ev->end_ns = m.end;
@@ -1386,13 +1474,15 @@ dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
     memcpy(&a, rec, sizeof a);
     if (a.start == 0 && a.end == 0)
         return DT_CF_ZERO_TIME;
+    if (a.end < a.start || !a.name)
+        return DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
     ev->kind = DEVTRACE_KIND_RUNTIME;
     ev->start_ns = a.start;
     ev->end_ns = a.end;
     ev->correlation = a.correlation_id;
     ev->device = a.process_id;
     ev->stream = a.thread_id;
-    ev->name_id = a.name ? dt_intern_ptr(&d->s->names, a.name) : 0;
+    ev->name_id = dt_intern_ptr(&d->s->names, a.name);
     return DT_CF_EMIT;
 }
 

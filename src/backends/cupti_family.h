@@ -28,7 +28,9 @@
 #define DT_CF_MAX_NAMES 8     /* entries in each name list of a descriptor (NULL-terminated) */
 #define DT_CF_MAX_KIND 64     /* vendor activity kinds 0..63 can have a decoder */
 #define DT_CF_CBID_CACHE 4096 /* runtime callback ids whose interned name is cached */
-#define DT_CF_MAX_ENABLED 8
+#define DT_CF_MAX_ENABLED 12
+#define DT_CF_MAX_MORE_KINDS 4 /* further kinds a descriptor enables (dt_cf_more_kind) */
+#define DT_CF_MAX_HINTS 4
 
 /* The vendor functions the engine binds, spelled <prefix><suffix> (cuptiActivityEnable). */
 #define DT_CF_FN_MAP(X)                                                                  \
@@ -73,6 +75,21 @@ typedef enum dt_cf_fn {
 typedef struct dt_cf_kinds {
     uint32_t memcpy, memset, kernel, concurrent_kernel, runtime, external_correlation;
 } dt_cf_kinds;
+
+/* A further activity kind enabled with the runtime kind at start (MSPTI's API record
+ * levels: ACL_API, NODE_API, RUNTIME_API), named for messages. An optional kind may be
+ * refused by some library versions: that is noted, never a failure. */
+typedef struct dt_cf_more_kind {
+    uint32_t kind; /* 0 ends the list */
+    const char *name;
+    int optional;
+} dt_cf_more_kind;
+
+/* A vendor result code whose fix is known: told with the error wherever it appears. */
+typedef struct dt_cf_result_hint {
+    int result; /* 0 ends the list (success needs no hint) */
+    const char *fix;
+} dt_cf_result_hint;
 
 /* Vendor result codes the engine acts on (success is 0 for every vendor seen). */
 typedef struct dt_cf_results {
@@ -171,6 +188,14 @@ typedef struct dt_cf_descriptor {
     const char *device_name_prefix; /* "CUDA device" -> "CUDA device 0" */
     unsigned quirks;                /* DT_CF_QUIRK_* */
     dt_cf_scan_fn scan;             /* NULL: walk with the vendor's GetNextRecord */
+    /* The kind enabled (then disabled) to check that the library can trace here, at
+     * probe and open; 0: external_correlation (else memcpy). A vendor whose library
+     * refuses some kinds under a condition (MSPTI: memcpy without LD_PRELOAD) names
+     * such a kind, so that the condition is found before a session starts. */
+    uint32_t usable_check_kind;
+    dt_cf_more_kind more_kinds[DT_CF_MAX_MORE_KINDS]; /* enabled after runtime at start */
+    dt_cf_result_hint result_hints[DT_CF_MAX_HINTS];  /* appended to messages with that code */
+    const char *facts_note; /* told in every session: what this vendor never collects; or NULL */
 } dt_cf_descriptor;
 
 /* Decoding state: separate from binding so that tests (and replay) decode buffers
@@ -222,6 +247,12 @@ void dt_cf_close(dt_session *s, void *state);
 /* Which vendor functions the library the descriptor finds has (DT_CF_BIT mask), for
  * tests and diagnostics; path gets the library's path, or why none was found. */
 unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathlen);
+
+/* The path of the library the descriptor would load, found without loading anything
+ * (for the recorder, which preloads it into the program: MSPTI needs LD_PRELOAD):
+ * the override variable, then the SDK roots joined with the subdirectories, then each
+ * system name in $LD_LIBRARY_PATH. 0 with path set, or -1 with why (what was tried). */
+int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen);
 
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
  * given as designated fields (.name, .description, .caps, .validated, ...). */
@@ -296,11 +327,12 @@ extern const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS];
 #define DT_CF_CUDA_NRUNTIME_NAMES 522
 extern const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES];
 
-/* The vendors' descriptors (cupti.c, ppu.c, iluvatar.c), visible for tests. Each file
+/* The vendors' descriptors (cupti.c, ppu.c, iluvatar.c, mspti.c), visible for tests. Each file
  * defines its own; no file uses another's. */
 extern const dt_cf_descriptor dt_cf_cupti_descriptor;
 extern const dt_cf_descriptor dt_cf_ppu_descriptor;
 extern const dt_cf_descriptor dt_cf_iluvatar_descriptor;
+extern const dt_cf_descriptor dt_cf_mspti_descriptor; /* mspti.c */
 
 /* The descriptor fields every CUDA-shaped vendor shares (CUPTI's layouts and names). */
 #define DT_CF_CUDA_SHAPED_TABLES                                                         \
