@@ -1,0 +1,153 @@
+/* mspti.c: the Huawei Ascend MSPTI backend ("mspti"): the CUPTI-family engine with
+ * Ascend's descriptor, and the buffer walker MSPTI needs.
+ *
+ * Facts ([H]: the Ascend/mspti csrc/include headers, ../shared/vendor-abi.md; the record
+ * mirrors are in cupti_records.h):
+ *  - libmspti.so in $ASCEND_HOME_PATH/{lib64,tools/mspti/lib64}, or under
+ *    /usr/local/Ascend/ascend-toolkit/latest;
+ *  - kinds KERNEL 2, API 3, MEMSET 6, MEMCPY 7, EXTERNAL_CORRELATION 8, and the API record
+ *    levels ACL_API 10, NODE_API 11, RUNTIME_API 12 (all written as msptiActivityApi);
+ *    NODE_API is missing from some CANN releases, so a refusal is only noted; API 3 (calls
+ *    of no ACL/node/runtime level) is not enabled;
+ *  - results SUCCESS 0, INVALID_PARAMETER 1, MULTIPLE_SUBSCRIBERS 2, MAX_LIMIT_REACHED 3,
+ *    WITHOUT_LD_PRELOAD 6, INNER 999; external kind CUSTOM0 = 2 (CUPTI's is 3);
+ *  - records are packed (a u64 at offset 4), sizes rounded to 8 by the headers'
+ *    aligned(8): Kernel 56, Api 48, Memset 56, Memcpy 56, ExternalCorrelation 24;
+ *    correlation ids are u64; API records carry a name string and no callback id (the
+ *    trace writes no cbid); kernels carry no grid/block/registers (no such keys in the
+ *    trace, and no occupancy); timestamps are host CLOCK_REALTIME ns;
+ *  - the completion callback is (buffer, size, validSize): no context or stream;
+ *  - msptiActivityGetNumDroppedRecords(void *context, uint32_t streamId, size_t *dropped)
+ *    in the header read (CUPTI's shape);
+ *  - without libmspti.so in $LD_PRELOAD, enabling MEMCPY/MEMSET (on runtimes without
+ *    memory reporting) and the callback domains returns MSPTI_ERROR_WITHOUT_LD_PRELOAD (6):
+ *    MEMCPY is the kind enabled to check that the library can trace, so a session that
+ *    would lose its copies is unavailable, with the fix in the reason. `devtrace record
+ *    --backend mspti` preloads the library itself (src/cli/record.c).
+ * Not checked against installed headers (none here) and not run on Ascend hardware. */
+#include <string.h>
+
+#include "cupti_family.h"
+#include "cupti_records.h"
+
+enum {
+    MSPTI_KIND_KERNEL = 2,
+    MSPTI_KIND_API = 3,
+    MSPTI_KIND_MEMSET = 6,
+    MSPTI_KIND_MEMCPY = 7,
+    MSPTI_KIND_EXTERNAL_CORRELATION = 8,
+    MSPTI_KIND_ACL_API = 10,
+    MSPTI_KIND_NODE_API = 11,
+    MSPTI_KIND_RUNTIME_API = 12,
+};
+
+enum {
+    MSPTI_SUCCESS = 0,
+    MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 2,
+    MSPTI_ERROR_MAX_LIMIT_REACHED = 3,
+    MSPTI_ERROR_WITHOUT_LD_PRELOAD = 6,
+};
+
+/* Every record layout is version independent so far: one decoder per kind. */
+static const dt_cf_layout mspti_layouts[] = {
+    {MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
+     dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
+    {MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+     dt_cf_decode_mspti_api, "msptiActivityApi (API)"},
+    {MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+     dt_cf_decode_mspti_api, "msptiActivityApi (ACL_API)"},
+    {MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+     dt_cf_decode_mspti_api, "msptiActivityApi (NODE_API)"},
+    {MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+     dt_cf_decode_mspti_api, "msptiActivityApi (RUNTIME_API)"},
+    {MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
+     dt_cf_decode_mspti_memset, "msptiActivityMemset"},
+    {MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
+     dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
+    {MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
+     sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
+     "msptiActivityExternalCorrelation"},
+};
+
+/* msptiActivityMemcpyKind: UNKNOWN 0, HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address). */
+static const uint8_t mspti_copy_kinds[] = {
+    DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
+    DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN,
+};
+
+/* Walks a completed buffer with the record sizes of the layout table instead of
+ * msptiActivityGetNextRecord. The library's iterator keeps its position in a
+ * thread-local cursor and ignores the record passed in (Ascend/mspti,
+ * csrc/activity/activity_manager.cpp, ActivityManager::GetNextRecord); only
+ * MAX_LIMIT_REACHED resets it. A walk that stops early (INVALID_KIND, a record rejected
+ * as truncated) would make the next buffer walked on that thread start mid-way. Records
+ * lie back to back, each its kind's full size; a kind without a layout has no known
+ * size, so the rest of the buffer is unreadable (counted malformed, once). */
+static void mspti_scan_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                              dt_cf_walk_counts *counts)
+{
+    size_t off = 0;
+    while (off < valid_size) {
+        const uint8_t *rec = buf + off;
+        dt_cf_taken t = dt_cf_take_record(d, rec, valid_size - off, mode, counts);
+        if (t == DT_CF_TAKEN_UNKNOWN_KIND || t == DT_CF_TAKEN_TRUNCATED)
+            break;
+        uint32_t kind;
+        memcpy(&kind, rec, sizeof kind);
+        off += d->by_kind[kind]->size; /* known: take_record found its layout */
+    }
+}
+
+const dt_cf_descriptor dt_cf_mspti_descriptor = {
+    .name = "mspti",
+    .vendor_api = "MSPTI",
+    .override_env = "DEVTRACE_MSPTI_LIBRARY",
+    .library_names = {"libmspti.so"},
+    .sdk_env = {"ASCEND_HOME_PATH"},
+    .sdk_default_roots = {"/usr/local/Ascend/ascend-toolkit/latest"},
+    .sdk_subdirs = {"lib64", "tools/mspti/lib64"},
+    .system_names = {"libmspti.so"},
+    .search_process = 1, /* a program that links or preloads libmspti.so */
+    .symbol_prefixes = {"mspti"},
+    .required = DT_CF_REQUIRED_DEFAULT,
+    /* The API record kinds are all in more_kinds, each under its own name. */
+    .kinds = {.memcpy = MSPTI_KIND_MEMCPY, .memset = MSPTI_KIND_MEMSET, .kernel = MSPTI_KIND_KERNEL,
+              .concurrent_kernel = 0, .runtime = 0, .external_correlation = MSPTI_KIND_EXTERNAL_CORRELATION},
+    .results = {.success = MSPTI_SUCCESS, .max_limit_reached = MSPTI_ERROR_MAX_LIMIT_REACHED,
+                .not_compatible = -1 /* MSPTI has none */,
+                .multiple_subscribers = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
+    .external_kind_custom0 = 2,
+    .refuse_from_version = 0, /* the header: a request may be declined (NULL); records are then dropped */
+    .layouts = mspti_layouts,
+    .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
+    .copy_kinds = mspti_copy_kinds,
+    .ncopy_kinds = sizeof mspti_copy_kinds,
+    .runtime_names = NULL,
+    .nruntime_names = 0,
+    .unknown_runtime_prefix = NULL,
+    .attribute_fn = {NULL}, /* no CUDA-style device attribute query: no occupancy */
+    .device_count_fn = {NULL},
+    .runtime_libraries = {NULL},
+    .device_name_prefix = "Ascend NPU",
+    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
+    .scan = mspti_scan_buffer,
+    .usable_check_kind = MSPTI_KIND_MEMCPY,
+    .more_kinds = {{MSPTI_KIND_ACL_API, "ACL_API", 0},
+                   {MSPTI_KIND_NODE_API, "NODE_API", 1},
+                   {MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0}},
+    .result_hints = {{MSPTI_ERROR_WITHOUT_LD_PRELOAD,
+                      "libmspti.so must be in LD_PRELOAD: run under 'devtrace record --backend mspti', or "
+                      "LD_PRELOAD=/path/libmspti.so"}},
+    .facts_note = "kernel records carry no grid, block, registers or shared memory (the trace omits those keys) "
+                  "and there is no device attribute query, so no occupancy; API records are named by string "
+                  "(no cbid)",
+};
+
+DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor,
+              .name = "mspti",
+              .description = "Huawei Ascend MSPTI",
+              .caps = DT_CAP_EXTERNAL,
+              .validated = DT_VALIDATED_EMULATED,
+              .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
+                                 "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",
+              .runtime_category = "privateuse1_runtime");
