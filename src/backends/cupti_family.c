@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/errors.h"
+#include "core/raw.h"
 #include "cupti_records.h"
 
 #define CF_DEFAULT_BUFFER_SIZE (1u << 20)
@@ -97,6 +98,8 @@ static struct cf_engine {
     uint32_t version;
     cf_api api;
     char config_note[256]; /* a rejected DEVTRACE_BUFFER_* value, told in every session */
+    int (*api_name)(uint32_t arg, uint32_t cbid, const char **name); /* descriptor's name resolver, or NULL */
+    char api_name_sym[64];
     /* The pool: buffer_count buffers of buffer_size bytes, allocated on first use. */
     size_t buffer_size;
     uint32_t buffer_count;
@@ -240,16 +243,14 @@ static int try_root(const dt_cf_descriptor *d, const char *root, cf_found *out, 
     return 0;
 }
 
-/* The first function's symbol a library must have, in any spelling. */
+/* Does the process itself have the vendor's register function? Only under the
+ * vendor's own (first) spelling: a cupti* alias in a process is NVIDIA's CUPTI as likely
+ * as another vendor's. */
 static int has_register_symbol(const dt_cf_descriptor *d, void *handle)
 {
-    for (int p = 0; p < names_count(d->symbol_prefixes); p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[DT_CF_REGISTER_CALLBACKS]);
-        if (dlsym(handle, name))
-            return 1;
-    }
-    return 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS]);
+    return dlsym(handle, name) != NULL;
 }
 
 static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, size_t whylen)
@@ -600,6 +601,23 @@ static cf_overflow *overflow_take(const uint8_t *b)
     return o;
 }
 
+/* ---- raw capture ($DEVTRACE_RAW): what live collection saw, for replay ---- */
+
+static void cf_raw_open(dt_session *s, dt_cf_state *st);
+
+static dt_raw_writer *cf_raw(const dt_cf_state *st)
+{
+    return st && st->raw && st->raw_pid == (int)getpid() ? st->raw : NULL;
+}
+
+/* A loss counted outside the buffers (replay cannot find it in them). */
+static void cf_raw_counter(const dt_cf_state *st, const char *name, uint64_t n)
+{
+    dt_raw_writer *w = cf_raw(st);
+    if (w)
+        dt_raw_counter(w, name, n);
+}
+
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     dt_cf_state *st;
@@ -612,15 +630,19 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
     } else if (G.may_refuse) {
         *buffer = NULL;
         *size = 0;
-        if (st)
+        if (st) {
             DT_COUNT(st->s, refused_buffers, 1);
+            cf_raw_counter(st, "refused_buffers", 1);
+        }
     } else {
         /* This library version crashes on a refusal: lend a small buffer and drop what it brings. */
         b = overflow_new();
         *buffer = b;
         *size = b ? CF_OVERFLOW_SIZE : 0;
-        if (!b && st)
+        if (!b && st) {
             DT_COUNT(st->s, refused_buffers, 1);
+            cf_raw_counter(st, "refused_buffers", 1);
+        }
     }
     cf_leave(e);
 }
@@ -632,8 +654,12 @@ static void cf_clock_sample(dt_cf_state *st)
     uint64_t vendor = 0, h0 = dt_realtime_ns();
     int rc = G.api.get_timestamp(&vendor);
     uint64_t h1 = dt_realtime_ns();
-    if (rc == st->desc->results.success)
+    if (rc == st->desc->results.success) {
         dt_add_clock_sample(st->s, vendor, h0 + (h1 - h0) / 2);
+        dt_raw_writer *w = cf_raw(st);
+        if (w)
+            dt_raw_clock(w, vendor, h0 + (h1 - h0) / 2);
+    }
 }
 
 /* From the completion callback: a clock sample at most every CF_SAMPLE_PERIOD_NS. */
@@ -656,12 +682,17 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
     int idx = pool_index(buffer);
     if (idx >= 0) {
         if (valid_size > G.buffer_size) {
-            if (st)
+            if (st) {
                 DT_COUNT(st->s, malformed_bytes, valid_size - G.buffer_size);
+                cf_raw_counter(st, "malformed_bytes", valid_size - G.buffer_size);
+            }
             valid_size = G.buffer_size;
         }
         if (st && valid_size) {
             int live = atomic_load(&st->accepting);
+            dt_raw_writer *w = cf_raw(st);
+            if (w)
+                dt_raw_buffer_mode(w, live ? DT_RAW_BUFFER_DECODE : DT_RAW_BUFFER_OUT_OF_WINDOW, buffer, valid_size);
             dt_cf_walk_buffer(&st->dec, buffer, valid_size, live ? DT_CF_WALK_DECODE : DT_CF_WALK_OUT_OF_WINDOW,
                               NULL);
         }
@@ -671,8 +702,12 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
         if (o) {
             if (valid_size > CF_OVERFLOW_SIZE)
                 valid_size = CF_OVERFLOW_SIZE;
-            if (st && valid_size)
+            if (st && valid_size) {
+                dt_raw_writer *w = cf_raw(st);
+                if (w)
+                    dt_raw_buffer_mode(w, DT_RAW_BUFFER_POOL_FULL, buffer, valid_size);
                 dt_cf_walk_buffer(&st->dec, buffer, valid_size, DT_CF_WALK_POOL_FULL, NULL);
+            }
             free(o);
         }
         /* else: not a buffer we lent; never touch it */
@@ -754,6 +789,15 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     G.api = api;
     G.handle = f.handle;
     G.version = version;
+    G.api_name = NULL;
+    G.api_name_sym[0] = '\0';
+    for (int p = 0; d->api_name_suffix && p < names_count(d->symbol_prefixes) && !G.api_name; p++) {
+        snprintf(G.api_name_sym, sizeof G.api_name_sym, "%s%s", d->symbol_prefixes[p], d->api_name_suffix);
+        void *sym = dlsym(f.handle, G.api_name_sym);
+        memcpy(&G.api_name, &sym, sizeof sym);
+    }
+    if (!G.api_name)
+        G.api_name_sym[0] = '\0';
     snprintf(G.path, sizeof G.path, "%s", f.path);
     G.may_refuse = d->refuse_from_version != UINT32_MAX && version >= d->refuse_from_version;
     G.desc = d;
@@ -813,7 +857,15 @@ static void cf_read_devices(dt_cf_state *st)
     const char *attr_name = d->attribute_fn[0], *count_name = NULL;
     cf_attribute_fn attr = (cf_attribute_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
     if (!attr) {
-        dt_add_note(st->s, "occupancy unavailable: no %s in the process", attr_name);
+        char names[256] = "", libs[256] = "";
+        cf_text tn = {names, sizeof names, 0}, tl = {libs, sizeof libs, 0};
+        int n = names_count(d->attribute_fn);
+        for (int i = 0; i < n; i++)
+            text_add(&tn, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", d->attribute_fn[i]);
+        for (int i = 0; i < names_count(d->runtime_libraries); i++)
+            text_add(&tl, ", %s", d->runtime_libraries[i]);
+        dt_add_note(st->s, "occupancy unavailable: no %s in the process (its global symbols%s, %s); the trace has "
+                    "no deviceProperties and no occupancy keys", names, libs, G.path);
         return;
     }
     cf_count_fn count = (cf_count_fn)cf_runtime_symbol(d, d->device_count_fn, &count_name);
@@ -924,15 +976,137 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
                         rc == d->results.multiple_subscribers ? " (another tool holds the one subscriber slot)" : "");
         }
     }
+    if (d->api_name_suffix && !G.api_name)
+        dt_add_note(s, "%s: %s has no %s%s: runtime names come from devtrace's %s table; ids it does not know are "
+                    "shown as %s#<cbid>", d->name, G.path, cf_prefix(d), d->api_name_suffix, d->vendor_api,
+                    d->unknown_runtime_prefix ? d->unknown_runtime_prefix : "runtime");
     atomic_store(&st->accepting, 0);
     st->attached = 1;
     atomic_store(&G.active, st);
     pthread_mutex_unlock(&G.lock);
+    cf_raw_open(s, st);
     return 0;
 fail:
     pthread_mutex_unlock(&G.lock);
     dt_error_set(err, code, "%s", why);
     return code;
+}
+
+/* Store visitor: the CPU operators (annotations) are not in the vendor's buffers. */
+typedef struct cf_raw_ops_ctx {
+    dt_session *s;
+    dt_raw_writer *w;
+} cf_raw_ops_ctx;
+
+static void cf_raw_cpu_op(void *user, devtrace_event *ev)
+{
+    cf_raw_ops_ctx *c = user;
+    if (ev->kind == DEVTRACE_KIND_CPU_OP)
+        dt_raw_cpu_op(c->w, ev, dt_intern_get(&c->s->names, ev->name_id));
+}
+
+/* Completes the capture: what the trace depends on beyond the buffers (the session's
+ * metadata, devices, notes, CPU operators and window), then closes the file. From the
+ * session's on_stop (the window is closed by then) or from close. */
+static void cf_raw_finish(dt_session *s, dt_cf_state *st)
+{
+    dt_raw_writer *w = st->raw;
+    if (!w)
+        return;
+    st->raw = NULL;
+    st->dec.raw = NULL;
+    if (st->raw_pid != (int)getpid())
+        return; /* a forked child: the parent completes the file (every chunk was flushed) */
+    uint64_t start, stop;
+    pthread_mutex_lock(&s->lock);
+    dt_raw_meta(w, s->rank, s->world_size, s->backend_name, s->validation, s->runtime_category);
+    for (int i = 0; i < s->ndevices; i++)
+        dt_raw_device(w, &s->devices[i]);
+    for (int i = 0; i < s->nnotes; i++)
+        dt_raw_note(w, s->notes[i]);
+    start = s->window_start;
+    stop = s->window_stop;
+    pthread_mutex_unlock(&s->lock);
+    cf_raw_ops_ctx ops = {s, w};
+    dt_store_visit(&s->store, cf_raw_cpu_op, &ops);
+    dt_raw_window(w, start, stop);
+    devtrace_error err;
+    if (dt_raw_close(w, &err) != 0)
+        dt_add_note(s, "raw capture incomplete: %s", err.message);
+}
+
+static void cf_raw_on_stop(dt_session *s, void *user)
+{
+    dt_cf_state *st = user;
+    cf_raw_finish(s, st);
+    if (st->prev_on_stop)
+        st->prev_on_stop(s, st->prev_on_stop_user);
+}
+
+/* $DEVTRACE_RAW: every completed buffer, the strings its records point to, the clock
+ * samples and the resolved names are saved as they come; the rest at on_stop. */
+static void cf_raw_open(dt_session *s, dt_cf_state *st)
+{
+    const char *path = getenv("DEVTRACE_RAW");
+    if (!path || !*path)
+        return;
+    devtrace_error err;
+    dt_raw_writer *w = dt_raw_open(path, st->desc->name, G.version, &err);
+    if (!w) {
+        dt_add_note(s, "raw capture not written: %s", err.message);
+        return;
+    }
+    dt_add_note(s, "raw capture: %s (replay it with 'devtrace replay %s -o TRACE.json')", path, path);
+    st->raw_pid = (int)getpid();
+    st->prev_on_stop = s->on_stop;
+    st->prev_on_stop_user = s->on_stop_user;
+    s->on_stop = cf_raw_on_stop;
+    s->on_stop_user = st;
+    st->dec.raw = w;
+    st->raw = w;
+}
+
+/* Waits until no vendor callback is inside the engine (new ones see accepting == 0). */
+static void cf_quiesce(void)
+{
+    pthread_mutex_lock(&G.lock);
+    unsigned e = atomic_fetch_add(&G.epoch, 1);
+    pthread_mutex_unlock(&G.lock);
+    while (atomic_load(&G.inflight[e & 1]) != 0)
+        sched_yield();
+}
+
+/* The vendor's names for every runtime cbid seen, after the final flush and disable:
+ * never from a buffer callback (MACA 3.8.0's resolver deadlocks there). */
+static void cf_resolve_api_names(dt_cf_state *st)
+{
+    dt_cf_decoder *d = &st->dec;
+    if (!G.api_name)
+        return;
+    uint64_t asked = 0, refused = 0;
+    for (uint32_t cbid = 0; cbid < DT_CF_CBID_CACHE; cbid++) {
+        if (!atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed))
+            continue;
+        const char *name = NULL;
+        asked++;
+        if (G.api_name(st->desc->api_name_arg, cbid, &name) != st->desc->results.success || !name || !*name ||
+            strlen(name) > 200) {
+            refused++;
+            continue;
+        }
+        dt_raw_writer *w = cf_raw(st);
+        if (w)
+            dt_raw_api_name(w, st->desc->api_name_arg, cbid, name);
+        dt_cf_apply_api_name(d, cbid, name);
+    }
+    uint64_t unresolved = 0;
+    for (uint32_t i = 0; i < DT_CF_CBID_CACHE / 32; i++)
+        unresolved += (uint64_t)__builtin_popcount(atomic_load_explicit(&d->cbid_unresolved[i], memory_order_relaxed));
+    if (unresolved)
+        dt_add_note(st->s, "%s: %llu runtime callback id(s) named neither by %s nor by devtrace's %s table: shown as "
+                    "%s#<cbid>", st->desc->name, (unsigned long long)unresolved, G.api_name_sym, st->desc->vendor_api,
+                    st->desc->unknown_runtime_prefix ? st->desc->unknown_runtime_prefix : "runtime");
+    (void)asked, (void)refused;
 }
 
 static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
@@ -1038,6 +1212,10 @@ int dt_cf_stop(dt_session *s, void *state)
     }
     cf_clock_sample(st);
     atomic_store(&st->accepting, 0);
+    cf_quiesce(); /* buffers completing now are counted out of window, not stored */
+    cf_resolve_api_names(st);
+    if (st->desc->finish)
+        st->desc->finish(&st->dec);
     return 0;
 }
 
@@ -1075,6 +1253,35 @@ void dt_cf_close(dt_session *s, void *state)
         G.api.unsubscribe(st->subscriber);
     st->subscriber = NULL;
     cf_detach(st);
+    if (s && s->on_stop == cf_raw_on_stop && s->on_stop_user == st) {
+        s->on_stop = st->prev_on_stop;
+        s->on_stop_user = st->prev_on_stop_user;
+    }
+    if (s)
+        cf_raw_finish(s, st); /* a session closed before it stopped */
+}
+
+/* ---- descriptors by name (replay) ---- */
+
+static const dt_cf_descriptor *_Atomic cf_descriptors[32];
+
+void dt_cf_register_descriptor(const dt_cf_descriptor *d)
+{
+    for (size_t i = 0; i < sizeof cf_descriptors / sizeof cf_descriptors[0]; i++) {
+        const dt_cf_descriptor *expected = NULL;
+        if (atomic_load(&cf_descriptors[i]) == d || atomic_compare_exchange_strong(&cf_descriptors[i], &expected, d))
+            return;
+    }
+}
+
+const dt_cf_descriptor *dt_cf_descriptor_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof cf_descriptors / sizeof cf_descriptors[0]; i++) {
+        const dt_cf_descriptor *d = atomic_load(&cf_descriptors[i]);
+        if (d && strcmp(d->name, name) == 0)
+            return d;
+    }
+    return NULL;
 }
 
 /* ---- decoding ---- */
@@ -1122,6 +1329,14 @@ static uint32_t read_u32(const uint8_t *p)
     uint32_t v;
     memcpy(&v, p, sizeof v);
     return v;
+}
+
+void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
+                                const char *(*resolve_string)(void *user, uint64_t pointer), void *user)
+{
+    dt_cf_decoder_init(d, desc, s, version, NULL);
+    d->resolve_string = resolve_string;
+    d->resolve_user = user;
 }
 
 dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
@@ -1186,6 +1401,19 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
     dt_cf_walk_counts c = {0, 0, 0, 0, 0};
     if (desc->scan) {
         desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
+        goto end;
+    }
+    if (!d->next) {
+        /* Offline (replay): no vendor iterator; stride by the layouts' record sizes, as
+         * the vendor's iterator does. An unknown kind or a short record ends the buffer. */
+        size_t off = 0;
+        while (off < valid_size) {
+            uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
+            dt_cf_taken t = dt_cf_take_record(d, buf + off, valid_size - off, mode, &c);
+            if (t == DT_CF_TAKEN_UNKNOWN_KIND || t == DT_CF_TAKEN_TRUNCATED || !d->by_kind[kind]->size)
+                break;
+            off += d->by_kind[kind]->size;
+        }
         goto end;
     }
     uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0;
@@ -1267,8 +1495,10 @@ static __attribute__((noinline)) uint32_t runtime_name_slow(dt_cf_decoder *d, ui
     uint32_t id = dt_session_intern(d->s, name), expected = 0;
     /* The thread that fills the slot counts the unresolved name: once per distinct id. */
     if (cbid < DT_CF_CBID_CACHE && id && atomic_compare_exchange_strong(&d->cbid_name[cbid], &expected, id) &&
-        name == buf)
+        name == buf) {
         DT_COUNT(d->s, unresolved_names, 1);
+        atomic_fetch_or(&d->cbid_unresolved[cbid / 32], 1u << (cbid % 32));
+    }
     return id;
 }
 
@@ -1280,6 +1510,48 @@ uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid)
             return id;
     }
     return runtime_name_slow(d, cbid);
+}
+
+uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p)
+{
+    if (!p)
+        return 0;
+    if (d->resolve_string) {
+        const char *s = d->resolve_string(d->resolve_user, (uint64_t)(uintptr_t)p);
+        return s ? dt_session_intern(d->s, s) : 0;
+    }
+    if (d->raw)
+        dt_raw_string(d->raw, (uint64_t)(uintptr_t)p, p);
+    return dt_intern_ptr(&d->s->names, p);
+}
+
+typedef struct cf_rename {
+    uint32_t cbid, from, to;
+} cf_rename;
+
+static void rename_runtime_events(void *user, devtrace_event *ev)
+{
+    const cf_rename *r = user;
+    if (ev->kind == DEVTRACE_KIND_RUNTIME && (ev->flags & DEVTRACE_EVENT_HAS_CBID) && ev->u.runtime.cbid == r->cbid &&
+        ev->name_id == r->from)
+        ev->name_id = r->to;
+}
+
+void dt_cf_apply_api_name(dt_cf_decoder *d, uint32_t cbid, const char *name)
+{
+    if (cbid >= DT_CF_CBID_CACHE || !name || !*name)
+        return;
+    uint32_t id = dt_session_intern(d->s, name);
+    if (!id)
+        return;
+    uint32_t old = atomic_exchange(&d->cbid_name[cbid], id);
+    uint32_t bit = 1u << (cbid % 32);
+    if (atomic_fetch_and(&d->cbid_unresolved[cbid / 32], ~bit) & bit)
+        __atomic_fetch_sub(&d->s->stats.unresolved_names, 1, __ATOMIC_RELAXED);
+    if (old && old != id) {
+        cf_rename r = {cbid, old, id};
+        dt_store_visit(&d->s->store, rename_runtime_events, &r);
+    }
 }
 
 static uint32_t copy_direction(const dt_cf_decoder *d, uint32_t copy_kind)
@@ -1310,7 +1582,9 @@ dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, de
     ev->device = k.device_id;
     ev->context = k.context_id;
     ev->stream = k.stream_id;
-    ev->name_id = k.name ? dt_intern_ptr(&d->s->names, k.name) : d->unnamed_kernel_id;
+    ev->name_id = k.name ? dt_cf_vendor_string(d, k.name) : 0;
+    if (!ev->name_id)
+        ev->name_id = d->unnamed_kernel_id;
     ev->u.kernel.grid[0] = k.grid_x;
     ev->u.kernel.grid[1] = k.grid_y;
     ev->u.kernel.grid[2] = k.grid_z;
@@ -1425,7 +1699,9 @@ dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, de
     ev->correlation = k.correlation_id;
     ev->device = k.device_id;
     ev->stream = k.stream_id;
-    ev->name_id = k.name ? dt_intern_ptr(&d->s->names, k.name) : d->unnamed_kernel_id;
+    ev->name_id = k.name ? dt_cf_vendor_string(d, k.name) : 0;
+    if (!ev->name_id)
+        ev->name_id = d->unnamed_kernel_id;
     return DT_CF_EMIT;
 }
 
@@ -1482,7 +1758,7 @@ dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
     ev->correlation = a.correlation_id;
     ev->device = a.process_id;
     ev->stream = a.thread_id;
-    ev->name_id = dt_intern_ptr(&d->s->names, a.name);
+    ev->name_id = dt_cf_vendor_string(d, a.name);
     return DT_CF_EMIT;
 }
 
@@ -1500,6 +1776,155 @@ dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, 
     ev->external_id = x.external_id;
     return DT_CF_EMIT;
 }
+
+/* ---- replay: a raw capture's buffers through the same decoders (raw.h) ---- */
+
+typedef struct cf_replay {
+    dt_cf_decoder dec;
+    uint64_t *keys; /* pointer values (open addressing; 0 = empty) */
+    char **vals;    /* owned NUL-terminated copies */
+    size_t mask, count;
+    uint8_t *copy; /* the buffer being walked: writable, aligned */
+    size_t copy_cap;
+} cf_replay;
+
+static size_t replay_slot(const cf_replay *r, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & r->mask;
+    while (r->keys[i] && r->keys[i] != key)
+        i = (i + 1) & r->mask;
+    return i;
+}
+
+static const char *replay_resolve(void *user, uint64_t pointer)
+{
+    cf_replay *r = user;
+    if (!pointer || !r->keys)
+        return NULL;
+    size_t i = replay_slot(r, pointer);
+    return r->keys[i] ? r->vals[i] : NULL;
+}
+
+static void *replay_open(dt_session *s, const char *vendor, uint32_t api_version, devtrace_error *err)
+{
+    const dt_cf_descriptor *desc = dt_cf_descriptor_find(vendor);
+    if (!desc) {
+        dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND, "no CUPTI-family backend named \"%s\" is compiled into this "
+                     "devtrace; decode it as another with --backend NAME (see 'devtrace list')", vendor);
+        return NULL;
+    }
+    cf_replay *r = calloc(1, sizeof *r);
+    if (!r) {
+        dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    dt_cf_decoder_init_offline(&r->dec, desc, s, api_version, replay_resolve, r);
+    return r;
+}
+
+static int replay_grow(cf_replay *r)
+{
+    size_t cap = r->mask ? (r->mask + 1) * 2 : 256;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    char **vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    cf_replay old = *r;
+    r->keys = keys;
+    r->vals = vals;
+    r->mask = cap - 1;
+    for (size_t i = 0; old.keys && i <= old.mask; i++)
+        if (old.keys[i]) {
+            size_t j = replay_slot(r, old.keys[i]);
+            r->keys[j] = old.keys[i];
+            r->vals[j] = old.vals[i];
+        }
+    free(old.keys);
+    free(old.vals);
+    return 0;
+}
+
+static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t len)
+{
+    cf_replay *r = st;
+    if (!pointer || ((r->count + 1) * 2 > r->mask && replay_grow(r) != 0))
+        return;
+    size_t i = replay_slot(r, pointer);
+    if (r->keys[i])
+        return; /* the first capture of a pointer stands, as in the writer */
+    char *copy = malloc((size_t)len + 1);
+    if (!copy)
+        return;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    r->keys[i] = pointer;
+    r->vals[i] = copy;
+    r->count++;
+}
+
+static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t valid_size)
+{
+    cf_replay *r = st;
+    if (mode > DT_RAW_BUFFER_POOL_FULL) {
+        DT_COUNT(r->dec.s, malformed_bytes, valid_size); /* a mode this devtrace does not know */
+        return;
+    }
+    if (valid_size > r->copy_cap) {
+        uint8_t *b = realloc(r->copy, valid_size);
+        if (!b) {
+            DT_COUNT(r->dec.s, malformed_bytes, valid_size);
+            return;
+        }
+        r->copy = b;
+        r->copy_cap = valid_size;
+    }
+    if (valid_size)
+        memcpy(r->copy, data, valid_size);
+    dt_cf_walk_mode walk = mode == DT_RAW_BUFFER_DECODE        ? DT_CF_WALK_DECODE
+                           : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_CF_WALK_OUT_OF_WINDOW
+                                                                 : DT_CF_WALK_POOL_FULL;
+    if (valid_size)
+        dt_cf_walk_buffer(&r->dec, r->copy, valid_size, walk, NULL);
+}
+
+static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len)
+{
+    cf_replay *r = st;
+    char copy[256];
+    (void)domain;
+    if (len == 0 || len >= sizeof copy)
+        return;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    if (memchr(copy, '\0', len))
+        return;
+    dt_cf_apply_api_name(&r->dec, cbid, copy);
+}
+
+static void replay_close(void *st)
+{
+    cf_replay *r = st;
+    if (!r)
+        return;
+    for (size_t i = 0; r->keys && i <= r->mask; i++)
+        free(r->vals[i]);
+    free(r->keys);
+    free(r->vals);
+    free(r->copy);
+    free(r);
+}
+
+const dt_raw_decoder dt_cf_raw_decoder = {
+    .engine = "CUPTI family",
+    .open = replay_open,
+    .string = replay_string,
+    .buffer = replay_buffer,
+    .api_name = replay_api_name,
+    .close = replay_close,
+};
 
 /* ---- tables of the CUDA-shaped vendors ---- */
 

@@ -31,6 +31,7 @@
 #define DT_CF_MAX_ENABLED 12
 #define DT_CF_MAX_MORE_KINDS 4 /* further kinds a descriptor enables (dt_cf_more_kind) */
 #define DT_CF_MAX_HINTS 4
+#define DT_CF_SCAN_STATS 12 /* counters a descriptor's scanner may keep in the decoder */
 
 /* The vendor functions the engine binds, spelled <prefix><suffix> (cuptiActivityEnable). */
 #define DT_CF_FN_MAP(X)                                                                  \
@@ -196,6 +197,18 @@ typedef struct dt_cf_descriptor {
     dt_cf_more_kind more_kinds[DT_CF_MAX_MORE_KINDS]; /* enabled after runtime at start */
     dt_cf_result_hint result_hints[DT_CF_MAX_HINTS];  /* appended to messages with that code */
     const char *facts_note; /* told in every session: what this vendor never collects; or NULL */
+    /* The vendor's callback-id name resolver, <prefix><api_name_suffix>(api_name_arg, cbid,
+     * const char **name) (MCPTI: ActivityGetApiName(RUNTIME kind, ...); CUPTI-shaped
+     * GetCallbackName(domain, ...)): called for every runtime cbid seen, after the final
+     * flush and disable at stop, never from a buffer callback (MACA 3.8 deadlocks there).
+     * What it names replaces the table's name (or the "<prefix>#<cbid>" placeholder) on
+     * the session's stored events. NULL: the table's names stand. */
+    const char *api_name_suffix;
+    uint32_t api_name_arg;
+    /* Called at the end of stop (after the final flush and the names): a vendor scanner
+     * tells what it did (dt_add_note) from the decoder's scan_stats. Not called in replay,
+     * whose notes are the captured session's. */
+    void (*finish)(dt_cf_decoder *d);
 } dt_cf_descriptor;
 
 /* Decoding state: separate from binding so that tests (and replay) decode buffers
@@ -210,6 +223,15 @@ struct dt_cf_decoder {
     int prefix_only;                     /* some kind decoded by its common prefix only */
     uint32_t unnamed_kernel_id;
     _Atomic uint32_t cbid_name[DT_CF_CBID_CACHE]; /* interned name per runtime cbid; 0 = not yet */
+    _Atomic uint32_t cbid_unresolved[DT_CF_CBID_CACHE / 32]; /* bit set: named by the placeholder */
+    /* Raw capture (live): the strings records point to are saved as they are decoded. */
+    struct dt_raw_writer *raw; /* borrowed from the state; NULL: no capture */
+    /* Replay: record pointers are not this process's; resolve_string gives the string a
+     * pointer value pointed to when the capture was taken (NULL when unknown). */
+    const char *(*resolve_string)(void *user, uint64_t pointer);
+    void *resolve_user;
+    /* Counters for a descriptor's scanner (its own meaning per index), read by its finish. */
+    _Atomic uint64_t scan_stats[DT_CF_SCAN_STATS];
 };
 
 /* What a walk over one buffer found. */
@@ -233,6 +255,12 @@ typedef struct dt_cf_state {
     int devices_done;
     void *subscriber; /* the callback-API handle, or NULL */
     int attached;     /* this state is the process's active engine */
+    /* Raw capture ($DEVTRACE_RAW): completed at the session's on_stop (when the window is
+     * closed), or at close. */
+    struct dt_raw_writer *raw; /* owned */
+    int raw_pid;               /* the process that writes it (a forked child does not) */
+    void (*prev_on_stop)(dt_session *s, void *user);
+    void *prev_on_stop_user;
 } dt_cf_state;
 
 /* ---- the dt_backend functions ---- */
@@ -254,9 +282,15 @@ unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathl
  * system name in $LD_LIBRARY_PATH. 0 with path set, or -1 with why (what was tried). */
 int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen);
 
+/* Descriptors by backend name, for replay: each DT_CF_BACKEND registers its own when
+ * the library is loaded. NULL when none has that name. */
+const dt_cf_descriptor *dt_cf_descriptor_find(const char *name);
+void dt_cf_register_descriptor(const dt_cf_descriptor *d);
+
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
  * given as designated fields (.name, .description, .caps, .validated, ...). */
 #define DT_CF_BACKEND(var, desc, ...)                                                    \
+    __attribute__((constructor)) static void var##__register(void) { dt_cf_register_descriptor(&(desc)); } \
     static int var##__probe(char *why, size_t whylen) { return dt_cf_probe(&(desc), why, whylen); } \
     static int var##__open(dt_session *s, void *state, devtrace_error *err)              \
     {                                                                                    \
@@ -301,6 +335,18 @@ void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c);
 /* The interned name of a runtime callback id (cached; the first sight of an unknown id
  * counts one unresolved name). */
 uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid);
+/* The interned id of a string a record points to (kernel and API names): saved into the
+ * raw capture when one is written, resolved through the capture's strings in replay. */
+uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p);
+/* A runtime cbid's name from the vendor's resolver (live, after the final flush) or a
+ * capture's API chunk (replay): interned, and put on every stored runtime event of that
+ * cbid that still carries the name it had; a placeholder it replaces is no longer
+ * counted as unresolved. Call only when no buffer is being decoded. */
+void dt_cf_apply_api_name(dt_cf_decoder *d, uint32_t cbid, const char *name);
+/* Prepares d for decoding a raw capture's buffers offline (no library, no iterator):
+ * the descriptor's scanner walks them, or the engine strides by its layout sizes. */
+void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
+                                const char *(*resolve_string)(void *user, uint64_t pointer), void *user);
 
 /* Record decoders for descriptors' layout tables. */
 dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);

@@ -1,4 +1,7 @@
-/* raw.c: writing and parsing the .dtraw raw capture container (see raw.h). */
+/* raw.c: writing and parsing the .dtraw raw capture container (see raw.h and
+ * docs/raw-format.md). The writer appends whole chunks and flushes each, so a process
+ * that is killed (or forks) leaves a file whose every complete chunk is readable; the
+ * parser checks every length against the bytes it has before reading. */
 #include "raw.h"
 
 #include <errno.h>
@@ -60,6 +63,50 @@ static void write_chunk(dt_raw_writer *w, const char tag[4], const void *head, s
     write_bytes(w, h, sizeof h);
     write_bytes(w, head, hlen);
     write_bytes(w, tail, tlen);
+    if (!w->failed && fflush(w->f) != 0) {
+        w->failed = 1;
+        w->err = errno ? errno : EIO;
+    }
+}
+
+static void write_chunk_locked(dt_raw_writer *w, const char tag[4], const void *head, size_t hlen, const void *tail,
+                               size_t tlen)
+{
+    pthread_mutex_lock(&w->lock);
+    write_chunk(w, tag, head, hlen, tail, tlen);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* A growing little-endian payload (only for the small chunks written at stop). */
+typedef struct payload {
+    unsigned char buf[512];
+    size_t len;
+} payload;
+
+static void pl_u32(payload *p, uint32_t v)
+{
+    if (p->len + 4 <= sizeof p->buf)
+        put_u32(p->buf + p->len, v);
+    p->len += 4;
+}
+
+static void pl_u64(payload *p, uint64_t v)
+{
+    if (p->len + 8 <= sizeof p->buf)
+        put_u64(p->buf + p->len, v);
+    p->len += 8;
+}
+
+/* u32 length, then the bytes (cut to what fits: these strings are bounded by the session). */
+static void pl_str(payload *p, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (p->len + 4 + n > sizeof p->buf)
+        n = p->len + 4 <= sizeof p->buf ? sizeof p->buf - p->len - 4 : 0;
+    pl_u32(p, (uint32_t)n);
+    if (n)
+        memcpy(p->buf + p->len, s, n);
+    p->len += n;
 }
 
 dt_raw_writer *dt_raw_open(const char *path, const char *vendor, uint32_t api_version, devtrace_error *err)
@@ -96,6 +143,10 @@ dt_raw_writer *dt_raw_open(const char *path, const char *vendor, uint32_t api_ve
     memcpy(head + 16, vendor, vlen);
     put_u32(head + 16 + vlen, api_version);
     write_bytes(w, head, 20 + vlen);
+    if (!w->failed && fflush(w->f) != 0) {
+        w->failed = 1;
+        w->err = errno ? errno : EIO;
+    }
     return w;
 }
 
@@ -105,9 +156,86 @@ void dt_raw_buffer(dt_raw_writer *w, const void *data, uint64_t valid_size)
         return;
     unsigned char h[8];
     put_u64(h, valid_size);
-    pthread_mutex_lock(&w->lock);
-    write_chunk(w, "BUF ", h, sizeof h, data, (size_t)valid_size);
-    pthread_mutex_unlock(&w->lock);
+    write_chunk_locked(w, "BUF ", h, sizeof h, data, (size_t)valid_size);
+}
+
+void dt_raw_buffer_mode(dt_raw_writer *w, uint32_t mode, const void *data, uint64_t valid_size)
+{
+    if (!w)
+        return;
+    if (mode == DT_RAW_BUFFER_DECODE) {
+        dt_raw_buffer(w, data, valid_size);
+        return;
+    }
+    unsigned char h[16];
+    put_u32(h, mode);
+    put_u32(h + 4, 0);
+    put_u64(h + 8, valid_size);
+    write_chunk_locked(w, "BUFM", h, sizeof h, data, (size_t)valid_size);
+}
+
+void dt_raw_counter(dt_raw_writer *w, const char *name, uint64_t value)
+{
+    if (!w || !name)
+        return;
+    payload p = {.len = 0};
+    pl_u64(&p, value);
+    pl_str(&p, name);
+    write_chunk_locked(w, "CNT ", p.buf, p.len, NULL, 0);
+}
+
+void dt_raw_device(dt_raw_writer *w, const dt_device_props *d)
+{
+    if (!w || !d)
+        return;
+    payload p = {.len = 0};
+    pl_u32(&p, (uint32_t)d->id);
+    pl_u64(&p, d->total_global_mem);
+    const int fields[] = {d->compute_major, d->compute_minor, d->max_threads_per_block, d->max_threads_per_sm,
+                          d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm, d->warp_size, d->num_sms,
+                          d->has_occupancy};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        pl_u32(&p, (uint32_t)fields[i]);
+    pl_u64(&p, d->smem_per_block);
+    pl_u64(&p, d->smem_per_sm);
+    pl_str(&p, d->name);
+    write_chunk_locked(w, "DEV ", p.buf, p.len, NULL, 0);
+}
+
+void dt_raw_note(dt_raw_writer *w, const char *text)
+{
+    if (!w || !text)
+        return;
+    write_chunk_locked(w, "NOTE", text, strlen(text), NULL, 0);
+}
+
+void dt_raw_meta(dt_raw_writer *w, int32_t rank, int32_t world_size, const char *backend, const char *validation,
+                 const char *runtime_category)
+{
+    if (!w)
+        return;
+    payload p = {.len = 0};
+    pl_u32(&p, (uint32_t)rank);
+    pl_u32(&p, (uint32_t)world_size);
+    pl_str(&p, backend);
+    pl_str(&p, validation);
+    pl_str(&p, runtime_category);
+    write_chunk_locked(w, "META", p.buf, p.len, NULL, 0);
+}
+
+void dt_raw_cpu_op(dt_raw_writer *w, const devtrace_event *ev, const char *name)
+{
+    if (!w || !ev)
+        return;
+    unsigned char h[36];
+    size_t n = name ? strlen(name) : 0;
+    put_u64(h, ev->start_ns);
+    put_u64(h + 8, ev->end_ns);
+    put_u64(h + 16, ev->external_id);
+    put_u32(h + 24, ev->device);
+    put_u32(h + 28, ev->stream);
+    put_u32(h + 32, (uint32_t)n);
+    write_chunk_locked(w, "OPS ", h, sizeof h, name, n);
 }
 
 /* 1 when the pointer is new (and now remembered). */
@@ -163,9 +291,7 @@ void dt_raw_clock(dt_raw_writer *w, uint64_t vendor_ns, uint64_t host_ns)
     unsigned char h[16];
     put_u64(h, vendor_ns);
     put_u64(h + 8, host_ns);
-    pthread_mutex_lock(&w->lock);
-    write_chunk(w, "CLK ", h, sizeof h, NULL, 0);
-    pthread_mutex_unlock(&w->lock);
+    write_chunk_locked(w, "CLK ", h, sizeof h, NULL, 0);
 }
 
 void dt_raw_api_name(dt_raw_writer *w, uint32_t domain, uint32_t cbid, const char *name)
@@ -177,9 +303,7 @@ void dt_raw_api_name(dt_raw_writer *w, uint32_t domain, uint32_t cbid, const cha
     put_u32(h, domain);
     put_u32(h + 4, cbid);
     put_u32(h + 8, (uint32_t)n);
-    pthread_mutex_lock(&w->lock);
-    write_chunk(w, "API ", h, sizeof h, name, n);
-    pthread_mutex_unlock(&w->lock);
+    write_chunk_locked(w, "API ", h, sizeof h, name, n);
 }
 
 void dt_raw_window(dt_raw_writer *w, uint64_t start_ns, uint64_t stop_ns)
@@ -189,9 +313,7 @@ void dt_raw_window(dt_raw_writer *w, uint64_t start_ns, uint64_t stop_ns)
     unsigned char h[16];
     put_u64(h, start_ns);
     put_u64(h + 8, stop_ns);
-    pthread_mutex_lock(&w->lock);
-    write_chunk(w, "WIN ", h, sizeof h, NULL, 0);
-    pthread_mutex_unlock(&w->lock);
+    write_chunk_locked(w, "WIN ", h, sizeof h, NULL, 0);
 }
 
 int dt_raw_close(dt_raw_writer *w, devtrace_error *err)
@@ -212,13 +334,97 @@ int dt_raw_close(dt_raw_writer *w, devtrace_error *err)
     return rc;
 }
 
+/* A bounded reader over one chunk's payload. */
+typedef struct reader {
+    const uint8_t *p;
+    uint64_t left;
+    int bad;
+} reader;
+
+static uint32_t rd_u32(reader *r)
+{
+    if (r->bad || r->left < 4) {
+        r->bad = 1;
+        return 0;
+    }
+    uint32_t v = get_u32(r->p);
+    r->p += 4;
+    r->left -= 4;
+    return v;
+}
+
+static uint64_t rd_u64(reader *r)
+{
+    if (r->bad || r->left < 8) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = get_u64(r->p);
+    r->p += 8;
+    r->left -= 8;
+    return v;
+}
+
+/* u32 length, then that many bytes. */
+static const char *rd_str(reader *r, uint32_t *len)
+{
+    *len = rd_u32(r);
+    if (r->bad || *len > r->left) {
+        r->bad = 1;
+        *len = 0;
+        return "";
+    }
+    const char *s = (const char *)r->p;
+    r->p += *len;
+    r->left -= *len;
+    return s;
+}
+
+static int parse_device(reader *r, const dt_raw_visitor *v)
+{
+    dt_device_props d;
+    memset(&d, 0, sizeof d);
+    d.id = (int)rd_u32(r);
+    d.total_global_mem = rd_u64(r);
+    int *fields[] = {&d.compute_major, &d.compute_minor, &d.max_threads_per_block, &d.max_threads_per_sm,
+                     &d.max_blocks_per_sm, &d.regs_per_block, &d.regs_per_sm, &d.warp_size, &d.num_sms,
+                     &d.has_occupancy};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        *fields[i] = (int)rd_u32(r);
+    d.smem_per_block = rd_u64(r);
+    d.smem_per_sm = rd_u64(r);
+    uint32_t n;
+    const char *name = rd_str(r, &n);
+    if (r->bad || r->left)
+        return -1;
+    if (n >= sizeof d.name)
+        n = sizeof d.name - 1;
+    memcpy(d.name, name, n);
+    d.name[n] = '\0';
+    if (v->device)
+        v->device(v->user, &d);
+    return 0;
+}
+
 static int parse_chunk(const uint8_t *tag, const uint8_t *p, uint64_t n, const dt_raw_visitor *v, dt_raw_info *info)
 {
+    reader r = {p, n, 0};
     if (!memcmp(tag, "BUF ", 4)) {
         if (n < 8 || get_u64(p) != n - 8)
             return -1;
+        info->buffers++;
+        info->buffer_bytes += n - 8;
         if (v->buffer)
             v->buffer(v->user, p + 8, (size_t)(n - 8));
+        if (v->buffer_mode)
+            v->buffer_mode(v->user, DT_RAW_BUFFER_DECODE, p + 8, (size_t)(n - 8));
+    } else if (!memcmp(tag, "BUFM", 4)) {
+        if (n < 16 || get_u64(p + 8) != n - 16)
+            return -1;
+        info->buffers++;
+        info->buffer_bytes += n - 16;
+        if (v->buffer_mode)
+            v->buffer_mode(v->user, get_u32(p), p + 16, (size_t)(n - 16));
     } else if (!memcmp(tag, "STR ", 4)) {
         if (n < 12 || get_u32(p + 8) != n - 12)
             return -1;
@@ -237,8 +443,43 @@ static int parse_chunk(const uint8_t *tag, const uint8_t *p, uint64_t n, const d
     } else if (!memcmp(tag, "WIN ", 4)) {
         if (n != 16)
             return -1;
+        info->has_window = 1;
         if (v->window)
             v->window(v->user, get_u64(p), get_u64(p + 8));
+    } else if (!memcmp(tag, "CNT ", 4)) {
+        uint64_t value = rd_u64(&r);
+        uint32_t len;
+        const char *name = rd_str(&r, &len);
+        if (r.bad || r.left)
+            return -1;
+        if (v->counter)
+            v->counter(v->user, name, len, value);
+    } else if (!memcmp(tag, "DEV ", 4)) {
+        return parse_device(&r, v);
+    } else if (!memcmp(tag, "NOTE", 4)) {
+        if (n > UINT32_MAX)
+            return -1;
+        if (v->note)
+            v->note(v->user, (const char *)p, (uint32_t)n);
+    } else if (!memcmp(tag, "META", 4)) {
+        dt_raw_meta_info m;
+        m.rank = (int32_t)rd_u32(&r);
+        m.world_size = (int32_t)rd_u32(&r);
+        m.backend = rd_str(&r, &m.backend_len);
+        m.validation = rd_str(&r, &m.validation_len);
+        m.runtime_category = rd_str(&r, &m.runtime_category_len);
+        if (r.bad || r.left)
+            return -1;
+        if (v->meta)
+            v->meta(v->user, &m);
+    } else if (!memcmp(tag, "OPS ", 4)) {
+        uint64_t start = rd_u64(&r), end = rd_u64(&r), ext = rd_u64(&r);
+        uint32_t pid = rd_u32(&r), tid = rd_u32(&r), len;
+        const char *name = rd_str(&r, &len);
+        if (r.bad || r.left)
+            return -1;
+        if (v->cpu_op)
+            v->cpu_op(v->user, start, end, ext, pid, tid, name, len);
     } else {
         info->unknown_chunks++;
     }
@@ -247,6 +488,12 @@ static int parse_chunk(const uint8_t *tag, const uint8_t *p, uint64_t n, const d
 
 int dt_raw_parse(const uint8_t *data, size_t len, const dt_raw_visitor *v, dt_raw_info *info, devtrace_error *err)
 {
+    dt_raw_info local;
+    static const dt_raw_visitor none;
+    if (!info)
+        info = &local;
+    if (!v)
+        v = &none;
     memset(info, 0, sizeof *info);
     if (len < 16 || memcmp(data, magic, 8) != 0)
         return dt_error_set(err, DEVTRACE_EFORMAT, "not a devtrace raw capture (no DTRAW1 header)");
@@ -270,9 +517,13 @@ int dt_raw_parse(const uint8_t *data, size_t len, const dt_raw_visitor *v, dt_ra
             info->truncated = 1;
             break;
         }
-        if (parse_chunk(data + off, data + off + 12, n, v, info) != 0)
-            return dt_error_set(err, DEVTRACE_EFORMAT, "raw capture chunk '%.4s' at offset %zu is malformed",
-                                (const char *)(data + off), off);
+        if (parse_chunk(data + off, data + off + 12, n, v, info) != 0) {
+            char tag[5];
+            for (int i = 0; i < 4; i++)
+                tag[i] = data[off + i] >= 0x20 && data[off + i] < 0x7f ? (char)data[off + i] : '?';
+            tag[4] = '\0';
+            return dt_error_set(err, DEVTRACE_EFORMAT, "raw capture chunk '%s' at offset %zu is malformed", tag, off);
+        }
         info->chunks++;
         off += 12 + (size_t)n;
     }

@@ -7,7 +7,18 @@
  *   chunks: 4-byte tag, u64 payload length, payload
  *     "BUF " u64 valid_size, bytes          "STR " u64 pointer, u32 length, bytes
  *     "CLK " u64 vendor ns, u64 host ns     "API " u32 domain, u32 cbid, u32 length, bytes
- *     "WIN " u64 start host ns, u64 stop host ns */
+ *     "WIN " u64 start host ns, u64 stop host ns
+ *   and what else the trace depends on (readers skip tags they do not know):
+ *     "BUFM" u32 mode, u32 0, u64 valid_size, bytes: a buffer that arrived outside the
+ *            window (mode 1) or in a buffer lent past the pool bound (mode 2)
+ *     "CNT " u64 value, u32 length, name: a loss counted outside the buffers
+ *            (a devtrace_stats field: dropped_vendor, refused_buffers, malformed_bytes)
+ *     "DEV " a device's properties (docs/raw-format.md)
+ *     "NOTE" the session's notes, one a chunk, in order
+ *     "META" i32 rank, i32 world size, then u32 length + bytes each: backend name,
+ *            validation text, runtime category
+ *     "OPS " u64 start, u64 end, u64 external id, u32 pid, u32 tid, u32 length, name:
+ *            an annotated CPU operator (devtrace_range_push/pop), host ns */
 #ifndef DT_RAW_H
 #define DT_RAW_H
 
@@ -15,24 +26,50 @@
 #include <stdint.h>
 
 #include "devtrace.h"
+#include "session.h"
 
 #define DT_RAW_VERSION 1u
 #define DT_RAW_MAX_VENDOR 64u
 
+/* BUF/BUFM modes: how live collection walked the buffer. */
+typedef enum dt_raw_walk_mode {
+    DT_RAW_BUFFER_DECODE = 0,        /* inside the window: decoded ("BUF ") */
+    DT_RAW_BUFFER_OUT_OF_WINDOW = 1, /* completed outside the window: records counted out_of_window */
+    DT_RAW_BUFFER_POOL_FULL = 2      /* lent past the pool bound: records counted dropped_pool_full */
+} dt_raw_walk_mode;
+
 typedef struct dt_raw_writer dt_raw_writer;
 
 dt_raw_writer *dt_raw_open(const char *path, const char *vendor, uint32_t api_version, devtrace_error *err);
-/* Each call appends one chunk; thread-safe; a failed write is remembered and reported
- * by dt_raw_close. */
+/* Each call appends one chunk and flushes it to the file (a killed or forked process
+ * leaves whole chunks); thread-safe; a failed write is remembered and reported by
+ * dt_raw_close. */
 void dt_raw_buffer(dt_raw_writer *w, const void *data, uint64_t valid_size);
+/* DT_RAW_BUFFER_DECODE writes "BUF ", the other modes "BUFM". */
+void dt_raw_buffer_mode(dt_raw_writer *w, uint32_t mode, const void *data, uint64_t valid_size);
 /* Records the string a record's pointer points to, once per pointer value. */
 void dt_raw_string(dt_raw_writer *w, uint64_t pointer, const char *s);
 void dt_raw_clock(dt_raw_writer *w, uint64_t vendor_ns, uint64_t host_ns);
 void dt_raw_api_name(dt_raw_writer *w, uint32_t domain, uint32_t cbid, const char *name);
 void dt_raw_window(dt_raw_writer *w, uint64_t start_ns, uint64_t stop_ns);
+void dt_raw_counter(dt_raw_writer *w, const char *name, uint64_t value);
+void dt_raw_device(dt_raw_writer *w, const dt_device_props *p);
+void dt_raw_note(dt_raw_writer *w, const char *text);
+void dt_raw_meta(dt_raw_writer *w, int32_t rank, int32_t world_size, const char *backend, const char *validation,
+                 const char *runtime_category);
+/* ev is a DEVTRACE_KIND_CPU_OP event (host clock); name its name. */
+void dt_raw_cpu_op(dt_raw_writer *w, const devtrace_event *ev, const char *name);
 /* Closes (NULL is fine); returns 0 or DEVTRACE_EIO with err filled. */
 int dt_raw_close(dt_raw_writer *w, devtrace_error *err);
 
+/* What a META chunk says (strings point into the parsed bytes, not NUL-terminated). */
+typedef struct dt_raw_meta_info {
+    int32_t rank, world_size;
+    const char *backend, *validation, *runtime_category;
+    uint32_t backend_len, validation_len, runtime_category_len;
+} dt_raw_meta_info;
+
+/* Callbacks per chunk, each optional. Byte strings are not NUL-terminated. */
 typedef struct dt_raw_visitor {
     void *user;
     void (*buffer)(void *user, const uint8_t *data, size_t valid_size);
@@ -40,12 +77,22 @@ typedef struct dt_raw_visitor {
     void (*clock)(void *user, uint64_t vendor_ns, uint64_t host_ns);
     void (*api_name)(void *user, uint32_t domain, uint32_t cbid, const char *name, uint32_t len);
     void (*window)(void *user, uint64_t start_ns, uint64_t stop_ns);
+    /* BUFM (buffer_mode is also called for BUF, with DT_RAW_BUFFER_DECODE, when set) */
+    void (*buffer_mode)(void *user, uint32_t mode, const uint8_t *data, size_t valid_size);
+    void (*counter)(void *user, const char *name, uint32_t len, uint64_t value);
+    void (*device)(void *user, const dt_device_props *p);
+    void (*note)(void *user, const char *text, uint32_t len);
+    void (*meta)(void *user, const dt_raw_meta_info *m);
+    void (*cpu_op)(void *user, uint64_t start_ns, uint64_t end_ns, uint64_t external_id, uint32_t pid, uint32_t tid,
+                   const char *name, uint32_t len);
 } dt_raw_visitor;
 
 typedef struct dt_raw_info {
     char vendor[DT_RAW_MAX_VENDOR + 1];
     uint32_t api_version;
     uint64_t chunks, unknown_chunks;
+    uint64_t buffers, buffer_bytes; /* BUF and BUFM chunks, and their valid bytes */
+    int has_window;                 /* a WIN chunk was seen: the session stopped normally */
     int truncated; /* the last chunk was cut short (a capture that was killed) */
 } dt_raw_info;
 
@@ -54,5 +101,37 @@ typedef struct dt_raw_info {
  * naming the offset and the problem. A truncated final chunk is not an error
  * (info->truncated); unknown tags are skipped and counted. */
 int dt_raw_parse(const uint8_t *data, size_t len, const dt_raw_visitor *v, dt_raw_info *info, devtrace_error *err);
+
+/* ---- replay (replay.c) ---- */
+
+/* Decoding a capture's buffers: the engine that wrote them provides this (the
+ * CUPTI-family engine: dt_cf_raw_decoder, for every CUPTI-shaped vendor). */
+typedef struct dt_raw_decoder {
+    const char *engine; /* "CUPTI family" */
+    /* Prepares decoding of vendor's buffers (as version api_version) into s; NULL with
+     * err when this engine does not know the vendor. */
+    void *(*open)(dt_session *s, const char *vendor, uint32_t api_version, devtrace_error *err);
+    /* A string a record pointed to (before any buffer is given). */
+    void (*string)(void *st, uint64_t pointer, const char *s, uint32_t len);
+    void (*buffer)(void *st, uint32_t mode, const uint8_t *data, size_t valid_size);
+    /* A name the vendor's resolver gave after the run (after every buffer). */
+    void (*api_name)(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len);
+    void (*close)(void *st);
+} dt_raw_decoder;
+extern const dt_raw_decoder dt_cf_raw_decoder; /* backends/cupti_family.c */
+
+typedef struct dt_replay_options {
+    const char *backend; /* decode as this backend's vendor; NULL: the capture's vendor */
+} dt_replay_options;
+
+/* Builds an offline session from a capture in memory: the session's metadata, devices,
+ * notes, clock samples, window and CPU operators as captured, and every buffer decoded
+ * through the engine's decoders and scanner as in live collection. *out is stopped,
+ * ready to drain or write. info (optional) receives what the container held. */
+int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *opt, dt_session **out,
+                      dt_raw_info *info, devtrace_error *err);
+/* The same from a file. */
+int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **out, dt_raw_info *info,
+                   devtrace_error *err);
 
 #endif
