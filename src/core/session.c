@@ -28,7 +28,8 @@ void devtrace_config_init(devtrace_config *cfg)
 
 int dt_parse_u64(const char *text, uint64_t *out)
 {
-    if (!text || !*text || *text == '-' || *text == '+')
+    /* A digit first: strtoull would also take leading blanks and a sign (" -1" is UINT64_MAX). */
+    if (!text || *text < '0' || *text > '9')
         return -1;
     errno = 0;
     char *end = NULL;
