@@ -6,36 +6,37 @@
 
 #define REG_ALLOC_UNIT 256 /* registers are allocated per warp in units of 256 */
 
-static int ceil_div(int64_t a, int64_t b)
+static int64_t ceil_div(int64_t a, int64_t b)
 {
-    return (int)((a + b - 1) / b);
+    return (a + b - 1) / b;
 }
 
-static int min_int(int a, int b)
+static int64_t min_i64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
 
-/* Theoretical resident blocks per SM for this launch (0: it cannot run). */
+/* Theoretical resident blocks per SM for this launch (0: it cannot run). In 64 bits: the
+ * attributes are the vendor's, and absurd ones (a warp of 2^26 threads) must not overflow. */
 static int active_blocks(const dt_device_props *d, int threads, int regs, uint64_t smem)
 {
-    int warps = ceil_div(threads, d->warp_size);
-    int limit = d->max_blocks_per_sm > 0 ? d->max_blocks_per_sm : 32;
-    limit = min_int(limit, d->max_threads_per_sm / (warps * d->warp_size));
+    int64_t warps = ceil_div(threads, d->warp_size);
+    int64_t limit = d->max_blocks_per_sm > 0 ? d->max_blocks_per_sm : 32;
+    limit = min_i64(limit, d->max_threads_per_sm / (warps * d->warp_size));
     if (regs > 0) {
         if (d->regs_per_block > 0 && (int64_t)regs * threads > d->regs_per_block)
             return 0;
-        int regs_per_warp = ceil_div((int64_t)regs * d->warp_size, REG_ALLOC_UNIT) * REG_ALLOC_UNIT;
+        int64_t regs_per_warp = ceil_div((int64_t)regs * d->warp_size, REG_ALLOC_UNIT) * REG_ALLOC_UNIT;
         if (d->regs_per_sm > 0)
-            limit = min_int(limit, d->regs_per_sm / (regs_per_warp * warps));
+            limit = min_i64(limit, d->regs_per_sm / (regs_per_warp * warps));
     }
     if (smem > 0) {
         if (d->smem_per_block > 0 && smem > d->smem_per_block && smem > d->smem_per_sm)
             return 0;
-        if (d->smem_per_sm > 0)
-            limit = min_int(limit, (int)(d->smem_per_sm / smem));
+        if (d->smem_per_sm > 0 && d->smem_per_sm / smem < (uint64_t)limit)
+            limit = (int64_t)(d->smem_per_sm / smem);
     }
-    return limit < 0 ? 0 : limit;
+    return limit < 0 ? 0 : (int)limit;
 }
 
 int dt_occupancy_compute(const dt_device_props *d, const devtrace_event *k, dt_occupancy *out)
@@ -53,7 +54,7 @@ int dt_occupancy_compute(const dt_device_props *d, const devtrace_event *k, dt_o
     if (threads64 > d->max_threads_per_sm || threads64 > (1 << 20))
         return -1;
     int threads = (int)threads64;
-    int warps_per_block = ceil_div(threads, d->warp_size);
+    int warps_per_block = (int)ceil_div(threads, d->warp_size);
     uint64_t smem = (uint64_t)k->u.kernel.static_shared + k->u.kernel.dynamic_shared;
     out->blocks_per_sm = (double)blocks / d->num_sms;
     out->warps_per_sm = out->blocks_per_sm * warps_per_block;
