@@ -24,6 +24,8 @@ typedef void *emu_context; /* CUcontext / MCcontext */
 typedef void (*emu_buffer_request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*emu_buffer_complete_fn)(emu_context ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                        size_t valid_size);
+/* The completion callback of vendors that pass no context or stream (MSPTI). */
+typedef void (*emu_buffer_complete3_fn)(uint8_t *buffer, size_t size, size_t valid_size);
 typedef void (*emu_callback_fn)(void *userdata, int domain, uint32_t cbid, const void *cbdata);
 typedef uint64_t (*emu_timestamp_fn)(void);
 
@@ -52,7 +54,8 @@ typedef enum emu_field {
     EMU_F_STATIC_SMEM,
     EMU_F_DYNAMIC_SMEM,
     EMU_F_GRID_ID,
-    EMU_F_NAME, /* const char * */
+    EMU_F_NAME, /* const char *: the kernel's name; in an API record, the call's name */
+    EMU_F_KERNEL_TYPE, /* const char *: the vendor's kernel type string (emu_vendor.kernel_type) */
     EMU_F_COPY_KIND,
     EMU_F_SRC_KIND,
     EMU_F_DST_KIND,
@@ -90,12 +93,18 @@ typedef struct emu_layout {
     uint32_t size;    /* the full record size: GetNextRecord advances by it */
     uint32_t nfields;
     const emu_field_at *fields;
+    int packed; /* fields may sit at any offset (#pragma pack(1) records, MSPTI) */
 } emu_layout;
 
 #define EMU_LAYOUT(struct_name, record_size, field_table)                                                \
     {                                                                                                  \
         (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])),     \
-            (field_table)                                                                              \
+            (field_table), 0                                                                           \
+    }
+#define EMU_LAYOUT_PACKED(struct_name, record_size, field_table)                                         \
+    {                                                                                                  \
+        (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])),     \
+            (field_table), 1                                                                           \
     }
 
 /* The field's entry in a layout, or NULL. */
@@ -130,6 +139,7 @@ typedef struct emu_result_codes {
 typedef enum emu_malformed_style {
     EMU_MALFORMED_UNKNOWN_KIND = 1,   /* a kind the tracer does not know; the iterator skips its size */
     EMU_MALFORMED_INVALID_FIELDS = 2, /* a kernel record with grid 0 and correlation 0 */
+    EMU_MALFORMED_END_BEFORE_START = 3, /* a kernel record that ends 1 us before it starts */
 } emu_malformed_style;
 
 /* Faults (DEVEMU_FAULTS); a vendor lists the ones it can emulate. */
@@ -172,6 +182,9 @@ typedef struct emu_vendor {
     unsigned faults_supported; /* EMU_FAULT_* */
     const char *preset_name;   /* EMU_FAULT_VENDOR_PRESET: the name, e.g. "maca-3.8" */
     const char *preset_spec;   /* ... and what it expands to */
+    const char *kernel_type;   /* EMU_F_KERNEL_TYPE of kernel records, or NULL */
+    uint64_t first_correlation; /* the first correlation id (0: 1); ids are u64, written at the
+                                   layout's width */
 } emu_vendor;
 
 /* ---- faults ---- */
@@ -206,6 +219,8 @@ emu_result emu_get_timestamp(uint64_t *ts);
 emu_result emu_register_timestamp_callback(emu_timestamp_fn fn);
 
 emu_result emu_register_buffers(emu_buffer_request_fn request, emu_buffer_complete_fn complete);
+/* The same for a completion callback without context and stream. */
+emu_result emu_register_buffers3(emu_buffer_request_fn request, emu_buffer_complete3_fn complete);
 emu_result emu_activity_enable(int kind, int enable);
 emu_result emu_flush_all(uint32_t flag);
 emu_result emu_next_record(uint8_t *buffer, size_t valid_size, void **record);

@@ -36,7 +36,7 @@ static const emu_vendor *g_vendor;
 static emu_faults g_faults;
 static uint64_t g_load_realtime_ns;
 static _Atomic uint32_t g_device_id;
-static _Atomic uint32_t g_next_correlation = 1;
+static _Atomic uint64_t g_next_correlation = 1;
 static _Atomic uint64_t g_next_grid_id = 1;
 static _Atomic uint8_t g_kind_on[EMU_MAX_KINDS];
 
@@ -82,6 +82,7 @@ static struct {
     pthread_mutex_t lock;
     emu_buffer_request_fn request;
     emu_buffer_complete_fn complete;
+    emu_buffer_complete3_fn complete3; /* instead of complete: no context or stream */
     emu_buffer current;
     int has_current;
     buffer_list ready; /* full, waiting to be handed back (FIFO) */
@@ -193,7 +194,8 @@ static void check_layout(const emu_layout *l)
     for (uint32_t i = 0; i < l->nfields; i++) {
         const emu_field_at *f = &l->fields[i];
         int width_ok = f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8;
-        if (!width_ok || f->field >= EMU_F_COUNT || f->offset + f->width > l->size || f->offset % f->width != 0) {
+        if (!width_ok || f->field >= EMU_F_COUNT || f->offset + f->width > l->size ||
+            (!l->packed && f->offset % f->width != 0)) {
             snprintf(msg, sizeof msg, "vendor table: %s field %u at %u width %u is not valid", l->name,
                      (unsigned)f->field, (unsigned)f->offset, (unsigned)f->width);
             die(msg);
@@ -378,6 +380,15 @@ static int request_buffer(emu_buffer_request_fn request, emu_buffer *out)
     return 1;
 }
 
+/* Calls the tracer's completion callback, in the shape it was registered with. */
+static void hand_back(emu_buffer_complete_fn complete, emu_buffer_complete3_fn complete3, const emu_buffer *b)
+{
+    if (complete3)
+        complete3(b->base, b->size, b->used);
+    else if (complete)
+        complete(NULL, 0, b->base, b->size, b->used);
+}
+
 /* Hands every full buffer back to the tracer, outside the lock. */
 static void deliver_ready(void)
 {
@@ -389,10 +400,11 @@ static void deliver_ready(void)
         }
         emu_buffer b = list_pop_front(&g_buf.ready);
         emu_buffer_complete_fn complete = g_buf.complete;
+        emu_buffer_complete3_fn complete3 = g_buf.complete3;
         pthread_mutex_unlock(&g_buf.lock);
         count(&g_stats.buffers_completed);
         t_in_completed++;
-        complete(NULL, 0, b.base, b.size, b.used);
+        hand_back(complete, complete3, &b);
         t_in_completed--;
     }
 }
@@ -453,15 +465,27 @@ static void write_and_append(const emu_layout *l, const uint64_t values[EMU_F_CO
     append_record(record, l->size);
 }
 
-emu_result emu_register_buffers(emu_buffer_request_fn request, emu_buffer_complete_fn complete)
+static emu_result register_buffers(emu_buffer_request_fn request, emu_buffer_complete_fn complete,
+                                   emu_buffer_complete3_fn complete3)
 {
-    if (!request || !complete)
+    if (!request || (!complete && !complete3))
         return g_vendor->result.invalid_parameter;
     pthread_mutex_lock(&g_buf.lock);
     g_buf.request = request;
     g_buf.complete = complete;
+    g_buf.complete3 = complete3;
     pthread_mutex_unlock(&g_buf.lock);
     return g_vendor->result.success;
+}
+
+emu_result emu_register_buffers(emu_buffer_request_fn request, emu_buffer_complete_fn complete)
+{
+    return register_buffers(request, complete, NULL);
+}
+
+emu_result emu_register_buffers3(emu_buffer_request_fn request, emu_buffer_complete3_fn complete)
+{
+    return register_buffers(request, NULL, complete);
 }
 
 static int kind_on(uint32_t kind)
@@ -705,7 +729,7 @@ typedef struct call_ctx {
     int call;
     const wl_stmt *st;
     uint32_t cbid;
-    uint32_t correlation;
+    uint64_t correlation;
     uint64_t start, end;         /* the API call, vendor clock */
     uint64_t queued;             /* when the device work was placed */
     uint64_t dev_start, dev_end; /* the device work, vendor clock */
@@ -714,9 +738,9 @@ typedef struct call_ctx {
     uint64_t correlation_data; /* the subscriber's per-call slot */
 } call_ctx;
 
-static uint32_t next_correlation(void)
+static uint64_t next_correlation(void)
 {
-    uint32_t id;
+    uint64_t id;
     do
         id = atomic_fetch_add(&g_next_correlation, 1);
     while (id == 0);
@@ -787,6 +811,7 @@ static void emit_api_record(const call_ctx *c)
     v[EMU_F_THREAD] = thread_id();
     v[EMU_F_CORRELATION] = c->correlation;
     v[EMU_F_RETURN_VALUE] = (uint64_t)c->return_value;
+    v[EMU_F_NAME] = (uintptr_t)g_vendor->api_name[c->call]; /* vendors that name API records (MSPTI) */
     write_and_append(&g_vendor->api, v);
     count(&g_stats.api_records);
 }
@@ -822,6 +847,7 @@ static void kernel_values(const call_ctx *c, const wl_launch *l, uint64_t v[EMU_
     v[EMU_F_DYNAMIC_SMEM] = l->dyn_smem;
     v[EMU_F_GRID_ID] = atomic_fetch_add(&g_next_grid_id, 1);
     v[EMU_F_NAME] = (uintptr_t)l->kernel;
+    v[EMU_F_KERNEL_TYPE] = (uintptr_t)g_vendor->kernel_type;
 }
 
 static void emit_zero_time_kernel(uint64_t v[EMU_F_COUNT])
@@ -921,12 +947,19 @@ static void emit_malformed_record(void)
         memset(junk, 0xA5, vd->bogus_size);
         memcpy(junk, &vd->bogus_kind, 4);
         append_record(junk, vd->bogus_size);
+    } else if (vd->malformed_style == EMU_MALFORMED_END_BEFORE_START) {
+        static const wl_launch bad = {.kernel = "devemu_malformed_kernel", .grid = {1, 1, 1}, .block = {1, 1, 1}};
+        uint64_t now = emu_now(), v[EMU_F_COUNT] = {0};
+        call_ctx c = {.dev_start = now, .dev_end = now - 1000, .queued = now, .correlation = next_correlation()};
+        kernel_values(&c, &bad, v);
+        v[EMU_F_KIND] = vd->kind.concurrent_kernel ? vd->kind.concurrent_kernel : vd->kind.kernel;
+        write_and_append(&vd->kernel, v);
     } else {
         static const wl_launch bad = {.kernel = "devemu_malformed_kernel", .grid = {0, 0, 0}, .block = {0, 0, 0}};
         uint64_t now = emu_now(), v[EMU_F_COUNT] = {0};
         call_ctx c = {.dev_start = now, .dev_end = now + 1000, .queued = now, .correlation = 0};
         kernel_values(&c, &bad, v);
-        v[EMU_F_KIND] = vd->kind.concurrent_kernel;
+        v[EMU_F_KIND] = vd->kind.concurrent_kernel ? vd->kind.concurrent_kernel : vd->kind.kernel;
         write_and_append(&vd->kernel, v);
     }
     count(&g_stats.injected_malformed);
@@ -1048,6 +1081,7 @@ void emu_core_install(const emu_vendor *v, const emu_faults *f, uint64_t load_re
         check_layout(layouts[i]);
     g_vendor = v;
     g_load_realtime_ns = load_realtime_ns;
+    atomic_store(&g_next_correlation, v->first_correlation ? v->first_correlation : 1);
     build_result_names();
     emu_core_set_faults(f);
 }
@@ -1062,15 +1096,17 @@ void emu_core_reset(void)
     pthread_mutex_lock(&g_buf.lock);
     buffer_list unused = g_buf.spare; /* handed back empty, so the tracer loses nothing */
     emu_buffer_complete_fn complete = g_buf.complete;
+    emu_buffer_complete3_fn complete3 = g_buf.complete3;
     if (g_buf.has_current)
         list_push(&unused, g_buf.current);
     g_buf.spare = (buffer_list){0};
     g_buf.has_current = 0;
     g_buf.request = NULL;
     g_buf.complete = NULL;
+    g_buf.complete3 = NULL;
     pthread_mutex_unlock(&g_buf.lock);
     for (size_t i = 0; i < unused.n; i++)
-        complete(NULL, 0, unused.items[i].base, unused.items[i].size, unused.items[i].used);
+        hand_back(complete, complete3, &unused.items[i]);
     free(unused.items);
     for (int k = 0; k < EMU_MAX_KINDS; k++)
         atomic_store(&g_kind_on[k], 0);
