@@ -1,0 +1,420 @@
+/* test_mspti_decode.c: the MSPTI backend's decoding on hand-built buffers.
+ *
+ * Records are written byte by byte at the offsets of vendor-abi.md's MSPTI section
+ * (packed: a u64 at offset 4; never through our mirrors), walked by the real MSPTI
+ * descriptor (dt_cf_mspti_descriptor: its layouts, decoders and its own size-table
+ * walker; the vendor's GetNextRecord must never be called) and compared field by field:
+ * u64 correlation ids, API records named by string without a cbid, no launch data,
+ * memcpy kinds, CUSTOM0 = 2, the loss counters, and the trace keys that follow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/cupti_family.h"
+#include "unit_session.h"
+
+/* vendor-abi.md: kinds, sizes, external kind. */
+enum { K_KERNEL = 2, K_API = 3, K_MEMSET = 6, K_MEMCPY = 7, K_EXTCORR = 8, K_COMMUNICATION = 9, K_ACL_API = 10,
+       K_NODE_API = 11, K_RUNTIME_API = 12 };
+enum { SIZE_KERNEL = 56, SIZE_API = 48, SIZE_MEMSET = 56, SIZE_MEMCPY = 56, SIZE_EXTCORR = 24 };
+enum { CUSTOM0 = 2, CUSTOM1 = 3 };
+
+#define BIG 0x100000005ull /* a correlation id that needs its upper 32 bits */
+#define T0 1700000000000000000ull /* CLOCK_REALTIME-like ns */
+
+static void put32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
+static void put64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
+static void putptr(uint8_t *b, size_t off, const void *p) { memcpy(b + off, &p, sizeof p); }
+
+static const char api_name[] = "aclrtLaunchKernel", kernel_name[] = "_ZN2at6native9addKernelEPfi",
+                  kernel_type[] = "KERNEL_AICORE";
+
+/* msptiActivityExternalCorrelation, 24 B: externalKind@4, externalId@8, correlationId u64@16. */
+static size_t w_extcorr(uint8_t *b, uint32_t external_kind, uint64_t external_id, uint64_t corr)
+{
+    memset(b, 0, SIZE_EXTCORR);
+    put32(b, 0, K_EXTCORR), put32(b, 4, external_kind), put64(b, 8, external_id), put64(b, 16, corr);
+    return SIZE_EXTCORR;
+}
+
+/* msptiActivityApi, 48 B: start@4 end@12 processId@20 threadId@24 correlationId u64@28 name@36. */
+static size_t w_api(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uint64_t corr, const char *name)
+{
+    memset(b, 0, SIZE_API);
+    put32(b, 0, kind), put64(b, 4, start), put64(b, 12, end), put32(b, 20, 4242), put32(b, 24, 4343);
+    put64(b, 28, corr), putptr(b, 36, name);
+    return SIZE_API;
+}
+
+/* msptiActivityKernel, 56 B: start@4 end@12 deviceId@20 streamId@24 correlationId u64@28 type@36 name@44. */
+static size_t w_kernel(uint8_t *b, uint64_t start, uint64_t end, uint64_t corr, const char *name)
+{
+    memset(b, 0, SIZE_KERNEL);
+    put32(b, 0, K_KERNEL), put64(b, 4, start), put64(b, 12, end), put32(b, 20, 3), put32(b, 24, 9);
+    put64(b, 28, corr), putptr(b, 36, kernel_type), putptr(b, 44, name);
+    return SIZE_KERNEL;
+}
+
+/* msptiActivityMemcpy, 56 B: copyKind@4 bytes@8 start@16 end@24 deviceId@32 streamId@36
+ * correlationId u64@40 isAsync u8@48. */
+static size_t w_memcpy(uint8_t *b, uint32_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
+{
+    memset(b, 0, SIZE_MEMCPY);
+    put32(b, 0, K_MEMCPY), put32(b, 4, copy_kind), put64(b, 8, bytes), put64(b, 16, start), put64(b, 24, end);
+    put32(b, 32, 3), put32(b, 36, 9), put64(b, 40, corr);
+    b[48] = 0;
+    return SIZE_MEMCPY;
+}
+
+/* msptiActivityMemset, 56 B: value@4 bytes@8 start@16 end@24 deviceId@32 streamId@36
+ * correlationId u64@40 isAsync u8@48. */
+static size_t w_memset(uint8_t *b, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
+{
+    memset(b, 0, SIZE_MEMSET);
+    put32(b, 0, K_MEMSET), put32(b, 4, value), put64(b, 8, bytes), put64(b, 16, start), put64(b, 24, end);
+    put32(b, 32, 3), put32(b, 36, 9), put64(b, 40, corr);
+    b[48] = 1;
+    return SIZE_MEMSET;
+}
+
+/* The vendor's iterator: MSPTI's keeps a thread-local cursor, so the backend must not use it. */
+static int g_next_calls;
+static int forbidden_next(uint8_t *buf, size_t valid, void **rec)
+{
+    (void)buf, (void)valid, (void)rec;
+    g_next_calls++;
+    return 3; /* MAX_LIMIT_REACHED */
+}
+
+typedef struct fixture {
+    dt_session *s;
+    dt_cf_decoder *d;
+    _Alignas(8) uint8_t buf[4096];
+    size_t used;
+    devtrace_event ev[64];
+    size_t nev;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    devtrace_error err = {0, ""};
+    if (!f)
+        return -1;
+    f->s = dt_session_new_offline("mspti", "unit test", "privateuse1_runtime", &err);
+    f->d = calloc(1, sizeof *f->d);
+    if (!f->s || !f->d)
+        return -1;
+    dt_cf_decoder_init(f->d, &dt_cf_mspti_descriptor, f->s, 0, forbidden_next);
+    g_next_calls = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    devtrace_close(f->s);
+    free(f->d);
+    free(f);
+    return 0;
+}
+
+static void collect(void *user, devtrace_event *ev)
+{
+    fixture *f = user;
+    if (f->nev < 64)
+        f->ev[f->nev++] = *ev;
+}
+
+static dt_cf_walk_counts walk(fixture *f)
+{
+    dt_cf_walk_counts c;
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    f->nev = 0;
+    dt_store_visit(&f->s->store, collect, f);
+    assert_int_equal(g_next_calls, 0);
+    return c;
+}
+
+static const char *name_of(fixture *f, const devtrace_event *ev) { return dt_intern_get(&f->s->names, ev->name_id); }
+
+static const devtrace_event *find_kind(fixture *f, int kind, size_t nth)
+{
+    for (size_t i = 0; i < f->nev; i++)
+        if (f->ev[i].kind == kind && nth-- == 0)
+            return &f->ev[i];
+    return NULL;
+}
+
+/* ---- tests ---- */
+
+static void descriptor_has_vendor_abi_numbers(void **state)
+{
+    (void)state;
+    const dt_cf_descriptor *d = &dt_cf_mspti_descriptor;
+    assert_string_equal(d->name, "mspti");
+    assert_string_equal(d->override_env, "DEVTRACE_MSPTI_LIBRARY");
+    assert_string_equal(d->library_names[0], "libmspti.so");
+    assert_string_equal(d->sdk_env[0], "ASCEND_HOME_PATH");
+    assert_string_equal(d->sdk_subdirs[0], "lib64");
+    assert_string_equal(d->sdk_subdirs[1], "tools/mspti/lib64");
+    assert_string_equal(d->symbol_prefixes[0], "mspti");
+    assert_int_equal(d->kinds.kernel, K_KERNEL);
+    assert_int_equal(d->kinds.memcpy, K_MEMCPY);
+    assert_int_equal(d->kinds.memset, K_MEMSET);
+    assert_int_equal(d->kinds.external_correlation, K_EXTCORR);
+    assert_int_equal(d->external_kind_custom0, CUSTOM0);
+    assert_int_equal(d->results.max_limit_reached, 3);
+    assert_int_equal(d->results.multiple_subscribers, 2);
+    assert_true(d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT);
+    assert_false(d->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT); /* the header: (context, streamId, dropped) */
+    assert_non_null(d->scan);
+    /* the memcpy kind is the usability check: it is what needs LD_PRELOAD */
+    assert_int_equal(d->usable_check_kind, K_MEMCPY);
+    assert_int_equal(d->result_hints[0].result, 6);
+    assert_non_null(strstr(d->result_hints[0].fix, "libmspti.so must be in LD_PRELOAD"));
+    assert_non_null(strstr(d->result_hints[0].fix, "devtrace record --backend mspti"));
+    /* ACL_API, NODE_API (optional), RUNTIME_API */
+    assert_int_equal(d->more_kinds[0].kind, K_ACL_API);
+    assert_false(d->more_kinds[0].optional);
+    assert_int_equal(d->more_kinds[1].kind, K_NODE_API);
+    assert_true(d->more_kinds[1].optional);
+    assert_int_equal(d->more_kinds[2].kind, K_RUNTIME_API);
+    assert_false(d->more_kinds[2].optional);
+}
+
+static void every_record_at_its_offsets(void **state)
+{
+    fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_extcorr(b, CUSTOM0, 900, BIG);
+    b += w_api(b, K_ACL_API, T0 + 100, T0 + 200, BIG, api_name);
+    b += w_kernel(b, T0 + 300, T0 + 400, BIG, kernel_name);
+    b += w_memcpy(b, 3, 64, T0 + 500, T0 + 600, BIG + 1);
+    b += w_memset(b, 0x5a, 32, T0 + 700, T0 + 800, BIG + 2);
+    f->used = (size_t)(b - f->buf);
+    assert_int_equal(f->used, 24 + 48 + 56 + 56 + 56);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.records, 5);
+    assert_int_equal(c.emitted, 5);
+    assert_int_equal(c.malformed + c.zero_time + c.ignored, 0);
+
+    const devtrace_event *x = find_kind(f, DEVTRACE_KIND_EXTCORR, 0);
+    assert_non_null(x);
+    assert_int_equal(x->correlation, BIG);
+    assert_int_equal(x->external_id, 900);
+    assert_true(x->flags & DEVTRACE_EVENT_HAS_EXTERNAL);
+
+    const devtrace_event *a = find_kind(f, DEVTRACE_KIND_RUNTIME, 0);
+    assert_non_null(a);
+    assert_string_equal(name_of(f, a), api_name);
+    assert_int_equal(a->start_ns, T0 + 100);
+    assert_int_equal(a->end_ns, T0 + 200);
+    assert_int_equal(a->device, 4242); /* processId */
+    assert_int_equal(a->stream, 4343); /* threadId */
+    assert_int_equal(a->correlation, BIG);
+    assert_false(a->flags & DEVTRACE_EVENT_HAS_CBID); /* named by string: no cbid */
+
+    const devtrace_event *k = find_kind(f, DEVTRACE_KIND_KERNEL, 0);
+    assert_non_null(k);
+    assert_string_equal(name_of(f, k), kernel_name);
+    assert_int_equal(k->start_ns, T0 + 300);
+    assert_int_equal(k->end_ns, T0 + 400);
+    assert_int_equal(k->device, 3);
+    assert_int_equal(k->stream, 9);
+    assert_int_equal(k->correlation, BIG);
+    assert_false(k->flags & (DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_QUEUED));
+
+    const devtrace_event *m = find_kind(f, DEVTRACE_KIND_MEMCPY, 0);
+    assert_non_null(m);
+    assert_int_equal(m->u.memcpy.bytes, 64);
+    assert_int_equal(m->u.memcpy.direction, DEVTRACE_COPY_DTOH);
+    assert_int_equal(m->start_ns, T0 + 500);
+    assert_int_equal(m->end_ns, T0 + 600);
+    assert_int_equal(m->device, 3);
+    assert_int_equal(m->stream, 9);
+    assert_int_equal(m->correlation, BIG + 1);
+
+    const devtrace_event *s = find_kind(f, DEVTRACE_KIND_MEMSET, 0);
+    assert_non_null(s);
+    assert_int_equal(s->u.memset.bytes, 32);
+    assert_int_equal(s->u.memset.value, 0x5a);
+    assert_int_equal(s->start_ns, T0 + 700);
+    assert_int_equal(s->end_ns, T0 + 800);
+    assert_int_equal(s->device, 3);
+    assert_int_equal(s->stream, 9);
+    assert_int_equal(s->correlation, BIG + 2);
+}
+
+static void every_api_level_is_a_runtime_event(void **state)
+{
+    fixture *f = *state;
+    static const char *const names[] = {"aclrtMemcpy", "aclrtMalloc", "GraphNode", "rtKernelLaunch"};
+    static const uint32_t kinds[] = {K_API, K_ACL_API, K_NODE_API, K_RUNTIME_API};
+    uint8_t *b = f->buf;
+    for (int i = 0; i < 4; i++)
+        b += w_api(b, kinds[i], T0 + 10 * (uint64_t)i, T0 + 10 * (uint64_t)i + 5, BIG + (uint64_t)i, names[i]);
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 4);
+    for (int i = 0; i < 4; i++) {
+        const devtrace_event *a = find_kind(f, DEVTRACE_KIND_RUNTIME, (size_t)i);
+        assert_non_null(a);
+        assert_string_equal(name_of(f, a), names[i]);
+        assert_int_equal(a->correlation, BIG + (uint64_t)i);
+    }
+}
+
+static void memcpy_kinds_map_to_directions(void **state)
+{
+    fixture *f = *state;
+    /* HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address: unknown), and out of range */
+    static const uint32_t copy_kinds[] = {1, 2, 3, 4, 5, 0, 99};
+    static const int want[] = {DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD,
+                               DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_UNKNOWN};
+    uint8_t *b = f->buf;
+    for (size_t i = 0; i < 7; i++)
+        b += w_memcpy(b, copy_kinds[i], 8, T0 + i * 10, T0 + i * 10 + 5, i + 1);
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 7);
+    for (size_t i = 0; i < 7; i++) {
+        const devtrace_event *m = find_kind(f, DEVTRACE_KIND_MEMCPY, i);
+        assert_non_null(m);
+        assert_int_equal(m->correlation, i + 1);
+        assert_int_equal(m->u.memcpy.direction, want[i]);
+    }
+}
+
+static void bad_records_are_counted_and_skipped_by_their_size(void **state)
+{
+    fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_kernel(b, 0, 0, 1, kernel_name);             /* no timing: zero_time */
+    b += w_kernel(b, T0 + 500, T0 + 400, 2, kernel_name); /* ends before it starts: malformed */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 3, NULL);      /* no name: malformed */
+    b += w_memcpy(b, 2, 8, T0 + 9, T0 + 1, 4);          /* backwards: malformed */
+    b += w_memset(b, 0, 8, T0 + 9, T0 + 1, 5);          /* backwards: malformed */
+    b += w_extcorr(b, CUSTOM1, 77, 6);                  /* another tool's external kind: ignored */
+    b += w_extcorr(b, CUSTOM0, 77, 0);                  /* no correlation: malformed */
+    b += w_kernel(b, T0, T0 + 1, 8, NULL);              /* no name: kept, "(unnamed kernel)" */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name);  /* still read after all that */
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.records, 9);
+    assert_int_equal(c.zero_time, 1);
+    assert_int_equal(c.malformed, 5);
+    assert_int_equal(c.ignored, 1);
+    assert_int_equal(c.emitted, 2);
+    assert_int_equal(f->s->stats.malformed_records, 5);
+    assert_int_equal(f->s->stats.zero_timestamp, 1);
+    const devtrace_event *k = find_kind(f, DEVTRACE_KIND_KERNEL, 0);
+    assert_non_null(k);
+    assert_string_equal(name_of(f, k), "(unnamed kernel)");
+    assert_non_null(find_kind(f, DEVTRACE_KIND_RUNTIME, 0));
+}
+
+static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
+{
+    fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
+    memset(b, 0, 72);
+    put32(b, 0, K_COMMUNICATION); /* a kind we have no layout for: its size is unknown */
+    b += 72;
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 2, api_name); /* unreachable */
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+
+    /* A record cut by the end of the valid bytes (and a 3-byte tail) is malformed, once. */
+    b = f->buf;
+    b += w_kernel(b, T0, T0 + 1, 10, kernel_name);
+    b += w_kernel(b, T0, T0 + 1, 11, kernel_name);
+    f->used = (size_t)(b - f->buf) - 8; /* the second kernel lacks its name */
+    c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+    f->used = SIZE_KERNEL + 3;
+    c = walk(f);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+}
+
+static void out_of_window_walk_counts_per_kind(void **state)
+{
+    fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_extcorr(b, CUSTOM0, 1, 1);
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
+    b += w_kernel(b, T0, T0 + 1, 1, kernel_name);
+    b += w_memset(b, 0, 8, T0, T0 + 1, 1);
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c;
+    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_OUT_OF_WINDOW, &c);
+    assert_int_equal(c.records, 4);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_RUNTIME], 1);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_KERNEL], 1);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_MEMSET], 1);
+    assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_EXTCORR], 0);
+    assert_int_equal(g_next_calls, 0);
+}
+
+/* The trace an MSPTI session writes: no cbid, no grid/block/registers/occupancy keys,
+ * flows and External ids joined through u64 correlation ids. */
+static void trace_omits_what_mspti_does_not_have(void **state)
+{
+    fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_extcorr(b, CUSTOM0, 41, BIG);
+    b += w_api(b, K_ACL_API, T0 + 100, T0 + 200, BIG, api_name);
+    b += w_kernel(b, T0 + 300, T0 + 400, BIG, kernel_name);
+    b += w_api(b, K_ACL_API, T0 + 500, T0 + 900, BIG + 1, "aclrtMemcpy");
+    b += w_memcpy(b, 2, 4096, T0 + 600, T0 + 800, BIG + 1);
+    f->used = (size_t)(b - f->buf);
+    walk(f);
+    dt_set_window(f->s, T0, T0 + 1000);
+    char error[160] = "", keys[512];
+    uj_value *root = ut_chrome_trace(f->s, NULL, error);
+    if (!root)
+        fail_msg("the trace is not valid JSON: %s", error);
+    const uj_value *k = ut_find_event(root, "X", "kernel", NULL);
+    assert_non_null(k);
+    assert_string_equal(uj_keys(uj_get(k, "args"), keys, sizeof keys),
+                        "External id,queued,device,context,stream,correlation");
+    assert_string_equal(uj_get_raw(uj_get(k, "args"), "correlation"), "4294967301");
+    assert_string_equal(uj_get_raw(uj_get(k, "args"), "External id"), "41");
+    const uj_value *r = ut_find_event(root, "X", "privateuse1_runtime", api_name);
+    assert_non_null(r);
+    assert_string_equal(uj_keys(uj_get(r, "args"), keys, sizeof keys), "External id,correlation");
+    const uj_value *m = ut_find_event(root, "X", "gpu_memcpy", NULL);
+    assert_non_null(m);
+    assert_string_equal(uj_get_str(m, "name"), "Memcpy HtoD (Pageable -> Device)");
+    const uj_value *ev[8];
+    assert_int_equal(ut_events_with_ph(root, "s", ev, 8), 2);
+    assert_int_equal(ut_events_with_ph(root, "f", ev, 8), 2);
+    uj_free(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(descriptor_has_vendor_abi_numbers),
+        cmocka_unit_test_setup_teardown(every_record_at_its_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_api_level_is_a_runtime_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(memcpy_kinds_map_to_directions, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_records_are_counted_and_skipped_by_their_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(unknown_kind_or_truncated_record_ends_the_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(out_of_window_walk_counts_per_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(trace_omits_what_mspti_does_not_have, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("mspti decode", tests, NULL, NULL);
+}
