@@ -49,14 +49,15 @@ int dt_occupancy_compute(const dt_device_props *d, const devtrace_event *k, dt_o
     for (int i = 0; i < 3; i++)
         if (g[i] <= 0 || b[i] <= 0)
             return -1;
-    int64_t blocks = (int64_t)g[0] * g[1] * g[2];
-    int64_t threads64 = (int64_t)b[0] * b[1] * b[2];
-    if (threads64 > d->max_threads_per_sm || threads64 > (1 << 20))
+    /* Products of three int32 dimensions overflow 64 bits: in double, exact up to 2^53. */
+    double blocks = (double)g[0] * g[1] * g[2];
+    double threads_d = (double)b[0] * b[1] * b[2];
+    if (threads_d > d->max_threads_per_sm || threads_d > (1 << 20))
         return -1;
-    int threads = (int)threads64;
+    int threads = (int)threads_d;
     int warps_per_block = (int)ceil_div(threads, d->warp_size);
     uint64_t smem = (uint64_t)k->u.kernel.static_shared + k->u.kernel.dynamic_shared;
-    out->blocks_per_sm = (double)blocks / d->num_sms;
+    out->blocks_per_sm = blocks / d->num_sms;
     out->warps_per_sm = out->blocks_per_sm * warps_per_block;
     out->active_blocks_per_sm = active_blocks(d, threads, (int)k->u.kernel.registers_per_thread, smem);
     double resident = out->blocks_per_sm < out->active_blocks_per_sm ? out->blocks_per_sm : out->active_blocks_per_sm;
