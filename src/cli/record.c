@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#ifdef DT_HAVE_MSPTI
+#include "backends/cupti_family.h" /* dt_cf_locate_library: where the MSPTI backend finds libmspti.so */
+#endif
 #include "cli.h"
 #include "core/errors.h"
 #include "core/session.h"
@@ -243,6 +246,19 @@ static void setup_child_env(const record_opts *o, const char *lib, int fd)
         setenv("DEVTRACE_COLLECT_MODE", "preload", 1);
         prepend_env("LD_PRELOAD", lib, ':');
     }
+#ifdef DT_HAVE_MSPTI
+    /* MSPTI enables memcpy/memset (and its callbacks) only when libmspti.so itself is in
+     * LD_PRELOAD (MSPTI_ERROR_WITHOUT_LD_PRELOAD otherwise): preload the very library the
+     * backend will load (same search: $DEVTRACE_MSPTI_LIBRARY, $ASCEND_HOME_PATH, ...),
+     * ahead of the collector. Not found: the session says it is unavailable, and why. */
+    if (!strcmp(o->backend, "mspti")) {
+        char path[PATH_MAX], why[1024];
+        if (dt_cf_locate_library(&dt_cf_mspti_descriptor, path, sizeof path, why, sizeof why) == 0)
+            prepend_env("LD_PRELOAD", path, ':');
+        else
+            fprintf(stderr, "devtrace record: cannot preload libmspti.so: %s\n", why);
+    }
+#endif
 }
 
 typedef struct child_result {
