@@ -113,10 +113,9 @@ DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor,
               .description = "MetaX MCPTI (MACA)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
               .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "facts from code that ran on a MetaX C550 with MACA 3.8.0, not from vendor headers; "
-                                 "its quirks (stale iterator, malformed records, zero timestamps, device clock, "
-                                 "resolver deadlock) are emulated from those observations and tested against the "
-                                 "MCPTI emulator only; not run on MetaX hardware by this project",
+              .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "
+                                 "records, zero timestamps, device clock, resolver deadlock), facts from code that "
+                                 "ran there; no MetaX header or hardware used by this project",
               .runtime_category = "privateuse1_runtime");
 
 #include "mcpti_scan.c"
