@@ -1,0 +1,3 @@
+# comment
+api call=get_device
+   # indented comment

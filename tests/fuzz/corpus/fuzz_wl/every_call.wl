@@ -1,0 +1,12 @@
+api call=get_device
+api call=get_device_count
+api call=get_device_properties
+api call=set_device
+api call=malloc
+api call=free
+api call=event_record
+api call=launch
+api call=memcpy
+api call=memset
+api call=sync_stream
+api call=sync_device

@@ -1,0 +1,2 @@
+sync what=stream stream=7
+sync what=device

@@ -1,0 +1,307 @@
+/* fuzz_cf_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
+ * (src/backends/cupti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
+ *
+ * dt_cf_decoder_init for a descriptor (cupti, ppu, iluvatar, an MSPTI-layout table) and a library
+ * version, then dt_cf_walk_buffer over the bytes, walked by
+ *   - an honest iterator: the vendor's GetNextRecord, striding by its kind-to-size table and
+ *     ending with MAX_LIMIT_REACHED or an error for an unknown or cut record; or
+ *   - a hostile one, scripted by the input: pointers outside the buffer, one past its end, before
+ *     it, repeated, going backwards, NULL with success, error codes.
+ * The buffer is a heap copy of exactly the valid bytes, so AddressSanitizer sees any read past
+ * them. Pointer fields (kernel and API names) belong to the vendor and are trusted by design:
+ * before handing a record out, the iterator points them at NUL-terminated strings (odd ones:
+ * invalid UTF-8, control characters, 4 KiB, the input's own tail) or NULL. Then clock samples and a
+ * capture window from the input are added and the session is finalised and written: the trace
+ * must be strict JSON (the unit tests' reader), whatever the records said.
+ *
+ * Input: u8 descriptor, u8 version, u8 flags (walk mode, iterator, quirks, clock samples), u8 window
+ * (bit 0), u8 script length (x3 bytes), 64 bytes of clock samples and window, the script, the buffer. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cupti_family.h"
+#include "backends/cupti_records.h"
+#include "fuzz_common.h"
+
+#define FZ_INVALID_KIND 13 /* any non-success, non-MAX_LIMIT code (CUPTI_ERROR_INVALID_KIND) */
+
+/* An MSPTI-shaped table (packed records, u64 correlation, API names as pointers), as the unit test
+ * of the decoders has it: the MSPTI decoders have no vendor descriptor of their own yet. */
+static const dt_cf_layout mspti_layouts[] = {
+    {2, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_KERNEL, dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
+    {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
+    {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
+    {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
+    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
+     "msptiActivityExternalCorrelation"},
+};
+static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
+                                           DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN};
+static const dt_cf_descriptor mspti_like = {
+    .name = "mspti-fuzz",
+    .vendor_api = "MSPTI",
+    .symbol_prefixes = {"mspti"},
+    .kinds = {.memcpy = 7, .memset = 6, .kernel = 2, .runtime = 3, .external_correlation = 8},
+    .results = {.success = 0, .max_limit_reached = 1},
+    .external_kind_custom0 = 2,
+    .layouts = mspti_layouts,
+    .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
+    .copy_kinds = mspti_copy_kinds,
+    .ncopy_kinds = sizeof mspti_copy_kinds,
+    .unknown_runtime_prefix = "msptiApi",
+};
+
+static const dt_cf_descriptor *const descriptors[] = {
+#ifdef DT_HAVE_CUPTI
+    &dt_cf_cupti_descriptor,
+#endif
+#ifdef DT_HAVE_PPU
+    &dt_cf_ppu_descriptor,
+#endif
+#ifdef DT_HAVE_ILUVATAR
+    &dt_cf_iluvatar_descriptor,
+#endif
+    &mspti_like,
+#ifdef DT_HAVE_MSPTI
+    &dt_cf_mspti_descriptor, /* walked by its own size-table scanner */
+#endif
+};
+#define NDESCRIPTORS (sizeof descriptors / sizeof descriptors[0])
+
+/* Library versions around every boundary the layout tables have. */
+static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 130001, 130100, 200000, UINT32_MAX};
+
+/* Where a layout's decoder reads a pointer (up to two); -1: none. A layout whose decoder is not
+ * listed here could read a pointer this harness does not know about: its descriptor is skipped. */
+typedef struct pointer_fields {
+    dt_cf_decode_fn decode;
+    int at[2];
+} pointer_fields;
+static const pointer_fields known_decoders[] = {
+    {dt_cf_decode_cupti_kernel, {offsetof(dt_cupti_kernel_prefix, name), -1}},
+    {dt_cf_decode_cupti_memcpy, {-1, -1}},
+    {dt_cf_decode_cupti_memset, {-1, -1}},
+    {dt_cf_decode_cupti_api, {-1, -1}},
+    {dt_cf_decode_cupti_external, {-1, -1}},
+    {dt_cf_decode_mspti_kernel, {offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
+    {dt_cf_decode_mspti_memcpy, {-1, -1}},
+    {dt_cf_decode_mspti_memset, {-1, -1}},
+    {dt_cf_decode_mspti_api, {offsetof(dt_mspti_api, name), -1}},
+    {dt_cf_decode_mspti_external, {-1, -1}},
+};
+
+static const pointer_fields *fields_of(dt_cf_decode_fn fn)
+{
+    for (size_t i = 0; i < sizeof known_decoders / sizeof known_decoders[0]; i++)
+        if (known_decoders[i].decode == fn)
+            return &known_decoders[i];
+    return NULL;
+}
+
+/* A vendor scanner walks the buffer by itself (no iterator to patch records on the way): only
+ * MSPTI's, which strides by the layout sizes from the start, is fuzzed here (its pointers are
+ * patched beforehand along the same stride); MCPTI's has its own target (fuzz_mcpti_scan). */
+static int stride_scanner(const dt_cf_descriptor *d)
+{
+    return d->scan && !strcmp(d->name, "mspti");
+}
+
+static int all_decoders_known(const dt_cf_descriptor *d)
+{
+    for (size_t i = 0; i < d->nlayouts; i++)
+        if (!fields_of(d->layouts[i].decode))
+            return 0;
+    return !d->scan || stride_scanner(d);
+}
+
+/* Strings the patched pointers point at. */
+static char long_name[4097];
+static char input_tail[65];
+static const char *const strings[] = {
+    "",
+    "_Z6kernelPf",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_",
+    "_Z", /* not a valid mangling */
+    "_ZNK3foo3barIiEclEv\xff\xfe (invalid UTF-8)",
+    "tab\tnewline\nquote\"backslash\\ bell\x07",
+    "cudaLaunchKernel",
+    long_name,
+    input_tail,
+};
+#define NSTRINGS (sizeof strings / sizeof strings[0])
+
+static struct {
+    dt_cf_decoder *d;
+    int hostile;
+    const uint8_t *script;
+    size_t script_len, pos;
+} it;
+
+static uint32_t vendor_size(uint32_t kind)
+{
+    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    return l ? l->size : 0;
+}
+
+/* Points the record's pointer fields that lie inside the valid bytes at strings (or NULL). */
+static void patch_pointers(uint8_t *rec, size_t avail)
+{
+    if (avail < 4)
+        return;
+    uint32_t kind;
+    memcpy(&kind, rec, 4);
+    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    const pointer_fields *pf = l ? fields_of(l->decode) : NULL;
+    for (int i = 0; pf && i < 2; i++) {
+        if (pf->at[i] < 0 || (size_t)pf->at[i] + sizeof(void *) > avail)
+            continue;
+        uint8_t pick = rec[pf->at[i]];
+        const char *p = pick % (NSTRINGS + 1) == NSTRINGS ? NULL : strings[pick % (NSTRINGS + 1)];
+        memcpy(rec + pf->at[i], &p, sizeof p);
+    }
+}
+
+/* The vendor's GetNextRecord: the record after *rec by the kind's size. */
+static int honest_step(uint8_t *buf, size_t valid, void **rec)
+{
+    const dt_cf_descriptor *desc = it.d->desc;
+    size_t off = 0;
+    uintptr_t p = (uintptr_t)*rec, base = (uintptr_t)buf;
+    if (p >= base && valid >= 4 && p - base <= valid - 4) { /* else (NULL, or a hostile pointer): from the start */
+        uint32_t kind;
+        memcpy(&kind, *rec, 4);
+        off = (size_t)(p - base) + vendor_size(kind);
+    }
+    if (off >= valid)
+        return desc->results.max_limit_reached;
+    if (valid - off < 4)
+        return FZ_INVALID_KIND;
+    uint32_t kind;
+    memcpy(&kind, buf + off, 4);
+    uint32_t size = vendor_size(kind);
+    if (!size || size > valid - off)
+        return FZ_INVALID_KIND;
+    patch_pointers(buf + off, valid - off);
+    *rec = buf + off;
+    return desc->results.success;
+}
+
+static int fuzz_next(uint8_t *buf, size_t valid, void **rec)
+{
+    const dt_cf_descriptor *desc = it.d->desc;
+    if (!it.hostile)
+        return honest_step(buf, valid, rec);
+    if (it.pos + 3 > it.script_len)
+        return desc->results.max_limit_reached;
+    uint8_t op = it.script[it.pos];
+    size_t arg = (size_t)it.script[it.pos + 1] | (size_t)it.script[it.pos + 2] << 8;
+    it.pos += 3;
+    uintptr_t base = (uintptr_t)buf;
+    switch (op % 8) {
+    case 0: /* anywhere in or just past the valid bytes */
+        *rec = (void *)(base + arg % (valid + 64));
+        break;
+    case 1: /* the same record again */
+        break;
+    case 2:
+        *rec = NULL;
+        return desc->results.success;
+    case 3:
+        return desc->results.max_limit_reached;
+    case 4:
+        return (int)(arg % 64);
+    case 5: /* before the buffer */
+        *rec = (void *)(base - 1 - arg);
+        return desc->results.success;
+    case 6:
+        return honest_step(buf, valid, rec);
+    default: /* one past the end */
+        *rec = (void *)(base + valid);
+        return desc->results.success;
+    }
+    uintptr_t p = (uintptr_t)*rec;
+    if (p >= base && p < base + valid)
+        patch_pointers((uint8_t *)p, valid - (p - base));
+    return desc->results.success;
+}
+
+static void fill_long_name(void)
+{
+    if (long_name[0])
+        return;
+    memcpy(long_name, "_ZN", 3);
+    for (size_t i = 3; i < sizeof long_name - 1; i++)
+        long_name[i] = (char)('a' + i % 26);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fill_long_name();
+    fz_input in = {data, size};
+    const dt_cf_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
+    if (!all_decoders_known(chosen))
+        return 0;
+    uint32_t version = versions[fz_u8(&in) % (sizeof versions / sizeof versions[0])];
+    uint8_t flags = fz_u8(&in);
+    uint8_t window = fz_u8(&in);
+    size_t script_len = (size_t)fz_u8(&in) * 3;
+    uint64_t params[8];
+    for (int i = 0; i < 8; i++)
+        params[i] = fz_bytes_u64(&in, 8);
+    if (script_len > in.n)
+        script_len = in.n;
+    const uint8_t *script = in.p;
+    in.p += script_len;
+    in.n -= script_len;
+
+    /* The descriptor with quirks toggled by the input: how a walk ends differs between them. */
+    dt_cf_descriptor desc = *chosen;
+    desc.quirks ^= (flags & 0x8 ? DT_CF_QUIRK_NULL_RECORD_ENDS : 0) | (flags & 0x10 ? DT_CF_QUIRK_ANY_ERROR_ENDS : 0) |
+                   (flags & 0x20 ? DT_CF_QUIRK_STRICT_RECORDS : 0);
+    size_t tail = in.n < sizeof input_tail - 1 ? in.n : sizeof input_tail - 1;
+    memcpy(input_tail, in.p + in.n - tail, tail);
+    input_tail[tail] = '\0';
+
+    devtrace_error err;
+    dt_session *s = dt_session_new_offline("fuzz", "fuzz", "cuda_runtime", &err);
+    if (!s)
+        abort();
+    static dt_cf_decoder d; /* large (the cbid name cache): not on the stack */
+    dt_cf_decoder_init(&d, &desc, s, version, fuzz_next);
+    it.d = &d;
+    it.hostile = (flags & 0x4) != 0;
+    it.script = script;
+    it.script_len = script_len;
+    it.pos = 0;
+
+    uint8_t *buf = malloc(in.n ? in.n : 1); /* exactly the valid bytes: reads past them are reported */
+    if (!buf)
+        abort();
+    memcpy(buf, in.p, in.n);
+    if (stride_scanner(&desc)) {
+        for (size_t off = 0; off + 4 <= in.n;) {
+            uint32_t kind, rec_size;
+            memcpy(&kind, buf + off, 4);
+            if (!(rec_size = vendor_size(kind)))
+                break;
+            patch_pointers(buf + off, in.n - off);
+            off += rec_size;
+        }
+    }
+    dt_cf_walk_counts c;
+    dt_cf_walk_buffer(&d, buf, in.n, (dt_cf_walk_mode)((flags & 3) % 3), &c);
+    if (c.emitted > c.records || s->stats.malformed_records != c.malformed || s->stats.zero_timestamp != c.zero_time)
+        abort(); /* the walk's counts and the session's must agree */
+
+    /* Clock samples and a window from the input, then the whole drain and the JSON writer. */
+    for (int i = 0; i < ((flags >> 6) & 3); i++)
+        dt_add_clock_sample(s, params[2 * i], params[2 * i + 1]);
+    if (window & 1)
+        dt_set_window(s, params[6], params[7]);
+    fz_check_trace(s);
+    free(buf);
+    devtrace_close(s);
+    return 0;
+}
