@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     record_opts o;
     int rc;
-    char text[4096];
+    static char text[1 << 20]; /* more than any message of an input up to libFuzzer's length limits */
     size_t len = capture_stderr(parse_args, argc, argv, &o, &rc, text, sizeof text);
     if (rc == 0) {
         if (len || !o.argv || o.argv < argv + 1 || o.argv >= argv + argc || !o.output || !*o.output || !o.backend)
