@@ -802,9 +802,13 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     G.may_refuse = d->refuse_from_version != UINT32_MAX && version >= d->refuse_from_version;
     G.desc = d;
     int rc;
-    if (d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT)
-        rc = G.api.register_callbacks(cf_buffer_requested, (cf_complete_fn)(cf_any_fn)cf_buffer_completed3);
-    else
+    if (d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT) {
+        /* Called through the library's own type, so that no function is ever called
+         * through a pointer of another type (MSPTI: complete(buffer, size, validSize)). */
+        int (*register3)(cf_request_fn, cf_complete3_fn) =
+            (int (*)(cf_request_fn, cf_complete3_fn))(cf_any_fn)G.api.register_callbacks;
+        rc = register3(cf_buffer_requested, cf_buffer_completed3);
+    } else
         rc = G.api.register_callbacks(cf_buffer_requested, cf_buffer_completed);
     if (rc != d->results.success) {
         char text[256];
