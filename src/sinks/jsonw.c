@@ -71,67 +71,158 @@ int dt_jsonw_reserve(dt_jsonw *w, size_t n)
     return 0;
 }
 
+/* "00" "01" ... "99": two digits per division. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
+static const uint64_t pow10_u64[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                       10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+                                       1000000000000ull, 10000000000000ull, 100000000000000ull,
+                                       1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+                                       1000000000000000000ull, 10000000000000000000ull};
+
+/* The number of decimal digits of v: from its bit length (bits * log10(2) is 1233/4096
+ * closely enough below 2^64), corrected by one comparison. v | 1 has the digits of v. */
+static size_t count_digits(uint64_t v)
+{
+    uint64_t x = v | 1;
+    unsigned t = ((64u - (unsigned)__builtin_clzll(x)) * 1233u) >> 12;
+    return (size_t)t - (x < pow10_u64[t]) + 1;
+}
+
+/* Writes v's decimal digits at out (room for 20); returns how many. Four digits per
+ * division, so that the chain of dependent divisions is short. */
 static size_t format_u64(char *out, uint64_t v)
 {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
+    size_t n = count_digits(v);
+    char *p = out + n;
+    while (v >= 10000) {
+        unsigned r = (unsigned)(v % 10000);
+        v /= 10000;
+        p -= 4;
+        memcpy(p, digit_pairs + 2 * (r / 100), 2);
+        memcpy(p + 2, digit_pairs + 2 * (r % 100), 2);
+    }
+    unsigned u = (unsigned)v;
+    if (u >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * (u % 100), 2);
+        u /= 100;
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
     return n;
 }
 
-void dt_jsonw_u64(dt_jsonw *w, uint64_t v)
+char *dt_jsonw_put_u64(char *p, uint64_t v)
 {
-    if (w->cap - w->len < 24 && dt_jsonw_reserve(w, 24) != 0)
-        return;
-    w->len += format_u64(w->buf + w->len, v);
+    return p + format_u64(p, v);
 }
 
-void dt_jsonw_i64(dt_jsonw *w, int64_t v)
+char *dt_jsonw_put_i64(char *p, int64_t v)
 {
     if (v < 0) {
-        DT_JSONW_LIT(w, "-");
-        dt_jsonw_u64(w, (uint64_t)0 - (uint64_t)v);
-    } else {
-        dt_jsonw_u64(w, (uint64_t)v);
+        *p++ = '-';
+        return p + format_u64(p, (uint64_t)0 - (uint64_t)v);
     }
+    return p + format_u64(p, (uint64_t)v);
 }
 
-void dt_jsonw_us3(dt_jsonw *w, uint64_t ns)
+char *dt_jsonw_put_us3(char *p, uint64_t ns)
 {
-    if (w->cap - w->len < 32 && dt_jsonw_reserve(w, 32) != 0)
-        return;
-    char *p = w->buf + w->len;
     size_t n = format_u64(p, ns / 1000);
     uint64_t frac = ns % 1000;
     p[n] = '.';
     p[n + 1] = (char)('0' + frac / 100);
-    p[n + 2] = (char)('0' + frac / 10 % 10);
-    p[n + 3] = (char)('0' + frac % 10);
-    w->len += n + 4;
+    memcpy(p + n + 2, digit_pairs + 2 * (frac % 100), 2);
+    return p + n + 4;
+}
+
+void dt_jsonw_u64(dt_jsonw *w, uint64_t v)
+{
+    if (w->cap - w->len < DT_JSONW_NUMBER_MAX && dt_jsonw_reserve(w, DT_JSONW_NUMBER_MAX) != 0)
+        return;
+    w->len = (size_t)(dt_jsonw_put_u64(w->buf + w->len, v) - w->buf);
+}
+
+void dt_jsonw_i64(dt_jsonw *w, int64_t v)
+{
+    if (w->cap - w->len < DT_JSONW_NUMBER_MAX && dt_jsonw_reserve(w, DT_JSONW_NUMBER_MAX) != 0)
+        return;
+    w->len = (size_t)(dt_jsonw_put_i64(w->buf + w->len, v) - w->buf);
+}
+
+void dt_jsonw_us3(dt_jsonw *w, uint64_t ns)
+{
+    if (w->cap - w->len < DT_JSONW_NUMBER_MAX && dt_jsonw_reserve(w, DT_JSONW_NUMBER_MAX) != 0)
+        return;
+    w->len = (size_t)(dt_jsonw_put_us3(w->buf + w->len, ns) - w->buf);
+}
+
+/* Powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+/* v with `decimals` decimals exactly as printf("%.*f") writes it (in the C locale),
+ * without printf, when that is certain: x = |v| * 10^decimals carries one rounding
+ * error of at most x * 2^-53, so when x's fraction is farther than twice that from one
+ * half, x's nearest integer is the correct rounding of the exact decimal expansion.
+ * Returns the length written, or 0 when unsure (a tie or near one, or out of range). */
+static size_t format_fixed_fast(char *out, double v, int decimals)
+{
+    if (decimals < 0 || decimals > 9)
+        return 0;
+    double x = fabs(v) * exact_pow10[decimals];
+    if (!(x < 0x1p50))
+        return 0;
+    double whole = floor(x), frac = x - whole; /* both exact below 2^52 */
+    if (fabs(frac - 0.5) <= x * 0x1p-52)
+        return 0;
+    uint64_t r = (uint64_t)whole + (frac > 0.5);
+    size_t n = 0;
+    if (signbit(v))
+        out[n++] = '-';
+    n += format_u64(out + n, r / pow10_u64[decimals]);
+    if (decimals > 0) {
+        uint64_t f = r % pow10_u64[decimals];
+        out[n] = '.';
+        for (int i = decimals; i > 0; i--, f /= 10)
+            out[n + (size_t)i] = (char)('0' + f % 10);
+        n += (size_t)decimals + 1;
+    }
+    return n;
+}
+
+char *dt_jsonw_put_fixed(char *p, double v, int decimals)
+{
+    if (!isfinite(v) || fabs(v) > 1e15)
+        v = 0;
+    size_t o = format_fixed_fast(p, v, decimals);
+    if (o)
+        return p + o;
+    char tmp[DT_JSONW_FIXED_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    /* "%f" writes the traced program's LC_NUMERIC decimal point (',' in de_DE, maybe
+     * several bytes); JSON needs '.': keep the sign and digits, write '.' for the rest. */
+    for (int i = 0, radix = 0; i < n && i < (int)sizeof tmp - 1; i++) {
+        char c = tmp[i];
+        if ((c >= '0' && c <= '9') || (i == 0 && c == '-'))
+            p[o++] = c;
+        else if (!radix)
+            p[o++] = '.', radix = 1;
+    }
+    return p + o;
 }
 
 void dt_jsonw_fixed(dt_jsonw *w, double v, int decimals)
 {
-    if (!isfinite(v) || fabs(v) > 1e15)
-        v = 0;
-    char tmp[64], out[64];
-    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
-    /* "%f" writes the traced program's LC_NUMERIC decimal point (',' in de_DE, maybe
-     * several bytes); JSON needs '.': keep the sign and digits, write '.' for the rest. */
-    size_t o = 0;
-    for (int i = 0, radix = 0; i < n && i < (int)sizeof tmp - 1; i++) {
-        char c = tmp[i];
-        if ((c >= '0' && c <= '9') || (i == 0 && c == '-'))
-            out[o++] = c;
-        else if (!radix)
-            out[o++] = '.', radix = 1;
-    }
-    dt_jsonw_raw(w, out, o);
+    if (w->cap - w->len < DT_JSONW_FIXED_MAX && dt_jsonw_reserve(w, DT_JSONW_FIXED_MAX) != 0)
+        return;
+    w->len = (size_t)(dt_jsonw_put_fixed(w->buf + w->len, v, decimals) - w->buf);
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */

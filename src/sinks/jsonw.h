@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct dt_jsonw {
     char *buf;     /* owned */
@@ -27,12 +28,28 @@ static inline void dt_jsonw_raw(dt_jsonw *w, const char *s, size_t n)
 {
     if (w->cap - w->len < n && dt_jsonw_reserve(w, n) != 0)
         return;
-    for (size_t i = 0; i < n; i++)
-        w->buf[w->len + i] = s[i];
+    memcpy(w->buf + w->len, s, n); /* not a byte loop: a char store may alias w, so each reloads it */
     w->len += n;
 }
 /* lit must be a string literal ("" lit does not compile otherwise). */
 #define DT_JSONW_LIT(w, lit) dt_jsonw_raw((w), "" lit, sizeof("" lit) - 1)
+
+/* Writing at a position the caller made room for (dt_jsonw_reserve): each function
+ * writes at p and returns the end, and the caller sets w->len from the last one. A
+ * writer of many small pieces keeps p in a register: appending through w->len makes
+ * every piece wait for the store of the one before. */
+#define DT_JSONW_NUMBER_MAX 24 /* bytes dt_jsonw_put_u64/_i64/_us3 write at most */
+#define DT_JSONW_FIXED_MAX 64  /* ... and dt_jsonw_put_fixed */
+static inline char *dt_jsonw_put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define DT_JSONW_PUT_LIT(p, lit) dt_jsonw_put((p), "" lit, sizeof("" lit) - 1)
+char *dt_jsonw_put_u64(char *p, uint64_t v);
+char *dt_jsonw_put_i64(char *p, int64_t v);
+char *dt_jsonw_put_us3(char *p, uint64_t ns);
+char *dt_jsonw_put_fixed(char *p, double v, int decimals);
 
 void dt_jsonw_u64(dt_jsonw *w, uint64_t v);
 void dt_jsonw_i64(dt_jsonw *w, int64_t v);
