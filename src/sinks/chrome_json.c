@@ -23,10 +23,14 @@ typedef struct writer {
     dt_jsonw w;
     escaped_name *names; /* by name id, filled lazily */
     uint32_t nnames;
+    char category[6 * sizeof ((dt_session *)0)->runtime_category + 3]; /* the runtime category, escaped */
+    size_t category_len;
 } writer;
 
-static void put_name(writer *wr, uint32_t id)
+/* The escaped, quoted name of an id (built on first use). */
+static escaped_name *escaped(writer *wr, uint32_t id)
 {
+    static escaped_name empty = {(char *)"\"\"", 2};
     if (id >= wr->nnames)
         id = 0;
     escaped_name *e = &wr->names[id];
@@ -34,13 +38,11 @@ static void put_name(writer *wr, uint32_t id)
         const char *s = dt_intern_get(&wr->s->names, id);
         size_t n = strlen(s);
         e->text = malloc(6 * n + 3);
-        if (!e->text) {
-            DT_JSONW_LIT(&wr->w, "\"\"");
-            return;
-        }
+        if (!e->text)
+            return &empty;
         e->len = (uint32_t)dt_json_escape(e->text, s, n);
     }
-    dt_jsonw_raw(&wr->w, e->text, e->len);
+    return e;
 }
 
 static void put_str(dt_jsonw *w, const char *s)
@@ -56,95 +58,118 @@ static const dt_device_props *device_of(const dt_session *s, uint32_t id)
     return NULL;
 }
 
-static void put_ts_dur(writer *wr, const devtrace_event *ev)
+/* An event's line is written at a local position (see dt_jsonw_put): room for the
+ * longest line but its name is made first. */
+#define EVENT_MAX 1536
+
+static char *event_begin(writer *wr, size_t name_len)
 {
     dt_jsonw *w = &wr->w;
-    DT_JSONW_LIT(w, ", \"ts\": ");
-    dt_jsonw_us3(w, ev->start_ns - wr->s->base_ns);
-    DT_JSONW_LIT(w, ", \"dur\": ");
-    dt_jsonw_us3(w, ev->end_ns - ev->start_ns);
+    size_t need = EVENT_MAX + name_len;
+    if (w->cap - w->len < need && dt_jsonw_reserve(w, need) != 0)
+        return NULL;
+    return w->buf + w->len;
 }
 
-static void put_pid_tid(dt_jsonw *w, uint32_t pid, uint32_t tid)
+static void event_end(writer *wr, const char *p)
 {
-    DT_JSONW_LIT(w, ", \"pid\": ");
-    dt_jsonw_u64(w, pid);
-    DT_JSONW_LIT(w, ", \"tid\": ");
-    dt_jsonw_u64(w, tid);
+    wr->w.len = (size_t)(p - wr->w.buf);
 }
 
-static void put_external(dt_jsonw *w, const devtrace_event *ev)
+static char *put_ts_dur(const writer *wr, char *p, const devtrace_event *ev)
+{
+    p = DT_JSONW_PUT_LIT(p, ", \"ts\": ");
+    p = dt_jsonw_put_us3(p, ev->start_ns - wr->s->base_ns);
+    p = DT_JSONW_PUT_LIT(p, ", \"dur\": ");
+    return dt_jsonw_put_us3(p, ev->end_ns - ev->start_ns);
+}
+
+static char *put_pid_tid(char *p, uint32_t pid, uint32_t tid)
+{
+    p = DT_JSONW_PUT_LIT(p, ", \"pid\": ");
+    p = dt_jsonw_put_u64(p, pid);
+    p = DT_JSONW_PUT_LIT(p, ", \"tid\": ");
+    return dt_jsonw_put_u64(p, tid);
+}
+
+static char *put_external(char *p, const devtrace_event *ev)
 {
     if (ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL) {
-        DT_JSONW_LIT(w, "\"External id\": ");
-        dt_jsonw_u64(w, ev->external_id);
-        DT_JSONW_LIT(w, ", ");
+        p = DT_JSONW_PUT_LIT(p, "\"External id\": ");
+        p = dt_jsonw_put_u64(p, ev->external_id);
+        p = DT_JSONW_PUT_LIT(p, ", ");
     }
+    return p;
 }
 
-static void put_device_ids(dt_jsonw *w, const devtrace_event *ev)
+static char *put_device_ids(char *p, const devtrace_event *ev)
 {
-    DT_JSONW_LIT(w, "\"device\": ");
-    dt_jsonw_u64(w, ev->device);
-    DT_JSONW_LIT(w, ", \"context\": ");
-    dt_jsonw_u64(w, ev->context);
-    DT_JSONW_LIT(w, ", \"stream\": ");
-    dt_jsonw_u64(w, ev->stream);
-    DT_JSONW_LIT(w, ", \"correlation\": ");
-    dt_jsonw_u64(w, ev->correlation);
+    p = DT_JSONW_PUT_LIT(p, "\"device\": ");
+    p = dt_jsonw_put_u64(p, ev->device);
+    p = DT_JSONW_PUT_LIT(p, ", \"context\": ");
+    p = dt_jsonw_put_u64(p, ev->context);
+    p = DT_JSONW_PUT_LIT(p, ", \"stream\": ");
+    p = dt_jsonw_put_u64(p, ev->stream);
+    p = DT_JSONW_PUT_LIT(p, ", \"correlation\": ");
+    return dt_jsonw_put_u64(p, ev->correlation);
 }
 
-static void put_dim3(dt_jsonw *w, const int32_t *d)
+static char *put_dim3(char *p, const int32_t *d)
 {
-    DT_JSONW_LIT(w, "[");
-    dt_jsonw_i64(w, d[0]);
-    DT_JSONW_LIT(w, ", ");
-    dt_jsonw_i64(w, d[1]);
-    DT_JSONW_LIT(w, ", ");
-    dt_jsonw_i64(w, d[2]);
-    DT_JSONW_LIT(w, "]");
+    p = DT_JSONW_PUT_LIT(p, "[");
+    p = dt_jsonw_put_i64(p, d[0]);
+    p = DT_JSONW_PUT_LIT(p, ", ");
+    p = dt_jsonw_put_i64(p, d[1]);
+    p = DT_JSONW_PUT_LIT(p, ", ");
+    p = dt_jsonw_put_i64(p, d[2]);
+    return DT_JSONW_PUT_LIT(p, "]");
 }
 
 static void write_kernel(writer *wr, const devtrace_event *ev)
 {
-    dt_jsonw *w = &wr->w;
-    DT_JSONW_LIT(w, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
-    put_name(wr, ev->name_id);
-    put_pid_tid(w, ev->device, ev->stream);
-    put_ts_dur(wr, ev);
-    DT_JSONW_LIT(w, ", \"args\": {");
-    put_external(w, ev);
-    DT_JSONW_LIT(w, "\"queued\": ");
+    const escaped_name *name = escaped(wr, ev->name_id);
+    dt_occupancy occ;
+    int has_occupancy = dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0;
+    char *p = event_begin(wr, name->len);
+    if (!p)
+        return;
+    p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
+    p = dt_jsonw_put(p, name->text, name->len);
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = put_ts_dur(wr, p, ev);
+    p = DT_JSONW_PUT_LIT(p, ", \"args\": {");
+    p = put_external(p, ev);
+    p = DT_JSONW_PUT_LIT(p, "\"queued\": ");
     uint64_t q = (ev->flags & DEVTRACE_EVENT_HAS_QUEUED) && ev->u.kernel.queued_ns <= ev->start_ns
                      ? ev->start_ns - ev->u.kernel.queued_ns
                      : 0;
-    dt_jsonw_u64(w, q);
-    DT_JSONW_LIT(w, ", ");
-    put_device_ids(w, ev);
+    p = dt_jsonw_put_u64(p, q);
+    p = DT_JSONW_PUT_LIT(p, ", ");
+    p = put_device_ids(p, ev);
     if (ev->flags & DEVTRACE_EVENT_HAS_REGS) {
-        DT_JSONW_LIT(w, ", \"registers per thread\": ");
-        dt_jsonw_u64(w, ev->u.kernel.registers_per_thread);
-        DT_JSONW_LIT(w, ", \"shared memory\": ");
-        dt_jsonw_u64(w, (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared);
+        p = DT_JSONW_PUT_LIT(p, ", \"registers per thread\": ");
+        p = dt_jsonw_put_u64(p, ev->u.kernel.registers_per_thread);
+        p = DT_JSONW_PUT_LIT(p, ", \"shared memory\": ");
+        p = dt_jsonw_put_u64(p, (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared);
     }
-    dt_occupancy occ;
-    if (dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0) {
-        DT_JSONW_LIT(w, ", \"blocks per SM\": ");
-        dt_jsonw_fixed(w, occ.blocks_per_sm, 6);
-        DT_JSONW_LIT(w, ", \"warps per SM\": ");
-        dt_jsonw_fixed(w, occ.warps_per_sm, 6);
+    if (has_occupancy) {
+        p = DT_JSONW_PUT_LIT(p, ", \"blocks per SM\": ");
+        p = dt_jsonw_put_fixed(p, occ.blocks_per_sm, 6);
+        p = DT_JSONW_PUT_LIT(p, ", \"warps per SM\": ");
+        p = dt_jsonw_put_fixed(p, occ.warps_per_sm, 6);
     }
     if (ev->flags & DEVTRACE_EVENT_HAS_LAUNCH) {
-        DT_JSONW_LIT(w, ", \"grid\": ");
-        put_dim3(w, ev->u.kernel.grid);
-        DT_JSONW_LIT(w, ", \"block\": ");
-        put_dim3(w, ev->u.kernel.block);
+        p = DT_JSONW_PUT_LIT(p, ", \"grid\": ");
+        p = put_dim3(p, ev->u.kernel.grid);
+        p = DT_JSONW_PUT_LIT(p, ", \"block\": ");
+        p = put_dim3(p, ev->u.kernel.block);
     }
-    if (dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0) {
-        DT_JSONW_LIT(w, ", \"est. achieved occupancy %\": ");
-        dt_jsonw_u64(w, (uint64_t)(occ.est_achieved_occupancy_pct + 0.5));
+    if (has_occupancy) {
+        p = DT_JSONW_PUT_LIT(p, ", \"est. achieved occupancy %\": ");
+        p = dt_jsonw_put_u64(p, (uint64_t)(occ.est_achieved_occupancy_pct + 0.5));
     }
-    DT_JSONW_LIT(w, "}},\n");
+    p = DT_JSONW_PUT_LIT(p, "}},\n");
+    event_end(wr, p);
 }
 
 static const char *memcpy_name(uint32_t dir)
@@ -165,70 +190,83 @@ static const char *memcpy_name(uint32_t dir)
 
 static void write_copy_or_set(writer *wr, const devtrace_event *ev)
 {
-    dt_jsonw *w = &wr->w;
+    char *p = event_begin(wr, 0);
+    if (!p)
+        return;
     int copy = ev->kind == DEVTRACE_KIND_MEMCPY;
     if (copy) {
-        DT_JSONW_LIT(w, "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": ");
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": ");
         const char *name = memcpy_name(ev->u.memcpy.direction);
-        dt_jsonw_raw(w, name, strlen(name));
+        p = dt_jsonw_put(p, name, strlen(name));
     } else {
-        DT_JSONW_LIT(w, "  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\"");
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\"");
     }
-    put_pid_tid(w, ev->device, ev->stream);
-    put_ts_dur(wr, ev);
-    DT_JSONW_LIT(w, ", \"args\": {");
-    put_external(w, ev);
-    put_device_ids(w, ev);
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = put_ts_dur(wr, p, ev);
+    p = DT_JSONW_PUT_LIT(p, ", \"args\": {");
+    p = put_external(p, ev);
+    p = put_device_ids(p, ev);
     uint64_t bytes = copy ? ev->u.memcpy.bytes : ev->u.memset.bytes;
-    DT_JSONW_LIT(w, ", \"bytes\": ");
-    dt_jsonw_u64(w, bytes);
-    DT_JSONW_LIT(w, ", \"memory bandwidth (GB/s)\": ");
+    p = DT_JSONW_PUT_LIT(p, ", \"bytes\": ");
+    p = dt_jsonw_put_u64(p, bytes);
+    p = DT_JSONW_PUT_LIT(p, ", \"memory bandwidth (GB/s)\": ");
     uint64_t dur = ev->end_ns - ev->start_ns;
-    dt_jsonw_fixed(w, dur ? (double)bytes / (double)dur : 0.0, 6);
-    DT_JSONW_LIT(w, "}},\n");
+    p = dt_jsonw_put_fixed(p, dur ? (double)bytes / (double)dur : 0.0, 6);
+    p = DT_JSONW_PUT_LIT(p, "}},\n");
+    event_end(wr, p);
 }
 
 static void write_host_event(writer *wr, const devtrace_event *ev)
 {
-    dt_jsonw *w = &wr->w;
+    const escaped_name *name = escaped(wr, ev->name_id);
+    char *p = event_begin(wr, name->len + wr->category_len);
+    if (!p)
+        return;
     int runtime = ev->kind == DEVTRACE_KIND_RUNTIME;
-    DT_JSONW_LIT(w, "  {\"ph\": \"X\", \"cat\": ");
-    put_str(w, runtime ? wr->s->runtime_category : "cpu_op");
-    DT_JSONW_LIT(w, ", \"name\": ");
-    put_name(wr, ev->name_id);
-    put_pid_tid(w, ev->device, ev->stream);
-    put_ts_dur(wr, ev);
-    DT_JSONW_LIT(w, ", \"args\": {");
+    p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": ");
+    if (runtime)
+        p = dt_jsonw_put(p, wr->category, wr->category_len);
+    else
+        p = DT_JSONW_PUT_LIT(p, "\"cpu_op\"");
+    p = DT_JSONW_PUT_LIT(p, ", \"name\": ");
+    p = dt_jsonw_put(p, name->text, name->len);
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = put_ts_dur(wr, p, ev);
+    p = DT_JSONW_PUT_LIT(p, ", \"args\": {");
     if (!runtime) {
-        DT_JSONW_LIT(w, "\"External id\": ");
-        dt_jsonw_u64(w, ev->external_id);
-        DT_JSONW_LIT(w, "}},\n");
+        p = DT_JSONW_PUT_LIT(p, "\"External id\": ");
+        p = dt_jsonw_put_u64(p, ev->external_id);
+        p = DT_JSONW_PUT_LIT(p, "}},\n");
+        event_end(wr, p);
         return;
     }
-    put_external(w, ev);
+    p = put_external(p, ev);
     if (ev->flags & DEVTRACE_EVENT_HAS_CBID) {
-        DT_JSONW_LIT(w, "\"cbid\": ");
-        dt_jsonw_u64(w, ev->u.runtime.cbid);
-        DT_JSONW_LIT(w, ", ");
+        p = DT_JSONW_PUT_LIT(p, "\"cbid\": ");
+        p = dt_jsonw_put_u64(p, ev->u.runtime.cbid);
+        p = DT_JSONW_PUT_LIT(p, ", ");
     }
-    DT_JSONW_LIT(w, "\"correlation\": ");
-    dt_jsonw_u64(w, ev->correlation);
-    DT_JSONW_LIT(w, "}},\n");
+    p = DT_JSONW_PUT_LIT(p, "\"correlation\": ");
+    p = dt_jsonw_put_u64(p, ev->correlation);
+    p = DT_JSONW_PUT_LIT(p, "}},\n");
+    event_end(wr, p);
 }
 
 static void write_flow(writer *wr, const devtrace_event *ev)
 {
-    dt_jsonw *w = &wr->w;
-    int device = ev->kind != DEVTRACE_KIND_RUNTIME;
-    if (device)
-        DT_JSONW_LIT(w, "  {\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ");
+    char *p = event_begin(wr, 0);
+    if (!p)
+        return;
+    if (ev->kind != DEVTRACE_KIND_RUNTIME)
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ");
     else
-        DT_JSONW_LIT(w, "  {\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ");
-    dt_jsonw_u64(w, ev->correlation);
-    put_pid_tid(w, ev->device, ev->stream);
-    DT_JSONW_LIT(w, ", \"ts\": ");
-    dt_jsonw_us3(w, ev->start_ns - wr->s->base_ns);
-    DT_JSONW_LIT(w, "},\n");
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ");
+    p = dt_jsonw_put_u64(p, ev->correlation);
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = DT_JSONW_PUT_LIT(p, ", \"ts\": ");
+    p = dt_jsonw_put_us3(p, ev->start_ns - wr->s->base_ns);
+    p = DT_JSONW_PUT_LIT(p, "},\n");
+    event_end(wr, p);
 }
 
 static void write_device_properties(writer *wr)
@@ -350,7 +388,10 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
     DT_JSONW_LIT(w, "  {\"name\": ");
     put_str(w, name);
     DT_JSONW_LIT(w, ", \"ph\": \"M\", \"ts\": 0.000");
-    put_pid_tid(w, pid, tid);
+    DT_JSONW_LIT(w, ", \"pid\": ");
+    dt_jsonw_u64(w, pid);
+    DT_JSONW_LIT(w, ", \"tid\": ");
+    dt_jsonw_u64(w, tid);
     DT_JSONW_LIT(w, ", \"args\": {");
     put_str(w, key);
     DT_JSONW_LIT(w, ": ");
@@ -408,6 +449,8 @@ static void write_trace(writer *wr, const char *trace_name)
 {
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
+    wr->category_len =
+        dt_json_escape(wr->category, s->runtime_category, strnlen(s->runtime_category, sizeof s->runtime_category));
     DT_JSONW_LIT(w, "{\n  \"schemaVersion\": 1,\n");
     write_device_properties(wr);
     DT_JSONW_LIT(w, "  \"distributedInfo\": {\"rank\": ");
