@@ -1211,8 +1211,10 @@ int dt_cf_stop(dt_session *s, void *state)
             rc = ((int (*)(size_t *))(cf_any_fn)G.api.get_dropped)(&dropped);
         else
             rc = G.api.get_dropped(NULL, 0, &dropped);
-        if (rc == st->desc->results.success && dropped)
+        if (rc == st->desc->results.success && dropped) {
             DT_COUNT(s, dropped_vendor, dropped);
+            cf_raw_counter(st, "dropped_vendor", dropped);
+        }
     }
     cf_clock_sample(st);
     atomic_store(&st->accepting, 0);
@@ -1335,6 +1337,36 @@ static uint32_t read_u32(const uint8_t *p)
     return v;
 }
 
+#define CF_MAX_SKIP_SIZE (1u << 16)
+
+/* The learned size of a kind without a layout, or 0. */
+static uint32_t skip_size(dt_cf_decoder *d, uint32_t kind)
+{
+    for (int i = 0; i < DT_CF_SKIP_KINDS; i++) {
+        uint64_t e = atomic_load_explicit(&d->skip_sizes[i], memory_order_relaxed);
+        if (!e)
+            return 0;
+        if ((uint32_t)(e >> 32) == kind)
+            return (uint32_t)e;
+    }
+    return 0;
+}
+
+int dt_cf_learn_kind_size(dt_cf_decoder *d, uint32_t kind, uint32_t size)
+{
+    if (size < 4 || size > CF_MAX_SKIP_SIZE || (kind < DT_CF_MAX_KIND && d->by_kind[kind]))
+        return 0;
+    uint64_t e = (uint64_t)kind << 32 | size;
+    for (int i = 0; i < DT_CF_SKIP_KINDS; i++) {
+        uint64_t expected = 0;
+        if (atomic_compare_exchange_strong(&d->skip_sizes[i], &expected, e))
+            return 1;
+        if ((uint32_t)(expected >> 32) == kind)
+            return 0; /* known (the first size seen stands) */
+    }
+    return 0;
+}
+
 void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
                                 const char *(*resolve_string)(void *user, uint64_t pointer), void *user)
 {
@@ -1414,13 +1446,17 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         while (off < valid_size) {
             uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
             dt_cf_taken t = dt_cf_take_record(d, buf + off, valid_size - off, mode, &c);
-            if (t == DT_CF_TAKEN_UNKNOWN_KIND || t == DT_CF_TAKEN_TRUNCATED || !d->by_kind[kind]->size)
-                break;
-            off += d->by_kind[kind]->size;
+            uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
+                            : t == DT_CF_TAKEN_TRUNCATED   ? 0
+                                                           : d->by_kind[kind]->size;
+            if (!step)
+                break; /* a kind the live iterator never stepped over, or a short record */
+            off += step;
         }
         goto end;
     }
-    uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0;
+    uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0, unknown_at = 0;
+    uint32_t unknown_kind = 0;
     void *rec = NULL;
     for (;;) {
         int rc = d->next(buf, valid_size, &rec);
@@ -1440,10 +1476,21 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
             break;
         }
         prev = p;
+        if (unknown_at) {
+            /* the iterator stepped over a kind we have no layout for: its size, for replay */
+            if (dt_cf_learn_kind_size(d, unknown_kind, (uint32_t)(p - unknown_at)) && d->raw)
+                dt_raw_kind_size(d->raw, unknown_kind, (uint32_t)(p - unknown_at));
+            unknown_at = 0;
+        }
         /* An unknown kind is skipped (the vendor's iterator knows its size); a record that
          * does not fit in the valid bytes ends the buffer. */
-        if (dt_cf_take_record(d, (const uint8_t *)rec, hi - p, mode, &c) == DT_CF_TAKEN_TRUNCATED)
+        dt_cf_taken t = dt_cf_take_record(d, (const uint8_t *)rec, hi - p, mode, &c);
+        if (t == DT_CF_TAKEN_TRUNCATED)
             break;
+        if (t == DT_CF_TAKEN_UNKNOWN_KIND && p - lo <= UINT32_MAX) {
+            unknown_at = p;
+            unknown_kind = read_u32((const uint8_t *)rec);
+        }
     }
 end:
     dt_cf_commit_counts(d, &c);
@@ -1869,6 +1916,12 @@ static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t
     r->count++;
 }
 
+static void replay_kind_size(void *st, uint32_t kind, uint32_t size)
+{
+    cf_replay *r = st;
+    dt_cf_learn_kind_size(&r->dec, kind, size);
+}
+
 static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t valid_size)
 {
     cf_replay *r = st;
@@ -1925,6 +1978,7 @@ const dt_raw_decoder dt_cf_raw_decoder = {
     .engine = "CUPTI family",
     .open = replay_open,
     .string = replay_string,
+    .kind_size = replay_kind_size,
     .buffer = replay_buffer,
     .api_name = replay_api_name,
     .close = replay_close,

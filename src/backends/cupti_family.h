@@ -32,6 +32,7 @@
 #define DT_CF_MAX_MORE_KINDS 4 /* further kinds a descriptor enables (dt_cf_more_kind) */
 #define DT_CF_MAX_HINTS 4
 #define DT_CF_SCAN_STATS 12 /* counters a descriptor's scanner may keep in the decoder */
+#define DT_CF_SKIP_KINDS 8  /* kinds without a layout whose record size is learned */
 
 /* The vendor functions the engine binds, spelled <prefix><suffix> (cuptiActivityEnable). */
 #define DT_CF_FN_MAP(X)                                                                  \
@@ -230,6 +231,9 @@ struct dt_cf_decoder {
      * pointer value pointed to when the capture was taken (NULL when unknown). */
     const char *(*resolve_string)(void *user, uint64_t pointer);
     void *resolve_user;
+    /* Kinds without a layout that the vendor's iterator stepped over, as (kind << 32 | size):
+     * learned live (and saved in a raw capture), used by the offline stride. 0 = empty. */
+    _Atomic uint64_t skip_sizes[DT_CF_SKIP_KINDS];
     /* Counters for a descriptor's scanner (its own meaning per index), read by its finish. */
     _Atomic uint64_t scan_stats[DT_CF_SCAN_STATS];
 };
@@ -347,6 +351,9 @@ void dt_cf_apply_api_name(dt_cf_decoder *d, uint32_t cbid, const char *name);
  * the descriptor's scanner walks them, or the engine strides by its layout sizes. */
 void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
                                 const char *(*resolve_string)(void *user, uint64_t pointer), void *user);
+/* The size of a record kind without a layout, as the vendor's iterator stepped over it
+ * (learned live, or from a capture); 1 when it is new. 0 is returned for a size not kept. */
+int dt_cf_learn_kind_size(dt_cf_decoder *d, uint32_t kind, uint32_t size);
 
 /* Record decoders for descriptors' layout tables. */
 dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);

@@ -202,6 +202,16 @@ void dt_raw_device(dt_raw_writer *w, const dt_device_props *d)
     write_chunk_locked(w, "DEV ", p.buf, p.len, NULL, 0);
 }
 
+void dt_raw_kind_size(dt_raw_writer *w, uint32_t kind, uint32_t size)
+{
+    if (!w)
+        return;
+    unsigned char h[8];
+    put_u32(h, kind);
+    put_u32(h + 4, size);
+    write_chunk_locked(w, "KSZ ", h, sizeof h, NULL, 0);
+}
+
 void dt_raw_note(dt_raw_writer *w, const char *text)
 {
     if (!w || !text)
@@ -454,6 +464,11 @@ static int parse_chunk(const uint8_t *tag, const uint8_t *p, uint64_t n, const d
             return -1;
         if (v->counter)
             v->counter(v->user, name, len, value);
+    } else if (!memcmp(tag, "KSZ ", 4)) {
+        if (n != 8)
+            return -1;
+        if (v->kind_size)
+            v->kind_size(v->user, get_u32(p), get_u32(p + 4));
     } else if (!memcmp(tag, "DEV ", 4)) {
         return parse_device(&r, v);
     } else if (!memcmp(tag, "NOTE", 4)) {

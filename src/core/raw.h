@@ -18,7 +18,9 @@
  *     "META" i32 rank, i32 world size, then u32 length + bytes each: backend name,
  *            validation text, runtime category
  *     "OPS " u64 start, u64 end, u64 external id, u32 pid, u32 tid, u32 length, name:
- *            an annotated CPU operator (devtrace_range_push/pop), host ns */
+ *            an annotated CPU operator (devtrace_range_push/pop), host ns
+ *     "KSZ " u32 kind, u32 size: the vendor's iterator stepped this many bytes over a
+ *            record of a kind devtrace has no layout for (replay skips it the same way) */
 #ifndef DT_RAW_H
 #define DT_RAW_H
 
@@ -57,6 +59,7 @@ void dt_raw_device(dt_raw_writer *w, const dt_device_props *p);
 void dt_raw_note(dt_raw_writer *w, const char *text);
 void dt_raw_meta(dt_raw_writer *w, int32_t rank, int32_t world_size, const char *backend, const char *validation,
                  const char *runtime_category);
+void dt_raw_kind_size(dt_raw_writer *w, uint32_t kind, uint32_t size);
 /* ev is a DEVTRACE_KIND_CPU_OP event (host clock); name its name. */
 void dt_raw_cpu_op(dt_raw_writer *w, const devtrace_event *ev, const char *name);
 /* Closes (NULL is fine); returns 0 or DEVTRACE_EIO with err filled. */
@@ -85,6 +88,7 @@ typedef struct dt_raw_visitor {
     void (*meta)(void *user, const dt_raw_meta_info *m);
     void (*cpu_op)(void *user, uint64_t start_ns, uint64_t end_ns, uint64_t external_id, uint32_t pid, uint32_t tid,
                    const char *name, uint32_t len);
+    void (*kind_size)(void *user, uint32_t kind, uint32_t size);
 } dt_raw_visitor;
 
 typedef struct dt_raw_info {
@@ -111,8 +115,10 @@ typedef struct dt_raw_decoder {
     /* Prepares decoding of vendor's buffers (as version api_version) into s; NULL with
      * err when this engine does not know the vendor. */
     void *(*open)(dt_session *s, const char *vendor, uint32_t api_version, devtrace_error *err);
-    /* A string a record pointed to (before any buffer is given). */
+    /* A string a record pointed to, and the size of a kind without a layout (both before
+     * any buffer is given). */
     void (*string)(void *st, uint64_t pointer, const char *s, uint32_t len);
+    void (*kind_size)(void *st, uint32_t kind, uint32_t size);
     void (*buffer)(void *st, uint32_t mode, const uint8_t *data, size_t valid_size);
     /* A name the vendor's resolver gave after the run (after every buffer). */
     void (*api_name)(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len);

@@ -5,7 +5,7 @@
  * session replays to the same trace, byte for byte, given the same trace name.
  *
  * Passes over the bytes, in this order: the metadata (to name the session), the strings
- * (record pointers resolve through them), the buffers, then the rest in file order (the
+ * (record pointers resolve through them) and the sizes of kinds without a layout, the buffers, then the rest in file order (the
  * vendor's names apply after every buffer, as they did live). */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +40,12 @@ static void on_string(void *user, uint64_t pointer, const char *s, uint32_t len)
 {
     replay_ctx *c = user;
     c->decoder->string(c->dst, pointer, s, len);
+}
+
+static void on_kind_size(void *user, uint32_t kind, uint32_t size)
+{
+    replay_ctx *c = user;
+    c->decoder->kind_size(c->dst, kind, size);
 }
 
 static void on_buffer(void *user, uint32_t mode, const uint8_t *data, size_t valid_size)
@@ -181,7 +187,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     }
 
     /* 2. the strings, 3. the buffers, 4. the rest in file order */
-    dt_raw_visitor strings = {.user = &c, .string = on_string};
+    dt_raw_visitor strings = {.user = &c, .string = on_string, .kind_size = on_kind_size};
     dt_raw_visitor buffers = {.user = &c, .buffer_mode = on_buffer};
     dt_raw_visitor rest = {.user = &c,
                            .api_name = on_api_name,

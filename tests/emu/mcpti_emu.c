@@ -5,7 +5,9 @@
  * mcptiActivityGetApiName, the CUDA-compatible wrappers wcudaDeviceGetAttribute and
  * wcudaGetDeviceCount, and the devemu_* driving API. The MetaX facts are in mcpti_table.c.
  * Variants, built from this file: -DDEVEMU_ONLY_CUPTI (libmcpti-emu-only-cupti.so: no
- * mcpti* symbol at all) and -DDEVEMU_ONLY_MCPTI (libmcpti-emu-only-mcpti.so: no cupti*). */
+ * mcpti* symbol at all), -DDEVEMU_ONLY_MCPTI (libmcpti-emu-only-mcpti.so: no cupti*) and
+ * -DDEVEMU_NO_WCUDA (no wcuda* device queries: a MACA without libruntime_cu.so; built by
+ * tests/integration for the occupancy fallbacks). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +44,7 @@ EMU_EXPORT emu_result mcptiActivityGetApiName(int kind, uint32_t cbid, const cha
 EMU_CUPTI_SHAPE_DEFINE(cupti)
 #endif
 
+#ifndef DEVEMU_NO_WCUDA
 EMU_EXPORT int wcudaDeviceGetAttribute(int *value, int attr, int device);
 EMU_EXPORT int wcudaGetDeviceCount(int *count);
 
@@ -51,3 +54,4 @@ EMU_EXPORT int wcudaDeviceGetAttribute(int *value, int attr, int device)
 }
 
 EMU_EXPORT int wcudaGetDeviceCount(int *count) { return emu_device_count(count); }
+#endif
