@@ -1,0 +1,1274 @@
+/* roctracer.c: the ROCtracer backend ("roctracer") for AMD ROCm and Hygon DCU (DTK).
+ *
+ * ROCtracer is not CUPTI-shaped, so this is its own backend, not a descriptor of the
+ * CUPTI-family engine:
+ *  - device work comes from an activity pool on the HIP_OPS domain: ROCtracer owns the
+ *    buffers and hands [begin, end) of fixed 64-byte records to our completion callback
+ *    on its own thread (roctracer_open_pool_expl, roctracer_flush_activity_expl);
+ *  - runtime calls come from HIP_API callbacks (roctracer_enable_domain_callback) on the
+ *    calling thread: on enter we take our own timestamp, on exit we store the runtime
+ *    event, named by roctracer_op_string; both timestamps come from
+ *    roctracer_get_timestamp, the clock of the activity records, so one clock map
+ *    (paired samples with host CLOCK_REALTIME at start, stop and every 100 ms of
+ *    deliveries) serves both;
+ *  - a kernel's grid, block and dynamic shared memory come from the launch call's
+ *    arguments, remembered by correlation id on enter (a bounded lock-free table) and
+ *    attached when the kernel's record is decoded. HIP API ids change between HIP
+ *    versions: launch, copy and fill calls are found by name with roctracer_op_code;
+ *  - a launch, copy or fill call whose device record never arrives by the final flush
+ *    is a record ROCtracer lost (it reports no drop count): counted as dropped_vendor;
+ *  - external correlation: the session's own per-thread stack (dt_current_external) is
+ *    attached to runtime events, and the drain passes it on to their device work;
+ *    roctracer_activity_push/pop_external_correlation_id are called too, when present;
+ *  - occupancy from hipDeviceGetAttribute found in the process, read at stop (the
+ *    program has initialised HIP by then; callbacks are off, so it is not traced).
+ *
+ * The library: $DEVTRACE_ROCTRACER_LIBRARY; a copy the process already loaded;
+ * $ROCM_PATH/lib, /opt/rocm/lib; Hygon DTK's $DTK_PATH/lib, /opt/dtk/lib, where
+ * libgalaxyhip.so.5 exports the roctracer symbols; the loader's search; the process.
+ *
+ * The API callback and the record decoder allocate nothing, take no global lock (the
+ * name table's lock only on a name's first sight) and format no text. The vendor's
+ * callbacks reach the session through a static pointer guarded by a two-epoch counter,
+ * so close waits for callbacks in flight and they never touch freed state.
+ *
+ * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "core/errors.h"
+#include "core/session.h"
+#include "roctracer_records.h"
+
+#define ROC_DEFAULT_BUFFER_SIZE (1u << 20)
+#define ROC_MIN_BUFFER_SIZE 4096u
+#define ROC_MAX_BUFFER_SIZE (256u << 20)
+#define ROC_SAMPLE_PERIOD_NS 100000000ull /* periodic clock samples: at most one per 100 ms */
+#define ROC_MAX_CID 4096u                 /* HIP API ids with a cached name and class */
+#define ROC_FRAMES 16                     /* nested HIP calls per thread */
+#define ROC_NAME_CACHE 256                /* kernel names per decoding thread */
+#define ROC_MAX_NAME 4096                 /* bytes of a kernel name read at most */
+#define ROC_TOMBSTONE UINT64_MAX
+#define ROC_SMALL_MAX (1u << 20) /* pointers are NULL or above this; shared memory below */
+#define ROC_STREAM_HANDLE_MAX 15u /* hipStreamLegacy, hipStreamPerThread: tiny handles */
+
+/* ---- the library's functions ---- */
+
+typedef int (*roc_open_pool_fn)(const dt_roc_properties *properties, void **pool);
+typedef int (*roc_pool_fn)(void *pool);
+typedef int (*roc_domain_pool_fn)(uint32_t domain, void *pool);
+typedef int (*roc_domain_fn)(uint32_t domain);
+typedef int (*roc_enable_callback_fn)(uint32_t domain, dt_roc_api_callback callback, void *arg);
+typedef const char *(*roc_op_string_fn)(uint32_t domain, uint32_t op, uint32_t kind);
+typedef int (*roc_op_code_fn)(uint32_t domain, const char *name, uint32_t *op, uint32_t *kind);
+typedef int (*roc_timestamp_fn)(uint64_t *timestamp);
+typedef int (*roc_push_fn)(uint64_t id);
+typedef int (*roc_pop_fn)(uint64_t *id);
+typedef const char *(*roc_error_string_fn)(void);
+typedef uint32_t (*roc_version_fn)(void);
+typedef void (*roc_void_fn)(void);
+
+typedef struct roc_api {
+    roc_open_pool_fn open_pool;
+    roc_pool_fn close_pool;
+    roc_domain_pool_fn enable_activity;
+    roc_domain_fn disable_activity;
+    roc_pool_fn flush;
+    roc_enable_callback_fn enable_callback;
+    roc_domain_fn disable_callback;
+    roc_op_string_fn op_string;
+    roc_op_code_fn op_code;
+    roc_timestamp_fn get_timestamp;
+    roc_push_fn push_external;
+    roc_pop_fn pop_external;
+    roc_error_string_fn error_string;
+    roc_version_fn version_major;
+    roc_version_fn version_minor;
+    roc_void_fn start_tracing;
+} roc_api;
+
+/* name, required, where it goes */
+#define ROC_FN_MAP(X)                                                                                       \
+    X("roctracer_open_pool_expl", 1, open_pool)                                                            \
+    X("roctracer_close_pool_expl", 1, close_pool)                                                          \
+    X("roctracer_enable_domain_activity_expl", 1, enable_activity)                                         \
+    X("roctracer_disable_domain_activity", 1, disable_activity)                                            \
+    X("roctracer_flush_activity_expl", 1, flush)                                                           \
+    X("roctracer_enable_domain_callback", 1, enable_callback)                                              \
+    X("roctracer_disable_domain_callback", 1, disable_callback)                                            \
+    X("roctracer_op_string", 1, op_string)                                                                 \
+    X("roctracer_op_code", 1, op_code)                                                                     \
+    X("roctracer_get_timestamp", 1, get_timestamp)                                                         \
+    X("roctracer_activity_push_external_correlation_id", 0, push_external)                                 \
+    X("roctracer_activity_pop_external_correlation_id", 0, pop_external)                                   \
+    X("roctracer_error_string", 0, error_string)                                                           \
+    X("roctracer_version_major", 0, version_major)                                                         \
+    X("roctracer_version_minor", 0, version_minor)                                                         \
+    X("roctracer_start", 0, start_tracing)
+
+static const struct roc_fn_entry {
+    const char *name;
+    int required;
+    size_t offset;
+} roc_fns[] = {
+#define ROC__FN_ENTRY(name, required, field) {name, required, offsetof(roc_api, field)},
+    ROC_FN_MAP(ROC__FN_ENTRY)
+#undef ROC__FN_ENTRY
+};
+#define ROC_NFNS (sizeof roc_fns / sizeof roc_fns[0])
+
+/* ---- what calls are launches, copies and fills (resolved by name) ---- */
+
+enum {
+    ROC_CALL_OTHER = 0,
+    ROC_CALL_LAUNCH = 1,        /* hipLaunchKernel layout: grid, block, dynamic shared memory */
+    ROC_CALL_LAUNCH_DIM3 = 2,   /* grid and block at hipLaunchKernel's offsets, no size_t smem */
+    ROC_CALL_LAUNCH_MODULE = 3, /* hipModuleLaunchKernel layout */
+    ROC_CALL_DEVICE_WORK = 4    /* a launch with arguments we do not read, a copy or a fill */
+};
+
+static const struct {
+    const char *name;
+    uint8_t kind;
+} roc_device_calls[] = {
+    {"hipLaunchKernel", ROC_CALL_LAUNCH},
+    {"hipExtLaunchKernel", ROC_CALL_LAUNCH},
+    {"hipLaunchCooperativeKernel", ROC_CALL_LAUNCH_DIM3},
+    {"hipModuleLaunchKernel", ROC_CALL_LAUNCH_MODULE},
+    {"hipExtModuleLaunchKernel", ROC_CALL_DEVICE_WORK}, /* global work size, not the grid */
+    {"hipHccModuleLaunchKernel", ROC_CALL_DEVICE_WORK},
+    {"hipModuleLaunchCooperativeKernel", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpy", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyAsync", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyWithStream", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyHtoD", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyHtoDAsync", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyDtoH", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyDtoHAsync", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyDtoD", ROC_CALL_DEVICE_WORK},
+    {"hipMemcpyDtoDAsync", ROC_CALL_DEVICE_WORK},
+    {"hipMemset", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetAsync", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD8", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD8Async", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD16", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD16Async", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD32", ROC_CALL_DEVICE_WORK},
+    {"hipMemsetD32Async", ROC_CALL_DEVICE_WORK},
+};
+
+/* ---- state ---- */
+
+/* Per session (the core allocates it zeroed). */
+typedef struct roc_state {
+    dt_session *s;          /* borrowed */
+    dt_roc_decoder dec;
+    void *pool;             /* the vendor's, opened at open, closed at close */
+    size_t buffer_size;
+    _Atomic int accepting;  /* between start and the end of stop */
+    _Atomic uint64_t last_sample_ns;
+    int attached;
+    int activity_on, callbacks_on, devices_done;
+    uint8_t call_kind[ROC_MAX_CID];        /* ROC_CALL_* per HIP API id */
+    _Atomic uint32_t cid_name[ROC_MAX_CID]; /* interned name per HIP API id; 0 = not yet */
+    _Atomic uint64_t frames_overflow;      /* calls nested deeper than ROC_FRAMES */
+    _Atomic uint64_t unmatched_exits;      /* exits without their enter */
+    _Atomic uint64_t no_timestamp;         /* roctracer_get_timestamp failed in a callback */
+    char config_note[160];
+} roc_state;
+
+/* The process's one binding; the callbacks find the attached session through `active`. */
+static struct roc_engine {
+    pthread_mutex_t lock; /* bind, attach, detach; never held across a flush */
+    int bound;
+    void *handle;
+    char path[512];
+    roc_api api;
+    roc_state *_Atomic active;
+    _Atomic unsigned epoch;
+    _Atomic int inflight[2];
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- small text helper (binding and notes only) ---- */
+
+typedef struct roc_text {
+    char *buf;
+    size_t len, used;
+} roc_text;
+
+static void text_add(roc_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(roc_text *t, const char *fmt, ...)
+{
+    if (t->used + 1 >= t->len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
+}
+
+/* ---- finding the library ---- */
+
+static const char *const roc_library_names[] = {"libroctracer64.so", "libroctracer64.so.4", "libroctracer64.so.1",
+                                                "libgalaxyhip.so.5"};
+#define ROC_NLIBS (sizeof roc_library_names / sizeof roc_library_names[0])
+static const char *const roc_sdk_env[] = {"ROCM_PATH", "DTK_PATH"};
+static const char *const roc_default_roots[] = {"/opt/rocm", "/opt/dtk"};
+static const char *const roc_hip_runtimes[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                               "libgalaxyhip.so.5", "libgalaxyhip.so"};
+
+typedef struct roc_found {
+    void *handle;
+    char path[512];
+} roc_found;
+
+static void handle_path(void *handle, const char *fallback, char *out, size_t len)
+{
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+        snprintf(out, len, "%s", map->l_name);
+    else
+        snprintf(out, len, "%s", fallback);
+}
+
+static int has_roctracer(void *handle)
+{
+    return dlsym(handle, "roctracer_open_pool_expl") != NULL;
+}
+
+/* dir/name for each library name; a library without the roctracer symbols (a HIP
+ * runtime of a DTK that does not carry them) is passed over. */
+static int try_directory(const char *dir, roc_found *out, roc_text *tried)
+{
+    text_add(tried, "%s%s", tried->used ? ", " : "", dir);
+    for (size_t i = 0; i < ROC_NLIBS; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, roc_library_names[i]);
+        if (access(path, F_OK) != 0)
+            continue;
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            text_add(tried, " (%s: %s)", roc_library_names[i], e ? e : "dlopen failed");
+            continue;
+        }
+        if (!has_roctracer(h)) {
+            text_add(tried, " (%s: no roctracer symbols)", roc_library_names[i]);
+            continue; /* kept loaded: unloading a vendor runtime is not safe */
+        }
+        out->handle = h;
+        handle_path(h, path, out->path, sizeof out->path);
+        return 1;
+    }
+    return 0;
+}
+
+static int roc_find_library(roc_found *out, char *why, size_t whylen)
+{
+    char tried_buf[768] = "";
+    roc_text tried = {tried_buf, sizeof tried_buf, 0};
+    memset(out, 0, sizeof *out);
+    /* 1. The override: exactly this file. */
+    const char *override = getenv("DEVTRACE_ROCTRACER_LIBRARY");
+    if (override && *override) {
+        void *h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            out->handle = h;
+            handle_path(h, override, out->path, sizeof out->path);
+            return 1;
+        }
+        const char *e = dlerror();
+        snprintf(why, whylen, "$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s; point it at libroctracer64.so "
+                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or unset it to search", override, e ? e : "dlopen failed");
+        return 0;
+    }
+    /* 2. A copy the process already loaded: use it, never load a second one. */
+    for (size_t i = 0; i < ROC_NLIBS; i++) {
+        void *h = dlopen(roc_library_names[i], RTLD_NOW | RTLD_NOLOAD);
+        if (h && has_roctracer(h)) {
+            out->handle = h;
+            handle_path(h, roc_library_names[i], out->path, sizeof out->path);
+            return 1;
+        }
+    }
+    /* 3. SDK roots from the environment, then the default roots. */
+    for (size_t i = 0; i < sizeof roc_sdk_env / sizeof roc_sdk_env[0]; i++) {
+        const char *root = getenv(roc_sdk_env[i]);
+        if (!root || !*root) {
+            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", roc_sdk_env[i]);
+            continue;
+        }
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/lib", root);
+        if (try_directory(dir, out, &tried))
+            return 1;
+    }
+    for (size_t i = 0; i < sizeof roc_default_roots / sizeof roc_default_roots[0]; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/lib", roc_default_roots[i]);
+        if (try_directory(dir, out, &tried))
+            return 1;
+    }
+    /* 4. The loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
+    for (size_t i = 0; i < ROC_NLIBS; i++) {
+        void *h = dlopen(roc_library_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h && has_roctracer(h)) {
+            out->handle = h;
+            handle_path(h, roc_library_names[i], out->path, sizeof out->path);
+            return 1;
+        }
+    }
+    /* 5. The process itself (a program linked with the library). */
+    void *self = dlopen(NULL, RTLD_NOW);
+    if (self && has_roctracer(self)) {
+        out->handle = self;
+        snprintf(out->path, sizeof out->path, "(the process itself)");
+        return 1;
+    }
+    snprintf(why, whylen, "ROCtracer not found; tried %s (libroctracer64.so{,.4,.1}, libgalaxyhip.so.5), the "
+             "loader's search path, the process itself; set DEVTRACE_ROCTRACER_LIBRARY to libroctracer64.so (ROCm) "
+             "or libgalaxyhip.so.5 (Hygon DTK), or ROCM_PATH or DTK_PATH to the SDK root", tried_buf);
+    return 0;
+}
+
+/* Resolves every function; 0, or -1 with the missing required ones named. */
+static int roc_resolve(void *handle, const char *path, roc_api *api, char *why, size_t whylen)
+{
+    char missing_buf[512] = "";
+    roc_text missing = {missing_buf, sizeof missing_buf, 0};
+    int nmissing = 0;
+    memset(api, 0, sizeof *api);
+    for (size_t i = 0; i < ROC_NFNS; i++) {
+        void *sym = dlsym(handle, roc_fns[i].name);
+        if (sym) {
+            memcpy((char *)api + roc_fns[i].offset, &sym, sizeof sym);
+        } else if (roc_fns[i].required) {
+            text_add(&missing, "%s%s", missing.used ? ", " : "", roc_fns[i].name);
+            nmissing++;
+        }
+    }
+    if (nmissing) {
+        snprintf(why, whylen, "%s lacks the required symbol%s %s; it is not a usable ROCtracer library", path,
+                 nmissing > 1 ? "s" : "", missing_buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* "ROCtracer error -3: <the library's last error>" */
+static void roc_error_text(int rc, char *buf, size_t len)
+{
+    const char *msg = G.api.error_string ? G.api.error_string() : NULL;
+    if (msg && *msg)
+        snprintf(buf, len, "ROCtracer error %d: %s", rc, msg);
+    else
+        snprintf(buf, len, "ROCtracer error %d", rc);
+    /* The 4.1 interface (the one with roctracer_version_major) hands the caller a
+     * strdup'd string; older libraries returned their own buffer. */
+    if (msg && G.api.version_major)
+        free((void *)msg);
+}
+
+static int roc_probe(char *why, size_t whylen)
+{
+    pthread_mutex_lock(&G.lock);
+    int bound = G.bound;
+    pthread_mutex_unlock(&G.lock);
+    if (bound) {
+        snprintf(why, whylen, "bound to %s", G.path);
+        return 1;
+    }
+    roc_found f;
+    roc_api api;
+    if (!roc_find_library(&f, why, whylen))
+        return 0;
+    if (roc_resolve(f.handle, f.path, &api, why, whylen) != 0)
+        return 0; /* the handle stays loaded: unloading a vendor library is not safe */
+    snprintf(why, whylen, "%s", f.path);
+    return 1;
+}
+
+/* ---- the guard between the vendor's callbacks and close ---- */
+
+static unsigned roc_enter(roc_state **st)
+{
+    unsigned e;
+    for (;;) {
+        e = atomic_load(&G.epoch);
+        atomic_fetch_add(&G.inflight[e & 1], 1);
+        if (atomic_load(&G.epoch) == e)
+            break;
+        atomic_fetch_sub(&G.inflight[e & 1], 1);
+    }
+    *st = atomic_load(&G.active);
+    return e;
+}
+
+static void roc_leave(unsigned e)
+{
+    atomic_fetch_sub(&G.inflight[e & 1], 1);
+}
+
+/* Waits until every callback that entered before this call has left. */
+static void roc_quiesce(void)
+{
+    pthread_mutex_lock(&G.lock);
+    unsigned e = atomic_fetch_add(&G.epoch, 1);
+    pthread_mutex_unlock(&G.lock);
+    while (atomic_load(&G.inflight[e & 1]) != 0)
+        sched_yield();
+}
+
+/* ---- clock ---- */
+
+static void roc_clock_sample(roc_state *st)
+{
+    uint64_t vendor = 0, h0 = dt_realtime_ns();
+    int rc = G.api.get_timestamp(&vendor);
+    uint64_t h1 = dt_realtime_ns();
+    if (rc == 0)
+        dt_add_clock_sample(st->s, vendor, h0 + (h1 - h0) / 2);
+}
+
+static void roc_maybe_sample(roc_state *st)
+{
+    if (!atomic_load_explicit(&st->accepting, memory_order_relaxed))
+        return;
+    uint64_t now = dt_monotonic_ns(), last = atomic_load_explicit(&st->last_sample_ns, memory_order_relaxed);
+    if (now - last < ROC_SAMPLE_PERIOD_NS || !atomic_compare_exchange_strong(&st->last_sample_ns, &last, now))
+        return;
+    roc_clock_sample(st);
+}
+
+/* ---- classification and decoding ---- */
+
+dt_roc_class dt_roc_classify(uint32_t domain, uint32_t op, uint32_t kind, uint32_t *direction, int *unknown_kind)
+{
+    *direction = DEVTRACE_COPY_UNKNOWN;
+    *unknown_kind = 0;
+    if (domain != DT_ROC_DOMAIN_HIP_OPS)
+        return domain < DT_ROC_DOMAIN_NUMBER ? DT_ROC_CLASS_NOT_OURS : DT_ROC_CLASS_MALFORMED;
+    if (op > DT_ROC_OP_BARRIER)
+        return DT_ROC_CLASS_MALFORMED;
+    if (op == DT_ROC_OP_BARRIER)
+        return DT_ROC_CLASS_BARRIER;
+    switch (kind) {
+    case DT_ROC_KIND_KERNEL:
+    case DT_ROC_KIND_TASK:
+        return DT_ROC_CLASS_KERNEL;
+    case DT_ROC_KIND_COPY_DTOH:
+    case DT_ROC_KIND_COPY2D_DTOH:
+        *direction = DEVTRACE_COPY_DTOH;
+        return DT_ROC_CLASS_MEMCPY;
+    case DT_ROC_KIND_COPY_HTOD:
+    case DT_ROC_KIND_COPY2D_HTOD:
+        *direction = DEVTRACE_COPY_HTOD;
+        return DT_ROC_CLASS_MEMCPY;
+    case DT_ROC_KIND_COPY_DTOD:
+    case DT_ROC_KIND_COPY2D_DTOD:
+        *direction = DEVTRACE_COPY_DTOD;
+        return DT_ROC_CLASS_MEMCPY;
+    case DT_ROC_KIND_FILL:
+        return DT_ROC_CLASS_MEMSET;
+    default:
+        *unknown_kind = 1;
+        return op == DT_ROC_OP_DISPATCH ? DT_ROC_CLASS_KERNEL : DT_ROC_CLASS_MEMCPY;
+    }
+}
+
+int dt_roc_launch_shared_bytes(uint64_t word40, uint64_t word48, uint32_t *bytes)
+{
+    if (word40 >= ROC_SMALL_MAX) { /* args__val (a pointer) @40: sharedMemBytes @48 */
+        if (word48 >= ROC_SMALL_MAX)
+            return 0;
+        *bytes = (uint32_t)word48;
+        return 1;
+    }
+    if (word40 != 0) { /* sharedMemBytes @40 (older layout) */
+        *bytes = (uint32_t)word40;
+        return 1;
+    }
+    /* 0 @40: older layout with no shared memory (@48: the stream, NULL, a pointer or a
+     * tiny special handle), or newer with args__val NULL (@48: sharedMemBytes). */
+    *bytes = word48 <= ROC_STREAM_HANDLE_MAX || word48 >= ROC_SMALL_MAX ? 0 : (uint32_t)word48;
+    return 1;
+}
+
+static size_t pending_slot(uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (DT_ROC_PENDING_SLOTS - 1);
+}
+
+int dt_roc_pending_put(dt_roc_decoder *d, uint64_t correlation, const dt_roc_launch *launch)
+{
+    if (!d->pending || correlation == 0 || correlation == ROC_TOMBSTONE)
+        return -1;
+    size_t i = pending_slot(correlation);
+    for (unsigned p = 0; p < DT_ROC_PENDING_PROBES; p++, i = (i + 1) & (DT_ROC_PENDING_SLOTS - 1)) {
+        dt_roc_pending *e = &d->pending[i];
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if ((k == 0 || k == ROC_TOMBSTONE) && atomic_compare_exchange_strong(&e->key, &k, correlation)) {
+            if (launch)
+                e->launch = *launch;
+            else
+                memset(&e->launch, 0, sizeof e->launch);
+            atomic_store_explicit(&e->ready, 1, memory_order_release);
+            return 0;
+        }
+    }
+    atomic_fetch_add_explicit(&d->pending_full, 1, memory_order_relaxed);
+    return -1;
+}
+
+int dt_roc_pending_take(dt_roc_decoder *d, uint64_t correlation, dt_roc_launch *launch)
+{
+    if (!d->pending || correlation == 0 || correlation == ROC_TOMBSTONE)
+        return 0;
+    size_t i = pending_slot(correlation);
+    for (unsigned p = 0; p < DT_ROC_PENDING_PROBES; p++, i = (i + 1) & (DT_ROC_PENDING_SLOTS - 1)) {
+        dt_roc_pending *e = &d->pending[i];
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == 0)
+            return 0;
+        if (k != correlation)
+            continue;
+        if (!atomic_load_explicit(&e->ready, memory_order_acquire))
+            return 0; /* still being written: cannot happen after the call's enter */
+        dt_roc_launch copy = e->launch;
+        atomic_store_explicit(&e->ready, 0, memory_order_relaxed);
+        if (!atomic_compare_exchange_strong(&e->key, &k, ROC_TOMBSTONE))
+            return 0;
+        if (launch)
+            *launch = copy;
+        return 1;
+    }
+    return 0;
+}
+
+uint64_t dt_roc_pending_drain(dt_roc_decoder *d)
+{
+    uint64_t left = 0;
+    if (!d->pending)
+        return 0;
+    for (size_t i = 0; i < DT_ROC_PENDING_SLOTS; i++) {
+        uint64_t k = atomic_load(&d->pending[i].key);
+        if (k != 0 && k != ROC_TOMBSTONE)
+            left++;
+        atomic_store(&d->pending[i].ready, 0);
+        atomic_store(&d->pending[i].key, 0);
+    }
+    return left;
+}
+
+int dt_roc_decoder_init(dt_roc_decoder *d, dt_session *s)
+{
+    memset(d, 0, sizeof *d);
+    d->s = s;
+    d->pending = calloc(DT_ROC_PENDING_SLOTS, sizeof *d->pending);
+    d->unnamed_kernel_id = dt_session_intern(s, "(unnamed kernel)");
+    return d->pending ? 0 : -1;
+}
+
+void dt_roc_decoder_free(dt_roc_decoder *d)
+{
+    free(d->pending);
+    d->pending = NULL;
+}
+
+static uint32_t fnv1a(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* The interned id of a kernel name. Newer ROCtracer copies names into the pool buffer
+ * (valid during the callback only), so the pointer is no key: a per-thread cache keyed
+ * by the bytes keeps the name table's lock to a name's first sight. */
+static uint32_t roc_kernel_name(dt_roc_decoder *d, const char *name)
+{
+    static _Thread_local struct {
+        uint64_t generation;
+        uint32_t hash, len, id;
+    } cache[ROC_NAME_CACHE];
+    if (!name)
+        return d->unnamed_kernel_id;
+    size_t len = strnlen(name, ROC_MAX_NAME);
+    if (len == 0)
+        return d->unnamed_kernel_id;
+    uint32_t h = fnv1a(name, len);
+    unsigned slot = h & (ROC_NAME_CACHE - 1);
+    uint64_t gen = d->s->names.generation;
+    if (cache[slot].generation == gen && cache[slot].hash == h && cache[slot].len == len &&
+        memcmp(dt_intern_get(&d->s->names, cache[slot].id), name, len) == 0)
+        return cache[slot].id;
+    uint32_t id = dt_intern_n(&d->s->names, name, len);
+    if (!id)
+        return d->unnamed_kernel_id;
+    cache[slot].generation = gen;
+    cache[slot].hash = h;
+    cache[slot].len = (uint32_t)len;
+    cache[slot].id = id;
+    return id;
+}
+
+static void note_unknown_kind(dt_roc_decoder *d, uint32_t kind)
+{
+    uint32_t expected = 0;
+    atomic_fetch_add_explicit(&d->unknown_kinds, 1, memory_order_relaxed);
+    atomic_compare_exchange_strong(&d->first_unknown_kind, &expected, kind ? kind : UINT32_MAX);
+}
+
+void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_walk_mode mode,
+                 dt_roc_walk_counts *counts)
+{
+    dt_roc_walk_counts c;
+    memset(&c, 0, sizeof c);
+    size_t n = 0;
+    if (!begin || !end || end < begin) {
+        if (begin != end)
+            c.malformed++; /* an inverted or half-NULL range: nothing in it can be read */
+    } else {
+        size_t bytes = (size_t)(end - begin);
+        n = bytes / DT_ROC_RECORD_SIZE;
+        if (bytes % DT_ROC_RECORD_SIZE) {
+            c.malformed++; /* a ragged tail: not a whole record */
+            c.malformed_bytes += bytes % DT_ROC_RECORD_SIZE;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        dt_roc_record r;
+        memcpy(&r, begin + i * DT_ROC_RECORD_SIZE, sizeof r);
+        c.records++;
+        uint32_t direction;
+        int unknown;
+        dt_roc_class cls = dt_roc_classify(r.domain, r.op, r.kind, &direction, &unknown);
+        if (cls == DT_ROC_CLASS_MALFORMED || (cls <= DT_ROC_CLASS_MEMSET && r.device_id < 0)) {
+            c.malformed++;
+            continue;
+        }
+        if (cls == DT_ROC_CLASS_NOT_OURS) {
+            c.not_ours++;
+            continue;
+        }
+        if (cls == DT_ROC_CLASS_BARRIER) {
+            c.barriers++;
+            continue;
+        }
+        if (unknown) {
+            c.unknown_kind++;
+            note_unknown_kind(d, r.kind);
+        }
+        int kind = cls == DT_ROC_CLASS_KERNEL   ? DEVTRACE_KIND_KERNEL
+                   : cls == DT_ROC_CLASS_MEMCPY ? DEVTRACE_KIND_MEMCPY
+                                                : DEVTRACE_KIND_MEMSET;
+        dt_roc_launch launch;
+        int has_launch = dt_roc_pending_take(d, r.correlation_id, &launch);
+        if (r.begin_ns == 0 && r.end_ns == 0) {
+            c.zero_time++; /* timing not collected: never placed at the clock's origin */
+            continue;
+        }
+        if (mode == DT_ROC_WALK_OUT_OF_WINDOW) {
+            DT_COUNT(d->s, out_of_window[kind], 1);
+            continue;
+        }
+        devtrace_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = (uint16_t)kind;
+        ev.start_ns = r.begin_ns;
+        ev.end_ns = r.end_ns;
+        ev.correlation = r.correlation_id;
+        ev.device = (uint32_t)r.device_id;
+        ev.stream = (uint32_t)r.queue_id;
+        if (kind == DEVTRACE_KIND_KERNEL) {
+            const char *name;
+            memcpy(&name, &r.payload, sizeof name);
+            ev.name_id = roc_kernel_name(d, name);
+            if (has_launch && launch.has_grid) {
+                ev.flags |= DEVTRACE_EVENT_HAS_LAUNCH;
+                memcpy(ev.u.kernel.grid, launch.grid, sizeof launch.grid);
+                memcpy(ev.u.kernel.block, launch.block, sizeof launch.block);
+                ev.u.kernel.dynamic_shared = launch.has_shared ? launch.dynamic_shared : 0;
+                c.launches_attached++;
+            }
+        } else if (kind == DEVTRACE_KIND_MEMCPY) {
+            ev.u.memcpy.bytes = r.payload;
+            ev.u.memcpy.direction = direction;
+        } else {
+            ev.u.memset.bytes = r.payload; /* the fill value is not in the record */
+        }
+        if (dt_emit(d->s, &ev) == 0)
+            c.emitted++;
+    }
+    if (c.malformed)
+        DT_COUNT(d->s, malformed_records, c.malformed);
+    if (c.malformed_bytes)
+        DT_COUNT(d->s, malformed_bytes, c.malformed_bytes);
+    if (c.zero_time)
+        DT_COUNT(d->s, zero_timestamp, c.zero_time);
+    if (c.barriers)
+        atomic_fetch_add_explicit(&d->barriers, c.barriers, memory_order_relaxed);
+    if (c.not_ours)
+        atomic_fetch_add_explicit(&d->not_ours, c.not_ours, memory_order_relaxed);
+    if (counts)
+        *counts = c;
+}
+
+/* ---- the vendor's callbacks ---- */
+
+/* ROCtracer's thread: a full buffer, or a flush. */
+static void roc_buffer_callback(const char *begin, const char *end, void *arg)
+{
+    (void)arg;
+    roc_state *st;
+    unsigned e = roc_enter(&st);
+    if (st) {
+        int live = atomic_load(&st->accepting);
+        dt_roc_walk(&st->dec, begin, end, live ? DT_ROC_WALK_DECODE : DT_ROC_WALK_OUT_OF_WINDOW, NULL);
+        roc_maybe_sample(st);
+    }
+    roc_leave(e);
+}
+
+/* One open HIP call on this thread. */
+typedef struct roc_frame {
+    uint64_t correlation;
+    uint64_t start;
+    uint64_t external;
+    uint32_t cid;
+    int has_external;
+} roc_frame;
+
+static _Thread_local struct {
+    uint64_t generation; /* the session the frames belong to */
+    int depth;
+    int overflow; /* enters beyond ROC_FRAMES not yet exited */
+    roc_frame frames[ROC_FRAMES];
+} t_calls;
+
+/* The launch configuration in a launch call's arguments. */
+static void read_launch(uint8_t call_kind, const void *data, dt_roc_launch *l)
+{
+    const uint8_t *args = (const uint8_t *)data + DT_ROC_API_ARGS_OFFSET;
+    memset(l, 0, sizeof *l);
+    if (call_kind == ROC_CALL_LAUNCH_MODULE) {
+        dt_roc_module_launch_args m;
+        memcpy(&m, args, sizeof m);
+        uint32_t g[3] = {m.grid_x, m.grid_y, m.grid_z}, b[3] = {m.block_x, m.block_y, m.block_z};
+        for (int i = 0; i < 3; i++) {
+            l->grid[i] = g[i] > INT32_MAX ? INT32_MAX : (int32_t)g[i];
+            l->block[i] = b[i] > INT32_MAX ? INT32_MAX : (int32_t)b[i];
+        }
+        l->dynamic_shared = m.shared_mem_bytes;
+        l->has_shared = 1;
+    } else {
+        dt_roc_launch_args a;
+        memcpy(&a, args, call_kind == ROC_CALL_LAUNCH ? sizeof a : offsetof(dt_roc_launch_args, word40));
+        uint32_t g[3] = {a.num_blocks.x, a.num_blocks.y, a.num_blocks.z};
+        uint32_t b[3] = {a.dim_blocks.x, a.dim_blocks.y, a.dim_blocks.z};
+        for (int i = 0; i < 3; i++) {
+            l->grid[i] = g[i] > INT32_MAX ? INT32_MAX : (int32_t)g[i];
+            l->block[i] = b[i] > INT32_MAX ? INT32_MAX : (int32_t)b[i];
+        }
+        if (call_kind == ROC_CALL_LAUNCH)
+            l->has_shared = (uint8_t)dt_roc_launch_shared_bytes(a.word40, a.word48, &l->dynamic_shared);
+    }
+    l->has_grid = 1;
+    for (int i = 0; i < 3; i++)
+        if (l->grid[i] <= 0 || l->block[i] <= 0)
+            l->has_grid = 0; /* not a launch anyone could make: keep no configuration */
+}
+
+static void roc_on_enter(roc_state *st, uint32_t cid, const dt_roc_api_data *p, const void *data, uint64_t now)
+{
+    dt_session *s = st->s;
+    if (t_calls.generation != s->generation) {
+        t_calls.generation = s->generation;
+        t_calls.depth = 0;
+        t_calls.overflow = 0;
+    }
+    uint8_t call_kind = cid < ROC_MAX_CID ? st->call_kind[cid] : ROC_CALL_OTHER;
+    if (call_kind != ROC_CALL_OTHER) {
+        dt_roc_launch l;
+        if (call_kind != ROC_CALL_DEVICE_WORK)
+            read_launch(call_kind, data, &l);
+        dt_roc_pending_put(&st->dec, p->correlation_id, call_kind == ROC_CALL_DEVICE_WORK ? NULL : &l);
+    }
+    if (t_calls.depth == ROC_FRAMES) {
+        t_calls.overflow++;
+        atomic_fetch_add_explicit(&st->frames_overflow, 1, memory_order_relaxed);
+        return;
+    }
+    roc_frame *f = &t_calls.frames[t_calls.depth++];
+    f->correlation = p->correlation_id;
+    f->start = now;
+    f->cid = cid;
+    f->has_external = dt_current_external(s, &f->external);
+}
+
+/* The interned name of a HIP API id: roctracer_op_string once per id. */
+static __attribute__((noinline)) uint32_t roc_api_name_slow(roc_state *st, uint32_t cid)
+{
+    const char *name = G.api.op_string(DT_ROC_DOMAIN_HIP_API, cid, 0);
+    uint32_t id = 0, expected = 0;
+    int unresolved = !name || !*name;
+    if (unresolved) {
+        char buf[32] = "hipApi#";
+        size_t n = strlen(buf);
+        char digits[12];
+        int nd = 0;
+        uint32_t v = cid;
+        do {
+            digits[nd++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (nd)
+            buf[n++] = digits[--nd];
+        buf[n] = '\0';
+        id = dt_session_intern(st->s, buf);
+    } else {
+        id = dt_session_intern(st->s, name);
+    }
+    if (cid < ROC_MAX_CID && id && atomic_compare_exchange_strong(&st->cid_name[cid], &expected, id) && unresolved)
+        DT_COUNT(st->s, unresolved_names, 1);
+    return id;
+}
+
+static uint32_t roc_api_name(roc_state *st, uint32_t cid)
+{
+    if (cid < ROC_MAX_CID) {
+        uint32_t id = atomic_load_explicit(&st->cid_name[cid], memory_order_relaxed);
+        if (id)
+            return id;
+    }
+    return roc_api_name_slow(st, cid);
+}
+
+static void roc_on_exit(roc_state *st, uint32_t cid, const dt_roc_api_data *p, uint64_t now)
+{
+    dt_session *s = st->s;
+    if (t_calls.generation != s->generation) {
+        atomic_fetch_add_explicit(&st->unmatched_exits, 1, memory_order_relaxed);
+        return;
+    }
+    if (t_calls.overflow) {
+        t_calls.overflow--; /* the innermost calls were the ones not kept */
+        return;
+    }
+    int at = t_calls.depth - 1;
+    while (at >= 0 && t_calls.frames[at].correlation != p->correlation_id)
+        at--;
+    if (at < 0) {
+        atomic_fetch_add_explicit(&st->unmatched_exits, 1, memory_order_relaxed);
+        return;
+    }
+    roc_frame f = t_calls.frames[at];
+    if (t_calls.depth - 1 > at) /* inner calls that never exited */
+        atomic_fetch_add_explicit(&st->unmatched_exits, (uint64_t)(t_calls.depth - 1 - at), memory_order_relaxed);
+    t_calls.depth = at;
+    devtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = DEVTRACE_KIND_RUNTIME;
+    ev.flags = DEVTRACE_EVENT_HAS_CBID;
+    ev.start_ns = f.start;
+    ev.end_ns = now >= f.start ? now : f.start;
+    ev.correlation = f.correlation;
+    if (f.has_external) {
+        ev.flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
+        ev.external_id = f.external;
+    }
+    ev.name_id = roc_api_name(st, cid);
+    ev.device = dt_process_id();
+    ev.stream = dt_thread_id();
+    ev.u.runtime.cbid = cid;
+    dt_emit(s, &ev);
+}
+
+/* The calling thread, on entering and leaving each HIP call. */
+static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, void *arg)
+{
+    (void)arg;
+    if (domain != DT_ROC_DOMAIN_HIP_API || !data)
+        return;
+    roc_state *st;
+    unsigned e = roc_enter(&st);
+    if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed)) {
+        dt_roc_api_data p;
+        memcpy(&p, data, sizeof p);
+        uint64_t now = 0;
+        if (G.api.get_timestamp(&now) != 0)
+            atomic_fetch_add_explicit(&st->no_timestamp, 1, memory_order_relaxed);
+        if (p.phase == DT_ROC_PHASE_ENTER)
+            roc_on_enter(st, cid, &p, data, now);
+        else if (p.phase == DT_ROC_PHASE_EXIT)
+            roc_on_exit(st, cid, &p, now);
+    }
+    roc_leave(e);
+}
+
+/* ---- device properties (occupancy) ---- */
+
+typedef int (*roc_attribute_fn)(int *value, int attr, int device);
+typedef int (*roc_count_fn)(int *count);
+
+/* A HIP runtime function in the process: global symbols, a HIP runtime already loaded,
+ * then the tracing library itself (DTK's libgalaxyhip.so.5 is both; so is the emulator). */
+static void *roc_runtime_symbol(const char *name)
+{
+    void *sym = dlsym(RTLD_DEFAULT, name);
+    for (size_t i = 0; !sym && i < sizeof roc_hip_runtimes / sizeof roc_hip_runtimes[0]; i++) {
+        void *h = dlopen(roc_hip_runtimes[i], RTLD_NOW | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        sym = dlsym(h, name);
+        dlclose(h); /* balances the NOLOAD reference; the library stays loaded */
+    }
+    if (!sym && G.handle)
+        sym = dlsym(G.handle, name);
+    return sym;
+}
+
+static void roc_read_devices(roc_state *st)
+{
+    void *asym = roc_runtime_symbol("hipDeviceGetAttribute"), *csym = roc_runtime_symbol("hipGetDeviceCount");
+    roc_attribute_fn attr;
+    roc_count_fn count;
+    if (!asym) {
+        dt_add_note(st->s, "occupancy unavailable: no hipDeviceGetAttribute in the process");
+        return;
+    }
+    memcpy(&attr, &asym, sizeof attr);
+    int n = 1;
+    if (csym) {
+        memcpy(&count, &csym, sizeof count);
+        if (count(&n) != 0 || n <= 0)
+            n = 1;
+    }
+    if (n > DT_MAX_DEVICES)
+        n = DT_MAX_DEVICES;
+    for (int dev = 0; dev < n; dev++) {
+        dt_device_props p;
+        memset(&p, 0, sizeof p);
+        p.id = dev;
+        snprintf(p.name, sizeof p.name, "HIP device %d", dev);
+        int smem_block = 0, smem_sm = 0, missing = 0, first_missing = 0;
+        struct {
+            int attr;
+            int *out;
+            int needed;
+        } want[] = {
+            {DT_ROC_ATTR_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block, 1},
+            {DT_ROC_ATTR_MAX_SMEM_PER_BLOCK, &smem_block, 0},
+            {DT_ROC_ATTR_WARP_SIZE, &p.warp_size, 1},
+            {DT_ROC_ATTR_MAX_REGS_PER_BLOCK, &p.regs_per_block, 0},
+            {DT_ROC_ATTR_SM_COUNT, &p.num_sms, 1},
+            {DT_ROC_ATTR_MAX_THREADS_PER_SM, &p.max_threads_per_sm, 1},
+            {DT_ROC_ATTR_COMPUTE_MAJOR, &p.compute_major, 0},
+            {DT_ROC_ATTR_COMPUTE_MINOR, &p.compute_minor, 0},
+            {DT_ROC_ATTR_MAX_REGS_PER_SM, &p.regs_per_sm, 0},
+            {DT_ROC_ATTR_MAX_BLOCKS_PER_SM, &p.max_blocks_per_sm, 0},
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            int v = 0;
+            if (attr(&v, want[i].attr, dev) == 0 && v >= 0) {
+                *want[i].out = v;
+            } else {
+                *want[i].out = 0;
+                if (want[i].needed && !missing++)
+                    first_missing = want[i].attr;
+            }
+        }
+        /* Shared memory per multiprocessor: AMD's own attribute, else the CUDA-compatible one. */
+        int v = 0;
+        if (attr(&v, DT_ROC_ATTR_AMD_MAX_SMEM_PER_SM, dev) == 0 && v > 0)
+            smem_sm = v;
+        else if (attr(&v, DT_ROC_ATTR_SMEM_PER_SM, dev) == 0 && v > 0)
+            smem_sm = v;
+        p.smem_per_block = (uint64_t)smem_block;
+        p.smem_per_sm = (uint64_t)smem_sm;
+        /* HIP 4.x numbered the attributes differently: refuse answers that cannot be right. */
+        int plausible = (p.warp_size == 32 || p.warp_size == 64) && p.num_sms > 0 && p.num_sms <= 65536 &&
+                        p.max_threads_per_block > 0 && p.max_threads_per_block <= 65536 &&
+                        p.max_threads_per_sm >= p.max_threads_per_block && p.max_threads_per_sm <= 1 << 20;
+        p.has_occupancy = missing == 0 && plausible;
+        if (missing)
+            dt_add_note(st->s, "occupancy unavailable for device %d: hipDeviceGetAttribute gave no value for %d "
+                        "attribute%s (first: %d)", dev, missing, missing > 1 ? "s" : "", first_missing);
+        else if (!plausible)
+            dt_add_note(st->s, "occupancy unavailable for device %d: hipDeviceGetAttribute answers are implausible "
+                        "(warp size %d, %d multiprocessors, %d threads per block, %d per multiprocessor): a HIP "
+                        "older than 5.0 numbers its attributes differently", dev, p.warp_size, p.num_sms,
+                        p.max_threads_per_block, p.max_threads_per_sm);
+        dt_add_device(st->s, &p);
+    }
+}
+
+/* ---- the dt_backend functions ---- */
+
+static void pool_size_configure(roc_state *st)
+{
+    uint64_t v;
+    const char *es = getenv("DEVTRACE_BUFFER_SIZE");
+    st->buffer_size = ROC_DEFAULT_BUFFER_SIZE;
+    st->config_note[0] = '\0';
+    if (es && *es) {
+        if (dt_parse_u64(es, &v) == 0 && v >= ROC_MIN_BUFFER_SIZE && v <= ROC_MAX_BUFFER_SIZE)
+            st->buffer_size = (size_t)(v / DT_ROC_RECORD_SIZE) * DT_ROC_RECORD_SIZE;
+        else
+            snprintf(st->config_note, sizeof st->config_note,
+                     "$DEVTRACE_BUFFER_SIZE=\"%.40s\" is not a byte count in [%u, %u]; using %u", es,
+                     ROC_MIN_BUFFER_SIZE, ROC_MAX_BUFFER_SIZE, ROC_DEFAULT_BUFFER_SIZE);
+    }
+}
+
+/* Which HIP API ids are launches, copies and fills, by name (ids differ by version). */
+static void resolve_device_calls(roc_state *st)
+{
+    int launch_found = 0;
+    for (size_t i = 0; i < sizeof roc_device_calls / sizeof roc_device_calls[0]; i++) {
+        uint32_t op = 0, kind = 0;
+        if (G.api.op_code(DT_ROC_DOMAIN_HIP_API, roc_device_calls[i].name, &op, &kind) != 0)
+            continue;
+        if (op >= ROC_MAX_CID) {
+            dt_add_note(st->s, "roctracer_op_code gave %s the id %u, beyond %u: its device work is not tracked",
+                        roc_device_calls[i].name, op, ROC_MAX_CID);
+            continue;
+        }
+        st->call_kind[op] = roc_device_calls[i].kind;
+        if (i == 0)
+            launch_found = 1;
+    }
+    if (!launch_found)
+        dt_add_note(st->s, "roctracer_op_code does not know hipLaunchKernel: kernels carry no grid/block");
+}
+
+static int roc_open(dt_session *s, void *state, devtrace_error *err)
+{
+    roc_state *st = state;
+    char why[1024];
+    int code = DEVTRACE_EUNAVAILABLE;
+    st->s = s;
+    pthread_mutex_lock(&G.lock);
+    if (atomic_load(&G.active)) {
+        snprintf(why, sizeof why, "another devtrace session of this process is using ROCtracer; close it first");
+        code = DEVTRACE_ESTATE;
+        goto fail;
+    }
+    if (!G.bound) {
+        roc_found f;
+        roc_api api;
+        if (!roc_find_library(&f, why, sizeof why) || roc_resolve(f.handle, f.path, &api, why, sizeof why) != 0)
+            goto fail;
+        G.api = api;
+        G.handle = f.handle;
+        snprintf(G.path, sizeof G.path, "%s", f.path);
+        G.bound = 1;
+    }
+    if (dt_roc_decoder_init(&st->dec, s) != 0) {
+        snprintf(why, sizeof why, "out of memory for the launch table");
+        code = DEVTRACE_ENOMEM;
+        goto fail;
+    }
+    pool_size_configure(st);
+    dt_roc_properties props;
+    memset(&props, 0, sizeof props);
+    props.buffer_size = st->buffer_size;
+    props.buffer_callback_fun = roc_buffer_callback;
+    int rc = G.api.open_pool(&props, &st->pool);
+    if (rc != 0 || !st->pool) {
+        char text[512];
+        roc_error_text(rc, text, sizeof text);
+        snprintf(why, sizeof why, "roctracer_open_pool_expl in %.400s failed: %.400s", G.path, text);
+        code = DEVTRACE_EVENDOR;
+        st->pool = NULL;
+        goto fail;
+    }
+    resolve_device_calls(st);
+    if (G.api.version_major && G.api.version_minor)
+        dt_add_note(s, "roctracer: %s, ROCtracer interface %u.%u; pool 2 x %zu bytes", G.path, G.api.version_major(),
+                    G.api.version_minor(), st->buffer_size);
+    else
+        dt_add_note(s, "roctracer: %s (no version symbols: before the 4.1 interface); pool 2 x %zu bytes", G.path,
+                    st->buffer_size);
+    if (st->config_note[0])
+        dt_add_note(s, "%s", st->config_note);
+    if (!G.api.push_external)
+        dt_add_note(s, "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
+                    "devtrace alone", G.path);
+    const char *raw = getenv("DEVTRACE_RAW");
+    if (raw && *raw)
+        dt_add_note(s, "$DEVTRACE_RAW is not written by the roctracer backend: its runtime events come from API "
+                    "callbacks, which a .dtraw capture has no chunk for");
+    atomic_store(&st->accepting, 0);
+    st->attached = 1;
+    atomic_store(&G.active, st);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+fail:
+    pthread_mutex_unlock(&G.lock);
+    dt_roc_decoder_free(&st->dec);
+    dt_error_set(err, code, "%s", why);
+    return code;
+}
+
+static int roc_start(dt_session *s, void *state)
+{
+    roc_state *st = state;
+    char text[512];
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    atomic_store(&st->last_sample_ns, dt_monotonic_ns());
+    roc_clock_sample(st);
+    atomic_store(&st->accepting, 1);
+    if (G.api.start_tracing)
+        G.api.start_tracing(); /* resumes tracing if another tool paused it (roctracer_stop) */
+    int rc = G.api.enable_activity(DT_ROC_DOMAIN_HIP_OPS, st->pool);
+    st->activity_on = rc == 0;
+    if (rc != 0) {
+        roc_error_text(rc, text, sizeof text);
+        dt_add_note(s, "roctracer_enable_domain_activity_expl(HIP_OPS) failed: %s; no device activity", text);
+    }
+    rc = G.api.enable_callback(DT_ROC_DOMAIN_HIP_API, roc_api_callback, NULL);
+    st->callbacks_on = rc == 0;
+    if (rc != 0) {
+        roc_error_text(rc, text, sizeof text);
+        dt_add_note(s, "roctracer_enable_domain_callback(HIP_API) failed: %s; no runtime calls", text);
+    }
+    return st->activity_on || st->callbacks_on ? 0 : DEVTRACE_EVENDOR;
+}
+
+static void roc_flush(roc_state *st)
+{
+    int rc = G.api.flush(st->pool); /* no lock of ours held: the completion runs meanwhile */
+    if (rc != 0) {
+        char text[512];
+        roc_error_text(rc, text, sizeof text);
+        dt_add_note(st->s, "roctracer_flush_activity_expl failed: %s", text);
+    }
+}
+
+static void roc_notes_at_stop(roc_state *st, uint64_t lost)
+{
+    dt_session *s = st->s;
+    uint64_t n;
+    if (lost)
+        dt_add_note(s, "ROCtracer reports no drop count: %llu launch/copy/fill call(s) had no device record by the "
+                    "final flush (counted in dropped.vendor)", (unsigned long long)lost);
+    if ((n = atomic_load(&st->dec.barriers)))
+        dt_add_note(s, "%llu HIP_OPS barrier/marker record(s) skipped (not device work)", (unsigned long long)n);
+    if ((n = atomic_load(&st->dec.unknown_kinds))) {
+        uint32_t k = atomic_load(&st->dec.first_unknown_kind);
+        dt_add_note(s, "%llu HIP_OPS record(s) of a kind not in vendor-abi.md (first: 0x%X) classified by op "
+                    "(DISPATCH: kernel, COPY: copy of unknown direction)", (unsigned long long)n,
+                    k == UINT32_MAX ? 0u : k);
+    }
+    if ((n = atomic_load(&st->dec.not_ours)))
+        dt_add_note(s, "%llu record(s) of other ROCtracer domains ignored", (unsigned long long)n);
+    if ((n = atomic_load(&st->dec.pending_full)))
+        dt_add_note(s, "launch table full: %llu call(s) without grid/block, not checked for lost records",
+                    (unsigned long long)n);
+    if ((n = atomic_load(&st->frames_overflow)))
+        dt_add_note(s, "%llu HIP call(s) nested deeper than %d: their runtime events are lost", (unsigned long long)n,
+                    ROC_FRAMES);
+    if ((n = atomic_load(&st->unmatched_exits)))
+        dt_add_note(s, "%llu HIP call exit(s) without a matching enter: no runtime event", (unsigned long long)n);
+    if ((n = atomic_load(&st->no_timestamp)))
+        dt_add_note(s, "roctracer_get_timestamp failed %llu time(s) in the API callback", (unsigned long long)n);
+}
+
+static int roc_stop(dt_session *s, void *state)
+{
+    roc_state *st = state;
+    (void)s;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    if (st->callbacks_on)
+        G.api.disable_callback(DT_ROC_DOMAIN_HIP_API);
+    st->callbacks_on = 0;
+    roc_quiesce(); /* every API callback in flight has stored its event */
+    roc_flush(st);
+    if (!st->devices_done) {
+        roc_read_devices(st); /* HIP calls made here are not traced: callbacks are off */
+        st->devices_done = 1;
+    }
+    if (st->activity_on)
+        G.api.disable_activity(DT_ROC_DOMAIN_HIP_OPS);
+    st->activity_on = 0;
+    roc_flush(st); /* records written between the first flush and the disable */
+    uint64_t lost = dt_roc_pending_drain(&st->dec);
+    if (lost)
+        DT_COUNT(st->s, dropped_vendor, lost);
+    roc_notes_at_stop(st, lost);
+    roc_clock_sample(st);
+    atomic_store(&st->accepting, 0);
+    return 0;
+}
+
+static int roc_push_external(void *state, uint64_t id)
+{
+    roc_state *st = state;
+    if (!st || !st->attached || !G.api.push_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.push_external(id) == 0 ? 0 : DEVTRACE_EVENDOR;
+}
+
+static int roc_pop_external(void *state, uint64_t *id)
+{
+    roc_state *st = state;
+    uint64_t ignored;
+    if (!st || !st->attached || !G.api.pop_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.pop_external(id ? id : &ignored) == 0 ? 0 : DEVTRACE_EVENDOR;
+}
+
+static void roc_close(dt_session *s, void *state)
+{
+    roc_state *st = state;
+    if (!st || !st->attached)
+        return;
+    if (atomic_load(&st->accepting))
+        roc_stop(s, st);
+    if (st->pool) {
+        G.api.close_pool(st->pool); /* flushes: what comes now is counted out of window */
+        st->pool = NULL;
+    }
+    pthread_mutex_lock(&G.lock);
+    roc_state *expected = st;
+    atomic_compare_exchange_strong(&G.active, &expected, NULL);
+    pthread_mutex_unlock(&G.lock);
+    roc_quiesce();
+    st->attached = 0;
+    dt_roc_decoder_free(&st->dec);
+}
+
+const dt_backend dt_backend_roctracer = {
+    .name = "roctracer",
+    .description = "AMD ROCtracer (ROCm, Hygon DCU DTK)",
+    .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
+    .validated = DT_VALIDATED_EMULATED,
+    .validation_note = "ROCtracer emulator only; record layout from roctracer.h facts; DTK kind values from "
+                       "third-party code that ran on DTK; not run on AMD or Hygon hardware",
+    /* Kineto's ROCm build writes HIP runtime calls as ActivityType::CUDA_RUNTIME
+     * (RoctracerActivity.h): "cuda_runtime", which is what its readers look for. */
+    .runtime_category = "cuda_runtime",
+    .state_size = sizeof(roc_state),
+    .probe = roc_probe,
+    .open = roc_open,
+    .start = roc_start,
+    .stop = roc_stop,
+    .push_external = roc_push_external,
+    .pop_external = roc_pop_external,
+    .close = roc_close,
+};
