@@ -153,7 +153,10 @@ enum {
     EMU_FAULT_SMALL_BUFFER = 1u << 6,
     EMU_FAULT_STALE_ITERATOR = 1u << 7,
     EMU_FAULT_VENDOR_PRESET = 1u << 8, /* the vendor's named preset, e.g. maca-3.8 */
+    EMU_FAULT_FLUSH_HANG = 1u << 9,    /* the vendor's FlushAll never returns (or late) */
 };
+/* Faults of the core that every vendor emulates, whatever its table lists. */
+#define EMU_FAULTS_EVERY_VENDOR EMU_FAULT_FLUSH_HANG
 
 typedef struct emu_vendor {
     const char *name;          /* "cupti": in messages and devemu_vendor() */
@@ -200,6 +203,8 @@ typedef struct emu_faults {
     int has_epoch, epoch_at_load, has_rate;
     int64_t clock_epoch_ns;
     double clock_rate;
+    int flush_hang;         /* the vendor's FlushAll blocks ... */
+    uint64_t flush_hang_ms; /* ... this long before it flushes; 0 = for ever */
 } emu_faults;
 
 #define EMU_SMALL_BUFFER_DEFAULT 1024

@@ -503,7 +503,19 @@ emu_result emu_activity_enable(int kind, int enable)
 
 static void inject_leftover_faults(void);
 
-emu_result emu_flush_all(uint32_t flag)
+/* The flush-hang fault: the vendor's FlushAll blocks for ever, or flush-hang=MS long, as a
+ * library waiting on a hung device does. No emulator lock is held meanwhile. */
+static void flush_hang(void)
+{
+    uint64_t ms = g_faults.flush_hang_ms;
+    uint64_t until = realtime_ns() + ms * 1000000u;
+    while (!ms || realtime_ns() < until) {
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+static emu_result flush_all_now(uint32_t flag)
 {
     (void)flag; /* every record is complete when written: forced or not is the same */
     inject_leftover_faults();
@@ -513,6 +525,13 @@ emu_result emu_flush_all(uint32_t flag)
     pthread_mutex_unlock(&g_buf.lock);
     deliver_ready();
     return g_vendor->result.success;
+}
+
+emu_result emu_flush_all(uint32_t flag)
+{
+    if (g_faults.flush_hang)
+        flush_hang();
+    return flush_all_now(flag);
 }
 
 emu_result emu_dropped_records(size_t *dropped)
@@ -1092,7 +1111,7 @@ void emu_core_set_device(uint32_t device_id) { atomic_store(&g_device_id, device
 
 void emu_core_reset(void)
 {
-    emu_flush_all(0);
+    flush_all_now(0);
     pthread_mutex_lock(&g_buf.lock);
     buffer_list unused = g_buf.spare; /* handed back empty, so the tracer loses nothing */
     emu_buffer_complete_fn complete = g_buf.complete;

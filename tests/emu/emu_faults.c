@@ -3,7 +3,7 @@
  * Grammar: comma-separated items, each `name` or `name=value`:
  *   zero-time=N  drop=N  refuse-buffer=N  malformed=N   counts (decimal)
  *   clock-epoch=NS|load  clock-rate=R                   vendor clock = (realtime - epoch) * rate
- *   small-buffer[=BYTES]  subscribe-fail  stale-iterator
+ *   small-buffer[=BYTES]  subscribe-fail  stale-iterator  flush-hang[=MS]
  *   <vendor preset>, e.g. maca-3.8: expands to the vendor's preset spec
  * Anything else, or a fault the vendor does not emulate, is an error. */
 #include "emu.h"
@@ -17,7 +17,7 @@
 
 #define EMU_FAULTS_KNOWN                                                                                     \
     "zero-time=N, drop=N, refuse-buffer=N, malformed=N, clock-epoch=NS|load, clock-rate=R, "                 \
-    "small-buffer[=BYTES], subscribe-fail, stale-iterator, or the vendor preset"
+    "small-buffer[=BYTES], subscribe-fail, stale-iterator, flush-hang[=MS], or the vendor preset"
 
 typedef struct fault_item {
     const char *name;
@@ -132,7 +132,7 @@ static unsigned fault_bit(const fault_item *it, const emu_vendor *v)
         {"clock-rate", EMU_FAULT_CLOCK},          {"drop", EMU_FAULT_DROP},
         {"refuse-buffer", EMU_FAULT_REFUSE_BUFFER}, {"subscribe-fail", EMU_FAULT_SUBSCRIBE_FAIL},
         {"malformed", EMU_FAULT_MALFORMED},       {"small-buffer", EMU_FAULT_SMALL_BUFFER},
-        {"stale-iterator", EMU_FAULT_STALE_ITERATOR},
+        {"stale-iterator", EMU_FAULT_STALE_ITERATOR}, {"flush-hang", EMU_FAULT_FLUSH_HANG},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (item_is(it, names[i].name))
@@ -155,7 +155,7 @@ static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, 
     if (!bit)
         return fault_error(err, errlen, "unknown fault '%.*s' in DEVEMU_FAULTS (known: %s)", n, it->name,
                            EMU_FAULTS_KNOWN);
-    if (!(v->faults_supported & bit))
+    if (!((v->faults_supported | EMU_FAULTS_EVERY_VENDOR) & bit))
         return fault_error(err, errlen, "fault '%.*s' is not emulated by the %s emulator", n, it->name, v->name);
     if (flag && it->value)
         return fault_error(err, errlen, "fault '%.*s' takes no value", n, it->name);
@@ -176,6 +176,11 @@ static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, 
         rc = parse_rate(it, f);
     else if (item_is(it, "small-buffer"))
         rc = parse_small_buffer(it, v, f);
+    else if (item_is(it, "flush-hang")) {
+        f->flush_hang = 1;
+        rc = it->value ? parse_count(it, &f->flush_hang_ms) : 0;
+        rc = rc == 0 && it->value && f->flush_hang_ms == 0 ? -1 : rc; /* for ever is the bare name */
+    }
     else {
         rc = 0;
         if (bit == EMU_FAULT_SUBSCRIBE_FAIL)
