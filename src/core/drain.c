@@ -230,10 +230,11 @@ int dt_session_finalize(dt_session *s)
     dt_store_visit(&s->store, collect, &c);
     pthread_mutex_lock(&s->lock);
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
+    size_t nsamples = s->nsamples;
     pthread_mutex_unlock(&s->lock);
 
     /* Pass 1: align clocks, learn external ids, drop malformed times. */
-    size_t kept = 0;
+    size_t kept = 0, mapped = 0;
     for (size_t i = 0; i < c.n; i++) {
         devtrace_event *ev = c.all[i];
         if (ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) {
@@ -251,6 +252,7 @@ int dt_session_finalize(dt_session *s)
             DT_COUNT(s, malformed_records, 1); /* nothing dropped silently */
             continue;
         }
+        mapped += !(ev->flags & DEVTRACE_EVENT_HOST_CLOCK);
         align_clock(s, ev);
         if (ev->end_ns < ev->start_ns) {
             DT_COUNT(s, bad_timestamps, 1);
@@ -258,6 +260,11 @@ int dt_session_finalize(dt_session *s)
         }
         c.all[kept++] = ev;
     }
+    if (mapped && nsamples >= 2 && s->clock.mode == DT_CLOCK_OFFSET)
+        dt_add_note(s, "the vendor clock did not advance with the host clock between its %zu samples (it went "
+                       "backwards or stood still): vendor times are mapped by the first sample's offset alone; events "
+                       "that fall outside the capture window are counted in out_of_window",
+                    nsamples);
     /* Pass 2: attach external ids, filter the window, record flow halves. */
     size_t out = 0;
     for (size_t i = 0; i < kept; i++) {
