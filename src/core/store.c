@@ -40,10 +40,11 @@ void dt_store_destroy(dt_store *st)
     memset(st, 0, sizeof *st);
 }
 
-static dt_slot *slot_for_thread(dt_store *st)
+/* The thread's first append to this store (or after it appended to another): find or
+ * make its slot under the lock. Out of line, so that the cached case stays a few
+ * instructions with no register spills in every append. */
+static __attribute__((noinline)) dt_slot *slot_lookup(dt_store *st)
 {
-    if (slot_cache.store == st && slot_cache.generation == st->generation)
-        return slot_cache.slot;
     /* The cache holds one store: a thread that appended here before, then to another
      * store, finds its slot again instead of taking a new chunk (and share of the bound). */
     pthread_t self = pthread_self();
@@ -63,6 +64,13 @@ static dt_slot *slot_for_thread(dt_store *st)
     slot_cache.generation = st->generation;
     slot_cache.slot = slot;
     return slot;
+}
+
+static inline dt_slot *slot_for_thread(dt_store *st)
+{
+    if (slot_cache.store == st && slot_cache.generation == st->generation)
+        return slot_cache.slot;
+    return slot_lookup(st);
 }
 
 /* Reserves capacity for a new chunk against the bound; 0 when the bound is reached. */
