@@ -130,6 +130,40 @@ static int parse_args(int argc, char **argv, record_opts *o)
     return 0;
 }
 
+/* The settings the collector and the writer read from the environment, checked before the
+ * program runs: a bad value is one line and exit 2 here, not a note in a trace (or no trace, or
+ * an old trace overwritten) after the program has run. The library itself falls back and notes. */
+static const struct env_setting {
+    const char *name;
+    uint64_t min, max;
+    const char *what;
+} env_settings[] = {
+    {"DEVTRACE_MAX_EVENTS", 1, UINT64_MAX, "a positive count of events, like 1000000"},
+    {"RANK", 0, 1u << 30, "a rank from 0 to 1073741824"},
+    {"WORLD_SIZE", 0, 1u << 30, "a process count from 0 to 1073741824"},
+    {"DEVTRACE_GZIP_LEVEL", 0, 9, "one digit, a gzip level from 0 to 9"},
+    {"DEVTRACE_BUFFER_SIZE", 4096, 256u << 20, "a buffer size in bytes from 4096 to 268435456"},
+    {"DEVTRACE_BUFFER_COUNT", 1, 4096, "a buffer count from 1 to 4096"},
+    {"DEVTRACE_FLUSH_TIMEOUT_MS", 1, UINT64_MAX, "a positive number of milliseconds"},
+    {"DEVTRACE_OPENCL_STOP_TIMEOUT_MS", 0, UINT64_MAX, "a number of milliseconds"},
+};
+
+static int check_env(void)
+{
+    for (size_t i = 0; i < sizeof env_settings / sizeof env_settings[0]; i++) {
+        const struct env_setting *e = &env_settings[i];
+        const char *v = getenv(e->name);
+        uint64_t n;
+        if (!v || !*v)
+            continue;
+        if (dt_parse_u64(v, &n) != 0 || n < e->min || n > e->max || (e->max == 9 && v[1])) {
+            fprintf(stderr, "devtrace record: $%s=\"%.200s\" is not %s; fix it or unset it\n", e->name, v, e->what);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Expands %p (pid), %r ($RANK, else 0) and %% in the output pattern. */
 static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 {
@@ -161,26 +195,27 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
     return 0;
 }
 
-/* The output's directory must exist and be writable before the program runs. */
-static int check_output_dir(const char *path)
+/* The output's directory must exist and be writable before the program runs (the trace's,
+ * and the raw capture's). */
+static int check_output_dir(const char *path, const char *what, const char *flag)
 {
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", path);
     const char *dir = dirname(copy);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "devtrace record: cannot write the trace to %s: directory %s does not exist; create it or choose another -o\n",
-                path, dir);
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: directory %s does not exist; create it or choose another %s\n",
+                what, path, dir, flag);
         return -1;
     }
     if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "devtrace record: cannot write the trace to %s: directory %s is not writable (%s); choose another -o\n",
-                path, dir, strerror(errno));
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: directory %s is not writable (%s); choose another %s\n",
+                what, path, dir, strerror(errno), flag);
         return -1;
     }
     struct stat target;
     if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
-        fprintf(stderr, "devtrace record: cannot write the trace to %s: it is a directory; give a file name\n", path);
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: it is a directory; give a file name\n", what, path);
         return -1;
     }
     return 0;
@@ -369,10 +404,15 @@ static int describe_end(const record_opts *o, dt_session *s, const dt_wire_reade
 int dt_cmd_record(int argc, char **argv)
 {
     record_opts o;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0 || check_env() != 0)
         return DT_EXIT_USAGE;
     char probe_path[PATH_MAX];
-    if (expand_output(o.output, getpid(), probe_path, sizeof probe_path) != 0 || check_output_dir(probe_path) != 0)
+    if (expand_output(o.output, getpid(), probe_path, sizeof probe_path) != 0) {
+        fprintf(stderr, "devtrace record: the trace path from -o '%.100s...' is longer than %d bytes; choose a shorter one\n",
+                o.output, PATH_MAX - 1);
+        return DT_EXIT_USAGE;
+    }
+    if (check_output_dir(probe_path, "trace", "-o") != 0 || (o.raw && check_output_dir(o.raw, "raw capture", "--raw") != 0))
         return DT_EXIT_USAGE;
     char lib[PATH_MAX];
     if (find_collector_library(lib, sizeof lib) != 0) {
