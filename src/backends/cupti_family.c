@@ -608,14 +608,16 @@ static cf_overflow *overflow_take(const uint8_t *b)
 /* ---- raw capture ($DEVTRACE_RAW): what live collection saw, for replay ---- */
 
 static void cf_raw_open(dt_session *s, dt_cf_state *st);
+static void cf_quiesce(void);
 
-static dt_raw_writer *cf_raw(const dt_cf_state *st)
+static dt_raw_writer *cf_raw(dt_cf_state *st)
 {
-    return st && st->raw && st->raw_pid == (int)getpid() ? st->raw : NULL;
+    dt_raw_writer *w = st ? atomic_load_explicit(&st->raw, memory_order_acquire) : NULL;
+    return w && st->raw_pid == (int)getpid() ? w : NULL;
 }
 
 /* A loss counted outside the buffers (replay cannot find it in them). */
-static void cf_raw_counter(const dt_cf_state *st, const char *name, uint64_t n)
+static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
 {
     dt_raw_writer *w = cf_raw(st);
     if (w)
@@ -1028,11 +1030,12 @@ static void cf_raw_cpu_op(void *user, devtrace_event *ev)
  * session's on_stop (the window is closed by then) or from close. */
 static void cf_raw_finish(dt_session *s, dt_cf_state *st)
 {
-    dt_raw_writer *w = st->raw;
+    dt_raw_writer *w = atomic_exchange(&st->raw, NULL);
     if (!w)
         return;
-    st->raw = NULL;
-    st->dec.raw = NULL;
+    atomic_store(&st->dec.raw, NULL);
+    if (st->attached)
+        cf_quiesce(); /* a late buffer callback may still hold the writer */
     if (st->raw_pid != (int)getpid())
         return; /* a forked child: the parent completes the file (every chunk was flushed) */
     uint64_t start, stop;
@@ -1080,8 +1083,8 @@ static void cf_raw_open(dt_session *s, dt_cf_state *st)
     st->prev_on_stop_user = s->on_stop_user;
     s->on_stop = cf_raw_on_stop;
     s->on_stop_user = st;
-    st->dec.raw = w;
-    st->raw = w;
+    atomic_store(&st->dec.raw, w);
+    atomic_store(&st->raw, w);
 }
 
 /* Waits until no vendor callback is inside the engine (new ones see accepting == 0). */
@@ -1101,17 +1104,13 @@ static void cf_resolve_api_names(dt_cf_state *st)
     dt_cf_decoder *d = &st->dec;
     if (!G.api_name)
         return;
-    uint64_t asked = 0, refused = 0;
     for (uint32_t cbid = 0; cbid < DT_CF_CBID_CACHE; cbid++) {
         if (!atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed))
             continue;
         const char *name = NULL;
-        asked++;
         if (G.api_name(st->desc->api_name_arg, cbid, &name) != st->desc->results.success || !name || !*name ||
-            strlen(name) > 200) {
-            refused++;
-            continue;
-        }
+            strlen(name) > 200)
+            continue; /* the table's name, or the placeholder, stands */
         dt_raw_writer *w = cf_raw(st);
         if (w)
             dt_raw_api_name(w, st->desc->api_name_arg, cbid, name);
@@ -1124,7 +1123,6 @@ static void cf_resolve_api_names(dt_cf_state *st)
         dt_add_note(st->s, "%s: %llu runtime callback id(s) named neither by %s nor by devtrace's %s table: shown as "
                     "%s#<cbid>", st->desc->name, (unsigned long long)unresolved, G.api_name_sym, st->desc->vendor_api,
                     st->desc->unknown_runtime_prefix ? st->desc->unknown_runtime_prefix : "runtime");
-    (void)asked, (void)refused;
 }
 
 static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
@@ -1582,8 +1580,9 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         prev = p;
         if (unknown_at) {
             /* the iterator stepped over a kind we have no layout for: its size, for replay */
-            if (dt_cf_learn_kind_size(d, unknown_kind, (uint32_t)(p - unknown_at)) && d->raw)
-                dt_raw_kind_size(d->raw, unknown_kind, (uint32_t)(p - unknown_at));
+            dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
+            if (dt_cf_learn_kind_size(d, unknown_kind, (uint32_t)(p - unknown_at)) && w)
+                dt_raw_kind_size(w, unknown_kind, (uint32_t)(p - unknown_at));
             unknown_at = 0;
         }
         /* An unknown kind is skipped (the vendor's iterator knows its size); a record that
@@ -1675,8 +1674,9 @@ uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p)
         const char *s = d->resolve_string(d->resolve_user, (uint64_t)(uintptr_t)p);
         return s ? dt_session_intern(d->s, s) : 0;
     }
-    if (d->raw)
-        dt_raw_string(d->raw, (uint64_t)(uintptr_t)p, p);
+    dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
+    if (w)
+        dt_raw_string(w, (uint64_t)(uintptr_t)p, p);
     return dt_intern_ptr(&d->s->names, p);
 }
 

@@ -226,7 +226,7 @@ struct dt_cf_decoder {
     _Atomic uint32_t cbid_name[DT_CF_CBID_CACHE]; /* interned name per runtime cbid; 0 = not yet */
     _Atomic uint32_t cbid_unresolved[DT_CF_CBID_CACHE / 32]; /* bit set: named by the placeholder */
     /* Raw capture (live): the strings records point to are saved as they are decoded. */
-    struct dt_raw_writer *raw; /* borrowed from the state; NULL: no capture */
+    struct dt_raw_writer *_Atomic raw; /* borrowed from the state; NULL: no capture */
     /* Replay: record pointers are not this process's; resolve_string gives the string a
      * pointer value pointed to when the capture was taken (NULL when unknown). */
     const char *(*resolve_string)(void *user, uint64_t pointer);
@@ -261,8 +261,8 @@ typedef struct dt_cf_state {
     int attached;     /* this state is the process's active engine */
     /* Raw capture ($DEVTRACE_RAW): completed at the session's on_stop (when the window is
      * closed), or at close. */
-    struct dt_raw_writer *raw; /* owned */
-    int raw_pid;               /* the process that writes it (a forked child does not) */
+    struct dt_raw_writer *_Atomic raw; /* owned */
+    int raw_pid;                       /* the process that writes it (a forked child does not) */
     void (*prev_on_stop)(dt_session *s, void *user);
     void *prev_on_stop_user;
 } dt_cf_state;
