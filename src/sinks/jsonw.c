@@ -71,75 +71,31 @@ int dt_jsonw_reserve(dt_jsonw *w, size_t n)
     return 0;
 }
 
-/* "00" "01" ... "99": two digits per division. */
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                     "8081828384858687888990919293949596979899";
-
-static const uint64_t pow10_u64[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-                                       10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-                                       1000000000000ull, 10000000000000ull, 100000000000000ull,
-                                       1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-                                       1000000000000000000ull, 10000000000000000000ull};
-
-/* The number of decimal digits of v: from its bit length (bits * log10(2) is 1233/4096
- * closely enough below 2^64), corrected by one comparison. v | 1 has the digits of v. */
-static size_t count_digits(uint64_t v)
-{
-    uint64_t x = v | 1;
-    unsigned t = ((64u - (unsigned)__builtin_clzll(x)) * 1233u) >> 12;
-    return (size_t)t - (x < pow10_u64[t]) + 1;
-}
-
-/* Writes v's decimal digits at out (room for 20); returns how many. Four digits per
- * division, so that the chain of dependent divisions is short. */
-static size_t format_u64(char *out, uint64_t v)
-{
-    size_t n = count_digits(v);
-    char *p = out + n;
-    while (v >= 10000) {
-        unsigned r = (unsigned)(v % 10000);
-        v /= 10000;
-        p -= 4;
-        memcpy(p, digit_pairs + 2 * (r / 100), 2);
-        memcpy(p + 2, digit_pairs + 2 * (r % 100), 2);
-    }
-    unsigned u = (unsigned)v;
-    if (u >= 100) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * (u % 100), 2);
-        u /= 100;
-    }
-    if (u >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * u, 2);
-    } else {
-        *--p = (char)('0' + u);
-    }
-    return n;
-}
-
-char *dt_jsonw_put_u64(char *p, uint64_t v)
-{
-    return p + format_u64(p, v);
-}
+const char dt_jsonw_digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                      "8081828384858687888990919293949596979899";
+const uint64_t dt_jsonw_pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                     10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+                                     1000000000000ull, 10000000000000ull, 100000000000000ull,
+                                     1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+                                     1000000000000000000ull, 10000000000000000000ull};
 
 char *dt_jsonw_put_i64(char *p, int64_t v)
 {
     if (v < 0) {
         *p++ = '-';
-        return p + format_u64(p, (uint64_t)0 - (uint64_t)v);
+        return p + dt_jsonw_format_u64(p, (uint64_t)0 - (uint64_t)v);
     }
-    return p + format_u64(p, (uint64_t)v);
+    return p + dt_jsonw_format_u64(p, (uint64_t)v);
 }
 
 char *dt_jsonw_put_us3(char *p, uint64_t ns)
 {
-    size_t n = format_u64(p, ns / 1000);
+    size_t n = dt_jsonw_format_u64(p, ns / 1000);
     uint64_t frac = ns % 1000;
     p[n] = '.';
     p[n + 1] = (char)('0' + frac / 100);
-    memcpy(p + n + 2, digit_pairs + 2 * (frac % 100), 2);
+    memcpy(p + n + 2, dt_jsonw_digit_pairs + 2 * (frac % 100), 2);
     return p + n + 4;
 }
 
@@ -186,9 +142,9 @@ static size_t format_fixed_fast(char *out, double v, int decimals)
     size_t n = 0;
     if (signbit(v))
         out[n++] = '-';
-    n += format_u64(out + n, r / pow10_u64[decimals]);
+    n += dt_jsonw_format_u64(out + n, r / dt_jsonw_pow10[decimals]);
     if (decimals > 0) {
-        uint64_t f = r % pow10_u64[decimals];
+        uint64_t f = r % dt_jsonw_pow10[decimals];
         out[n] = '.';
         for (int i = decimals; i > 0; i--, f /= 10)
             out[n + (size_t)i] = (char)('0' + f % 10);
