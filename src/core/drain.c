@@ -267,6 +267,7 @@ int dt_session_finalize(dt_session *s)
                     nsamples);
     /* Pass 2: attach external ids, filter the window, record flow halves. */
     size_t out = 0;
+    memset(s->stats.events, 0, sizeof s->stats.events); /* counted here: nothing after this drops events */
     for (size_t i = 0; i < kept; i++) {
         devtrace_event *ev = c.all[i];
         int device = is_device_kind(ev->kind);
@@ -282,15 +283,13 @@ int dt_session_finalize(dt_session *s)
             s->stats.out_of_window[ev->kind]++;
             continue;
         }
+        s->stats.events[ev->kind]++;
         c.all[out++] = ev;
     }
     mark_flows(s, &m, c.all, out);
     free(m.slots);
     demangle_kernel_names(s, c.all, out);
     sort_by_time(c.all, out);
-    memset(s->stats.events, 0, sizeof s->stats.events);
-    for (size_t i = 0; i < out; i++)
-        s->stats.events[c.all[i]->kind]++;
     s->sorted = c.all;
     s->nsorted = out;
     s->base_ns = s->window_start;
