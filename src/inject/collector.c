@@ -2,7 +2,9 @@
  * filled a chunk, under one mutex held only while writing to the pipe. */
 #include "collector.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,7 +26,13 @@ static struct {
     size_t samples_shipped;
     atomic_int finished;
     atomic_int broken;        /* a write failed: the recorder is gone */
-} col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER};
+    int wake[2], done[2];     /* signal handler -> finisher thread -> handler */
+    atomic_int finisher;      /* the finisher thread runs */
+} col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .done = {-1, -1}};
+
+/* How long a signal handler waits for the final flush before the program dies of the signal
+ * anyway (the flush itself waits at most $DEVTRACE_FLUSH_TIMEOUT_MS for the vendor). */
+#define DT_SIGNAL_FINISH_WAIT_MS 15000
 
 static void ship(uint32_t type, const void *p, size_t n)
 {
@@ -116,20 +124,76 @@ void dt_collector_finish(void)
 
 static void at_fork_child(void)
 {
-    /* The child is not traced twice: it neither records nor ships. */
+    /* The child is not traced twice: it neither records nor ships (nor has the finisher). */
     dt_set_default_session(NULL);
     if (col.fd >= 0)
         close(col.fd);
     col.fd = -1;
+    atomic_store(&col.finisher, 0);
+    for (int i = 0; i < 2; i++) {
+        if (col.wake[i] >= 0)
+            close(col.wake[i]);
+        if (col.done[i] >= 0)
+            close(col.done[i]);
+        col.wake[i] = col.done[i] = -1;
+    }
+}
+
+/* The final flush on SIGINT/SIGTERM/SIGHUP runs on this thread, not in the handler: a handler
+ * may only make async-signal-safe calls, and the flush allocates, locks and calls the vendor. */
+static void *finisher_main(void *arg)
+{
+    (void)arg;
+    char sig;
+    ssize_t n;
+    while ((n = read(col.wake[0], &sig, 1)) < 0 && errno == EINTR)
+        ;
+    if (n == 1) {
+        dt_collector_finish();
+        char done = 1;
+        ssize_t ignored = write(col.done[1], &done, 1);
+        (void)ignored;
+    }
+    return NULL;
+}
+
+static void start_finisher(void)
+{
+    if (pipe2(col.wake, O_CLOEXEC) != 0)
+        return;
+    if (pipe2(col.done, O_CLOEXEC) != 0) {
+        close(col.wake[0]), close(col.wake[1]);
+        col.wake[0] = col.wake[1] = -1;
+        return;
+    }
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old); /* inherited: the signals go to the program's threads */
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, finisher_main, NULL) == 0)
+        atomic_store(&col.finisher, 1);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void on_signal(int sig)
 {
-    /* Best effort: ship what was captured, then die of the signal as the program would
-     * have. Not async-signal-safe in general; the recorder keeps a valid trace of what
-     * was already shipped if this fails. */
+    /* Async-signal-safe: wake the finisher, wait (bounded) while it ships what was captured,
+     * then die of the signal as the program would have. */
+    int saved = errno;
     signal(sig, SIG_DFL);
-    dt_collector_finish();
+    if (atomic_load(&col.finisher) && getpid() == col.pid) {
+        char c = (char)sig;
+        if (write(col.wake[1], &c, 1) == 1) {
+            struct pollfd p = {col.done[0], POLLIN, 0};
+            poll(&p, 1, DT_SIGNAL_FINISH_WAIT_MS);
+        }
+    }
+    errno = saved;
     raise(sig);
 }
 
@@ -228,6 +292,7 @@ void dt_collector_autostart(const char *backend_name)
     pthread_mutex_unlock(&col.ship_lock);
     dt_set_default_session(s);
     pthread_atfork(NULL, NULL, at_fork_child);
+    start_finisher();
     install_signal_handlers();
     atexit(dt_collector_finish);
 }
