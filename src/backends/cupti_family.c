@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/errors.h"
@@ -28,7 +27,6 @@
 #define CF_MAX_BUFFER_COUNT 4096u
 #define CF_OVERFLOW_SIZE (64u << 10)   /* a buffer lent past the pool bound; its records are dropped */
 #define CF_SAMPLE_PERIOD_NS 100000000ull /* periodic clock samples: at most one per 100 ms */
-#define CF_FLUSH_TIMEOUT_MS 10000u         /* how long stop waits for FlushAll ($DEVTRACE_FLUSH_TIMEOUT_MS) */
 
 /* CUDA device attribute numbers (driver_types.h, cudaDeviceAttr). */
 enum {
@@ -767,16 +765,12 @@ static void pool_configure(void)
     }
     G.buffer_size = (size_t)size;
     G.buffer_count = (uint32_t)count;
-    const char *et = getenv("DEVTRACE_FLUSH_TIMEOUT_MS");
-    G.flush_timeout_ms = CF_FLUSH_TIMEOUT_MS;
-    if (et && *et) {
-        if (dt_parse_u64(et, &v) == 0 && v > 0)
-            G.flush_timeout_ms = v;
-        else
-            snprintf(G.config_note + strlen(G.config_note), sizeof G.config_note - strlen(G.config_note),
-                     "%s$DEVTRACE_FLUSH_TIMEOUT_MS=\"%s\" is not a positive number of milliseconds; using %u",
-                     G.config_note[0] ? "; " : "", et, CF_FLUSH_TIMEOUT_MS);
-    }
+    int bad;
+    G.flush_timeout_ms = dt_flush_timeout_ms(&bad);
+    if (bad)
+        snprintf(G.config_note + strlen(G.config_note), sizeof G.config_note - strlen(G.config_note),
+                 "%s$DEVTRACE_FLUSH_TIMEOUT_MS=\"%s\" is not a positive number of milliseconds; using %u",
+                 G.config_note[0] ? "; " : "", getenv("DEVTRACE_FLUSH_TIMEOUT_MS"), DT_FLUSH_TIMEOUT_MS);
 }
 
 /* Called with G.lock held. */
@@ -1192,83 +1186,12 @@ int dt_cf_start(dt_session *s, void *state)
     return st->nenabled == 0 ? DEVTRACE_EVENDOR : 0;
 }
 
-/* FlushAll on a helper thread, waited for at most timeout_ms: a library whose flush never returns
- * (a hung device) must not hang the program at stop. A call still running at the deadline is left
- * to finish on its own (its buffers then complete out of window, or after close, uncounted). */
-typedef struct cf_flush_call {
-    pthread_mutex_t lock;
-    pthread_cond_t done_cv;
-    int done, rc, refs;
-} cf_flush_call;
-
-static void cf_flush_call_release(cf_flush_call *c)
+/* FlushAll(1), forced; run with a deadline: a library whose flush never returns (a hung device)
+ * must not hang the program at stop. Completion runs on the calling thread, no lock of ours held. */
+static int cf_flush_forced(void *unused)
 {
-    pthread_mutex_lock(&c->lock);
-    int last = --c->refs == 0;
-    pthread_mutex_unlock(&c->lock);
-    if (last) {
-        pthread_cond_destroy(&c->done_cv);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-    }
-}
-
-static void *cf_flush_thread(void *arg)
-{
-    cf_flush_call *c = arg;
-    int rc = G.api.flush_all(1); /* forced; completion runs on this thread, no lock of ours held */
-    pthread_mutex_lock(&c->lock);
-    c->rc = rc;
-    c->done = 1;
-    pthread_cond_signal(&c->done_cv);
-    pthread_mutex_unlock(&c->lock);
-    cf_flush_call_release(c);
-    return NULL;
-}
-
-/* 0 with *rc when FlushAll returned, -1 when it had not after timeout_ms. */
-static int cf_flush_bounded(uint64_t timeout_ms, int *rc)
-{
-    cf_flush_call *c = calloc(1, sizeof *c);
-    pthread_condattr_t ca;
-    pthread_attr_t ta;
-    pthread_t t;
-    if (!c) {
-        *rc = G.api.flush_all(1);
-        return 0;
-    }
-    pthread_mutex_init(&c->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->done_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    c->refs = 2;
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    int started = pthread_create(&t, &ta, cf_flush_thread, c) == 0;
-    pthread_attr_destroy(&ta);
-    if (!started) {
-        c->refs = 1;
-        cf_flush_call_release(c);
-        *rc = G.api.flush_all(1); /* no thread to spare: flush here, unbounded */
-        return 0;
-    }
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += (time_t)(timeout_ms / 1000);
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&c->lock);
-    while (!c->done && pthread_cond_timedwait(&c->done_cv, &c->lock, &deadline) != ETIMEDOUT)
-        ;
-    int done = c->done;
-    *rc = c->rc;
-    pthread_mutex_unlock(&c->lock);
-    cf_flush_call_release(c);
-    return done ? 0 : -1;
+    (void)unused;
+    return G.api.flush_all(1);
 }
 
 static void cf_flush(dt_cf_state *st)
@@ -1277,7 +1200,7 @@ static void cf_flush(dt_cf_state *st)
     if (atomic_load(&G.flush_hung))
         return; /* another flush would only queue behind the one that never returned */
     uint64_t timeout_ms = G.flush_timeout_ms;
-    if (cf_flush_bounded(timeout_ms, &rc) != 0) {
+    if (dt_call_with_deadline(cf_flush_forced, NULL, timeout_ms, &rc) != 0) {
         atomic_store(&G.flush_hung, 1);
         dt_add_note(st->s,
                     "%s(1) did not return within %llu ms: the records the library still holds are missing (it "

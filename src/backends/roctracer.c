@@ -1149,9 +1149,32 @@ static int roc_start(dt_session *s, void *state)
     return st->activity_on || st->callbacks_on ? 0 : DEVTRACE_EVENDOR;
 }
 
+/* A flush that never returned (a hung device): the library is stuck; no further flush or close. */
+static _Atomic int roc_flush_hung;
+static void *roc_flush_pool; /* the pool the helper flushes: outlives a flush left running */
+
+static int roc_flush_call(void *unused)
+{
+    (void)unused;
+    return G.api.flush(roc_flush_pool); /* no lock of ours held: the completion runs meanwhile */
+}
+
 static void roc_flush(roc_state *st)
 {
-    int rc = G.api.flush(st->pool); /* no lock of ours held: the completion runs meanwhile */
+    int rc, bad;
+    if (atomic_load(&roc_flush_hung))
+        return;
+    uint64_t timeout_ms = dt_flush_timeout_ms(&bad);
+    roc_flush_pool = st->pool;
+    if (dt_call_with_deadline(roc_flush_call, NULL, timeout_ms, &rc) != 0) {
+        atomic_store(&roc_flush_hung, 1);
+        dt_add_note(st->s,
+                    "roctracer_flush_activity_expl did not return within %llu ms: the records the library still "
+                    "holds are missing (it never handed them over, so they cannot be counted); "
+                    "$DEVTRACE_FLUSH_TIMEOUT_MS sets the wait",
+                    (unsigned long long)timeout_ms);
+        return;
+    }
     if (rc != 0) {
         char text[512];
         roc_error_text(rc, text, sizeof text);
@@ -1240,7 +1263,7 @@ static void roc_close(dt_session *s, void *state)
         return;
     if (atomic_load(&st->accepting))
         roc_stop(s, st);
-    if (st->pool) {
+    if (st->pool && !atomic_load(&roc_flush_hung)) {
         G.api.close_pool(st->pool); /* flushes: what comes now is counted out of window */
         st->pool = NULL;
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -487,4 +488,101 @@ void devtrace_close(devtrace_session *s)
     if (s->generation)
         pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+/* ---- vendor calls with a deadline ---- */
+
+typedef struct deadline_call {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv;
+    int (*fn)(void *arg);
+    void *arg;
+    int done, rc, refs; /* refs: the caller and the helper; the last one frees */
+} deadline_call;
+
+static void deadline_call_release(deadline_call *c)
+{
+    pthread_mutex_lock(&c->lock);
+    int last = --c->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last) {
+        pthread_cond_destroy(&c->done_cv);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+    }
+}
+
+static void *deadline_thread(void *arg)
+{
+    deadline_call *c = arg;
+    int rc = c->fn(c->arg);
+    pthread_mutex_lock(&c->lock);
+    c->rc = rc;
+    c->done = 1;
+    pthread_cond_signal(&c->done_cv);
+    pthread_mutex_unlock(&c->lock);
+    deadline_call_release(c);
+    return NULL;
+}
+
+int dt_call_with_deadline(int (*fn)(void *arg), void *arg, uint64_t timeout_ms, int *rc)
+{
+    deadline_call *c = calloc(1, sizeof *c);
+    pthread_condattr_t ca;
+    pthread_attr_t ta;
+    pthread_t t;
+    if (!c) {
+        *rc = fn(arg);
+        return 0;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->done_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    c->fn = fn;
+    c->arg = arg;
+    c->refs = 2;
+    pthread_attr_init(&ta);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&t, &ta, deadline_thread, c) == 0;
+    pthread_attr_destroy(&ta);
+    if (!started) {
+        c->refs = 1;
+        deadline_call_release(c);
+        *rc = fn(arg);
+        return 0;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ms > 100000000u)
+        timeout_ms = 100000000u; /* about a day: no overflow below */
+    deadline.tv_sec += (time_t)(timeout_ms / 1000);
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&c->lock);
+    while (!c->done && pthread_cond_timedwait(&c->done_cv, &c->lock, &deadline) != ETIMEDOUT)
+        ;
+    int done = c->done;
+    *rc = c->rc;
+    pthread_mutex_unlock(&c->lock);
+    deadline_call_release(c);
+    return done ? 0 : -1;
+}
+
+uint64_t dt_flush_timeout_ms(int *bad)
+{
+    const char *text = getenv("DEVTRACE_FLUSH_TIMEOUT_MS");
+    uint64_t ms;
+    *bad = 0;
+    if (!text || !*text)
+        return DT_FLUSH_TIMEOUT_MS;
+    if (dt_parse_u64(text, &ms) != 0 || ms == 0) {
+        *bad = 1;
+        return DT_FLUSH_TIMEOUT_MS;
+    }
+    return ms;
 }

@@ -95,6 +95,16 @@ uint32_t dt_thread_id(void);
 /* Configuration from the environment: strict parse of an unsigned number. */
 int dt_parse_u64(const char *text, uint64_t *out);
 
+/* Calls fn(arg) on a helper thread and waits for it at most timeout_ms: for vendor calls that
+ * may never return (a flush waiting on a hung device). 0 with *rc set when it returned; -1 when
+ * it had not by the deadline: it goes on running on its own, so arg must outlive the process's
+ * use of it (a static). Without a thread to spare, fn runs on the caller's, unbounded. */
+int dt_call_with_deadline(int (*fn)(void *arg), void *arg, uint64_t timeout_ms, int *rc);
+#define DT_FLUSH_TIMEOUT_MS 10000u
+/* How long stop waits for a vendor's flush: $DEVTRACE_FLUSH_TIMEOUT_MS (a positive number of
+ * ms), else DT_FLUSH_TIMEOUT_MS; *bad is set when the variable holds anything else. */
+uint64_t dt_flush_timeout_ms(int *bad);
+
 /* Demangles an Itanium C++ name when the process can (__cxa_demangle), else returns
  * NULL; the result is malloc'd. */
 char *dt_demangle(const char *mangled);
