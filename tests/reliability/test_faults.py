@@ -202,6 +202,21 @@ def small_buffers():
     return "1 KiB buffers (hundreds of completions): every record of 3 runs kept, flows paired"
 
 
+def roctracer_flush_hang():
+    if not args.emu_roctracer:
+        return "SKIPPED (the ROCtracer emulator is not built)"
+    env = {"DEVEMU_FAULTS": "flush-hang", "DEVTRACE_FLUSH_TIMEOUT_MS": "1000",
+           "DEVTRACE_ROCTRACER_LIBRARY": args.emu_roctracer}
+    t, seconds, _ = traced("roctracer_flush_hang", [args.emu_run, "--lib", args.emu_roctracer, args.workload], env=env,
+                           backend="roctracer", timeout=60)
+    device = WL["kernel"] + WL["memcpy"] + WL["memset"]
+    expect_meta(t, {**counts(kernel=0, memcpy=0, memset=0), "dropped.vendor": device, "backend": "roctracer"})
+    expect_note(t, "roctracer_flush_activity_expl did not return within 1000 ms")
+    return ("the ROCtracer engine: flush never returns, stop waits 1 s, exit 0 in %.1f s; runtime=187 kept (callbacks), "
+            "the 19 device records the library kept are counted exactly (dropped.vendor=19: calls whose record never "
+            "came)" % seconds)
+
+
 # ---- the real OpenCL path ----
 
 def opencl_api_calls():
@@ -275,6 +290,8 @@ cases.run("vendor_drops", E, "drop=4", vendor_drops)
 cases.run("malformed_records", E, "malformed=2", malformed_records)
 cases.run("zero_timestamps", E, "zero-time=3", zero_timestamps)
 cases.run("flush_hang", E, "FlushAll never returns", flush_hang)
+cases.run("roctracer_flush_hang", "emulator (ROCtracer)", "roctracer_flush_activity never returns",
+          roctracer_flush_hang)
 cases.run("clock_backwards", E, "vendor clock -1000 s mid-run", clock_backwards)
 cases.run("vendor_clock_epoch_rate", E, "clock-epoch=load, rate 1.5", vendor_clock_epoch_rate)
 cases.run("small_buffers", E, "small-buffer, 3 runs", small_buffers)
