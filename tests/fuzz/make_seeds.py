@@ -9,6 +9,8 @@ fuzz_cf_decode    activity buffers in CUPTI's byte layout (CUDA 13.0 and 12.x re
                   header (descriptor, version, flags, script)
 fuzz_wire         real collector streams: a program under the CUPTI emulator traced with the
                   collector's pipe pointed at a file (needs a plain build with the emulators: --build)
+fuzz_roctracer_walk  64-byte ROCtracer records of every class (kernels with remembered launches,
+                  copies, fills, barriers, other domains, zero times, unknown kinds, a ragged tail)
 fuzz_config       NUL-separated setting values, good and bad
 fuzz_cli_options  `devtrace record` command lines, good and bad
 The corpora are committed; rerun this after a record layout or the wire format changes.
@@ -178,6 +180,26 @@ def seeds_wire(build):
         os.unlink(tiny)
 
 
+# ---- fuzz_roctracer_walk ----
+def roc_record(domain, kind, op, corr, begin, end, device=0, queue=1, payload=0):
+    return struct.pack("<IIIIQQQiIQQ", domain, kind, op, 0, corr, begin, end, device, 0, queue, payload)
+
+
+def seeds_roc():
+    t = 1_700_000_000_000_000_000
+    launch = struct.pack("<Q6iIB", 1, 416, 1, 1, 256, 1, 1, 1024, 3)
+    words = struct.pack("<QQ", 2048, 0x7f0000000000)
+    recs = (roc_record(2, 0x11F0, 0, 1, t, t + 3200, payload=1) + roc_record(2, 0x11F3, 1, 2, t + 4000, t + 4700,
+                                                                             payload=4096) +
+            roc_record(2, 0x1207, 1, 3, t + 5000, t + 5300, payload=128) + roc_record(2, 0, 2, 4, t + 6000, t + 6001) +
+            roc_record(3, 0, 44, 5, t, t + 10) + roc_record(2, 0x11F0, 0, 6, 0, 0, payload=2) +
+            roc_record(2, 0x11F0, 0, 7, t, t + 1, device=-1) + roc_record(2, 0x9999, 0, 8, t, t + 2, payload=3))
+    write("fuzz_roctracer_walk", "every_class", bytes([0, 1]) + launch + words + recs)
+    write("fuzz_roctracer_walk", "out_of_window", bytes([1, 1]) + launch + words + recs)
+    write("fuzz_roctracer_walk", "ragged", bytes([0, 0]) + words + recs[:200])
+    write("fuzz_roctracer_walk", "inverted", bytes([2, 0]) + words + recs[:128])
+
+
 # ---- fuzz_config and fuzz_cli_options ----
 def seeds_config():
     def fields(*f, tail=b""):
@@ -214,6 +236,7 @@ def main():
     args = ap.parse_args()
     seeds_wl(args.shared)
     seeds_cf()
+    seeds_roc()
     seeds_wire(args.build)
     seeds_config()
     seeds_cli()
