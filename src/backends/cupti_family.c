@@ -606,7 +606,7 @@ static cf_overflow *overflow_take(const uint8_t *b)
 /* ---- raw capture ($DEVTRACE_RAW): what live collection saw, for replay ---- */
 
 static void cf_raw_open(dt_session *s, dt_cf_state *st);
-static void cf_quiesce(void);
+static int cf_quiesce(void);
 
 static dt_raw_writer *cf_raw(dt_cf_state *st)
 {
@@ -1028,8 +1028,9 @@ static void cf_raw_finish(dt_session *s, dt_cf_state *st)
     if (!w)
         return;
     atomic_store(&st->dec.raw, NULL);
-    if (st->attached)
-        cf_quiesce(); /* a late buffer callback may still hold the writer */
+    /* A late buffer callback may still hold the writer: wait for it, boundedly (a library
+     * whose flush never returned may hold one forever: then the writer is left open). */
+    int quiet = !st->attached || cf_quiesce() == 0;
     if (st->raw_pid != (int)getpid())
         return; /* a forked child: the parent completes the file (every chunk was flushed) */
     uint64_t start, stop;
@@ -1046,6 +1047,8 @@ static void cf_raw_finish(dt_session *s, dt_cf_state *st)
     dt_store_visit(&s->store, cf_raw_cpu_op, &ops);
     dt_raw_window(w, start, stop);
     devtrace_error err;
+    if (!quiet)
+        return; /* every chunk is flushed already; freeing the writer is what is not safe */
     if (dt_raw_close(w, &err) != 0)
         dt_add_note(s, "raw capture incomplete: %s", err.message);
 }
@@ -1081,14 +1084,20 @@ static void cf_raw_open(dt_session *s, dt_cf_state *st)
     atomic_store(&st->raw, w);
 }
 
-/* Waits until no vendor callback is inside the engine (new ones see accepting == 0). */
-static void cf_quiesce(void)
+/* Waits until no vendor callback is inside the engine (new ones see accepting == 0):
+ * 0; -1 when one is still inside after the flush timeout (a stuck library). */
+static int cf_quiesce(void)
 {
     pthread_mutex_lock(&G.lock);
     unsigned e = atomic_fetch_add(&G.epoch, 1);
     pthread_mutex_unlock(&G.lock);
-    while (atomic_load(&G.inflight[e & 1]) != 0)
+    uint64_t limit = G.flush_timeout_ms ? G.flush_timeout_ms : 10000, t0 = dt_monotonic_ns();
+    while (atomic_load(&G.inflight[e & 1]) != 0) {
+        if (dt_monotonic_ns() - t0 > limit * 1000000ull)
+            return -1;
         sched_yield();
+    }
+    return 0;
 }
 
 /* The vendor's names for every runtime cbid seen, after the final flush and disable:
@@ -1098,6 +1107,11 @@ static void cf_resolve_api_names(dt_cf_state *st)
     dt_cf_decoder *d = &st->dec;
     if (!G.api_name)
         return;
+    if (atomic_load(&G.flush_hung)) {
+        dt_add_note(st->s, "%s: %s not called: the library's flush never returned (the names from devtrace's table "
+                    "stand)", st->desc->name, G.api_name_sym);
+        return;
+    }
     for (uint32_t cbid = 0; cbid < DT_CF_CBID_CACHE; cbid++) {
         if (!atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed))
             continue;
@@ -1243,7 +1257,9 @@ int dt_cf_stop(dt_session *s, void *state)
     }
     cf_clock_sample(st);
     atomic_store(&st->accepting, 0);
-    cf_quiesce(); /* buffers completing now are counted out of window, not stored */
+    if (cf_quiesce() != 0) /* buffers completing now are counted out of window, not stored */
+        dt_add_note(s, "%s: a buffer callback was still running %llu ms after the flush; its events may be missing",
+                    st->desc->name, (unsigned long long)(G.flush_timeout_ms ? G.flush_timeout_ms : 10000));
     cf_resolve_api_names(st);
     if (st->desc->finish)
         st->desc->finish(&st->dec);
