@@ -1061,12 +1061,13 @@ static void cf_raw_on_stop(dt_session *s, void *user)
         st->prev_on_stop(s, st->prev_on_stop_user);
 }
 
-/* $DEVTRACE_RAW: every completed buffer, the strings its records point to, the clock
- * samples and the resolved names are saved as they come; the rest at on_stop. */
+/* The session's raw path (devtrace_config.raw_path, else $DEVTRACE_RAW): every
+ * completed buffer, the strings its records point to, the clock samples and the
+ * resolved names are saved as they come; the rest at on_stop. */
 static void cf_raw_open(dt_session *s, dt_cf_state *st)
 {
-    const char *path = getenv("DEVTRACE_RAW");
-    if (!path || !*path)
+    const char *path = s->raw_path;
+    if (!*path)
         return;
     devtrace_error err;
     dt_raw_writer *w = dt_raw_open(path, st->desc->name, G.version, &err);

@@ -1107,7 +1107,7 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
     if (!G.api.push_external)
         dt_add_note(s, "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
                     "devtrace alone", G.path);
-    const char *raw = getenv("DEVTRACE_RAW");
+    const char *raw = s->raw_path;
     if (raw && *raw)
         dt_add_note(s, "$DEVTRACE_RAW is not written by the roctracer backend: its runtime events come from API "
                     "callbacks, which a .dtraw capture has no chunk for");

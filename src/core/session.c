@@ -179,6 +179,8 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
     s->rank = rank;
     s->world_size = world;
     s->state = DT_OPEN;
+    const char *raw = cfg->raw_path ? cfg->raw_path : getenv("DEVTRACE_RAW");
+    snprintf(s->raw_path, sizeof s->raw_path, "%s", raw ? raw : "");
     s->backend = b;
     snprintf(s->backend_name, sizeof s->backend_name, "%s", b->name);
     dt_backend_validation_text(b, s->validation, sizeof s->validation);

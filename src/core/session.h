@@ -36,6 +36,7 @@ struct devtrace_session {
     char validation[256];
     char runtime_category[40];
     char unavailable_reason[1024];
+    char raw_path[1024]; /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
     uint64_t generation;
     int rank, world_size;
