@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 """check_parity.py: asserts DESIGN.md's parity assertions on a devtrace Chrome trace of a
 workload file, with every expected value read from the workload itself. Vendor-neutral:
---vendor maps the workload's generic runtime calls to the vendor's real names.
+a backend PROFILE says what the backend writes (its runtime category, its names for the
+workload's generic calls, the kernel keys it has no data for, whether cbid and occupancy
+are required, its validation level and its name).
 
-    check_parity.py TRACE.json WORKLOAD.wl [--runtime-category cuda_runtime] [--vendor cupti]
-                    [--no-cbid] [--require-occupancy]
+    check_parity.py TRACE.json WORKLOAD.wl [--profile NAME] [--expect PATH=VALUE ...]
+    (legacy spellings: --vendor NAME (= --profile NAME), --runtime-category CAT,
+     --no-cbid, --require-occupancy: each overrides that one item of the profile)
+
+Profiles (PROFILES below): cupti, ppu, iluvatar, mcpti, roctracer, mspti, opencl.
+--expect checks values of the trace's devtrace section by dotted path, compared as text:
+counts.kernel=17 dropped.vendor=0 malformed.records=4 backend=mspti ...
 
 The assertions (DESIGN.md, "Parity"):
  1. categories: kernel, gpu_memcpy, gpu_memset, the runtime category, ac2g flows,
@@ -19,6 +26,10 @@ The assertions (DESIGN.md, "Parity"):
     vendor's real names, never a fallback, in the workload's order with the right External id;
  7. capture window: every device and runtime event inside devtrace.window, and device work
     starting at or after its launch call's start.
+With a profile, also: devtrace.backend is the profile's backend, devtrace.validation is at
+the profile's level ("headers+emulated: ...", "emulated: ...", "hardware: ..."), the keys the
+backend has no data for are absent (omitted, never zero), and kernels carry grid and block
+whenever the backend has the launch configuration.
 Standard library only. Exit status 0 when every assertion holds, 1 otherwise, 2 on bad input.
 """
 import argparse
@@ -53,6 +64,15 @@ VENDOR_NAMES = {
         "launch": "hipLaunchKernel", "memcpy": "hipMemcpy", "memset": "hipMemsetAsync",
         "sync_stream": "hipStreamSynchronize", "sync_device": "hipDeviceSynchronize",
     },
+    # DESIGN.md's Ascend column; the launch is aclrtLaunchKernel (tests/emu/README.md: the
+    # MSPTI emulator's "aclnn kernel launch").
+    "mspti": {
+        "get_device": "aclrtGetDevice", "get_device_count": "aclrtGetDeviceCount",
+        "get_device_properties": "aclrtGetDeviceInfo", "set_device": "aclrtSetDevice",
+        "malloc": "aclrtMalloc", "free": "aclrtFree", "event_record": "aclrtRecordEvent",
+        "launch": "aclrtLaunchKernel", "memcpy": "aclrtMemcpy", "memset": "aclrtMemsetAsync",
+        "sync_stream": "aclrtSynchronizeStream", "sync_device": "aclrtSynchronizeDevice",
+    },
     "opencl": {
         "get_device": "clGetDeviceInfo", "get_device_count": "clGetDeviceIDs",
         "get_device_properties": "clGetDeviceInfo", "set_device": "clGetContextInfo",
@@ -69,6 +89,95 @@ OCCUPANCY_KEYS = {"blocks per SM", "warps per SM", "est. achieved occupancy %"}
 MEM_KEYS = {"External id", "device", "context", "stream", "correlation", "bytes", "memory bandwidth (GB/s)"}
 RUNTIME_KEYS = {"External id", "cbid", "correlation"}
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+# The names the Chrome sink gives copies (by the workload's dir=) and fills (DESIGN.md, "The trace").
+MEMCPY_NAMES = {"htod": "Memcpy HtoD (Pageable -> Device)", "dtoh": "Memcpy DtoH (Device -> Pageable)",
+                "dtod": "Memcpy DtoD (Device -> Device)"}
+MEMSET_NAME = "Memset (Device)"
+LAUNCH_KEYS = {"grid", "block"}
+REGISTER_KEYS = {"registers per thread", "shared memory"}  # the Chrome sink writes both from one flag
+
+
+class Profile:
+    """What one backend writes into a trace of a workload: the facts every check of its
+    traces needs, in one place.
+
+    backend             devtrace.backend of its traces
+    runtime_category    the cat of its runtime events
+    names               generic call (the workload's) -> the vendor's runtime name (VENDOR_NAMES)
+    absent_kernel_keys  kernel arg keys it has no data for: they must be absent, never zero
+    absent_runtime_keys runtime arg keys it has no data for (MSPTI: cbid)
+    require_cbid        every runtime event carries a cbid
+    require_occupancy   every kernel carries the occupancy keys (its device answers the
+                        attribute queries), whether or not deviceProperties lists the device
+    validation          the level devtrace.validation starts with ("emulated", ...); None: unchecked
+    """
+
+    def __init__(self, backend, runtime_category, names, absent_kernel_keys=(), absent_runtime_keys=(),
+                 require_cbid=True, require_occupancy=False, validation=None, why=""):
+        self.backend = backend
+        self.runtime_category = runtime_category
+        self.names = names
+        self.absent_kernel_keys = frozenset(absent_kernel_keys)
+        self.absent_runtime_keys = frozenset(absent_runtime_keys)
+        self.require_cbid = require_cbid
+        self.require_occupancy = require_occupancy
+        self.validation = validation
+        self.why = why
+
+    @property
+    def has_launch(self):
+        return not (LAUNCH_KEYS & self.absent_kernel_keys)
+
+    def generic_of(self):
+        """vendor runtime name -> the generic call(s) it stands for, '|'-joined when one
+        name serves several (OpenCL's clGetDeviceInfo, clFinish)."""
+        inverse = collections.defaultdict(list)
+        for generic, name in (self.names or {}).items():
+            if name:
+                inverse[name].append(generic)
+        for name, generic in self.extra_generic.items():
+            inverse[name].append(generic)
+        return {name: "|".join(sorted(set(g))) for name, g in inverse.items()}
+
+    extra_generic = {}
+
+    def replace(self, **changes):
+        p = Profile.__new__(Profile)
+        p.__dict__.update(self.__dict__)
+        p.__dict__.update(changes)
+        return p
+
+
+PROFILES = {
+    "cupti": Profile("cupti", "cuda_runtime", VENDOR_NAMES["cupti"], validation="headers+emulated",
+                     why="NVIDIA CUPTI: every key; layouts checked against the CUDA headers"),
+    "ppu": Profile("ppu", "privateuse1_runtime", VENDOR_NAMES["ppu"], validation="emulated",
+                   why="Alibaba PPU (HGPTI), CUDA names, against the CUPTI emulator"),
+    "iluvatar": Profile("iluvatar", "privateuse1_runtime", VENDOR_NAMES["iluvatar"], validation="emulated",
+                        why="Iluvatar CoreX (CUDA-compatible CUPTI), CUDA names, against the CUPTI emulator"),
+    "mcpti": Profile("mcpti", "privateuse1_runtime", VENDOR_NAMES["mcpti"], validation="emulated",
+                     why="MetaX MCPTI: mc* names with MetaX cbids"),
+    # Kineto's ROCm build writes HIP calls as CUDA_RUNTIME. No ROCtracer record or HIP
+    # callback carries the register count, so no "registers per thread" and (one flag in
+    # the sink) no "shared memory"; the launch's dynamic shared memory still goes into the
+    # occupancy figures, which are required: the device answers hipDeviceGetAttribute.
+    "roctracer": Profile("roctracer", "cuda_runtime", VENDOR_NAMES["roctracer"], absent_kernel_keys=REGISTER_KEYS,
+                         require_occupancy=True, validation="emulated",
+                         why="ROCtracer: HIP names; no register count; grid/block from the launch arguments"),
+    # MSPTI kernel records have no launch configuration and there is no device attribute
+    # query; API records are named by string, without a callback id.
+    "mspti": Profile("mspti", "privateuse1_runtime", VENDOR_NAMES["mspti"],
+                     absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
+                     require_cbid=False, validation="emulated",
+                     why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
+    # OpenCL has no register, warp or per-SM limits, and no callback ids.
+    "opencl": Profile("opencl", "privateuse1_runtime", VENDOR_NAMES["opencl"],
+                      absent_kernel_keys=REGISTER_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
+                      require_cbid=False, validation="hardware",
+                      why="the OpenCL loader layer (PoCL in CI): cl* names, no registers or occupancy"),
+}
+# clEnqueueReadBuffer/WriteBuffer both stand for the generic memcpy (no single name).
+PROFILES["opencl"].extra_generic = {"clEnqueueReadBuffer": "memcpy", "clEnqueueWriteBuffer": "memcpy"}
 
 
 class WorkloadError(Exception):
@@ -86,6 +195,10 @@ class Workload:
         self.calls = []                          # runtime calls in order: (generic, innermost op id or None)
         self.devices = set()
         self.kernel_names = []                   # mangled names, in launch order
+        self.launches = []                       # (mangled name, grid [x,y,z], block [x,y,z]), in order
+        self.op_names = collections.OrderedDict()  # op id -> name (op push name=)
+        self.op_device = collections.defaultdict(list)  # op id (None: outside ops) -> device statements,
+        #               in order: (trace cat, mangled kernel name or the copy's/fill's trace name, bytes)
         stack = []
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
@@ -108,6 +221,7 @@ class Workload:
                         op_id = int(kv["id"])
                         stack.append(op_id)
                         self.op_ns.setdefault(op_id, 0)
+                        self.op_names.setdefault(op_id, kv.get("name", ""))
                     elif "pop" in kv:
                         if not stack:
                             raise WorkloadError("%s:%d: op pop without push" % (path, lineno))
@@ -121,10 +235,15 @@ class Workload:
                     if stmt == "launch":
                         self.kernels += 1
                         self.kernel_names.append(kv["kernel"])
+                        self.op_device[top].append(("kernel", kv["kernel"], None))
+                        self.launches.append((kv["kernel"], [int(x) for x in kv["grid"].split(",")],
+                                              [int(x) for x in kv["block"].split(",")]))
                     elif stmt == "memcpy":
                         self.memcpys += 1
+                        self.op_device[top].append(("gpu_memcpy", MEMCPY_NAMES.get(kv["dir"]), int(kv["bytes"])))
                     else:
                         self.memsets += 1
+                        self.op_device[top].append(("gpu_memset", MEMSET_NAME, int(kv["bytes"])))
                     dur = int(kv["dur_ns"])
                     if top is None:
                         self.unattributed_ns += dur
@@ -169,7 +288,22 @@ def demangle_reference(names):
     return dict(zip(names, out))
 
 
-def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occupancy=False):
+def legacy_profile(runtime_cat, vendor, require_cbid=True, require_occupancy=False):
+    """The profile the old arguments describe: the vendor's names and nothing else of its
+    profile (no backend, validation or absent-key checks), as check_trace always did."""
+    return Profile(None, runtime_cat, VENDOR_NAMES.get(vendor), require_cbid=require_cbid,
+                   require_occupancy=require_occupancy)
+
+
+def check_trace(trace, wl, runtime_cat=None, vendor=None, require_cbid=True, require_occupancy=False, profile=None):
+    """DESIGN.md's parity assertions. Either a profile (PROFILES[name], possibly .replace()d),
+    or the legacy arguments (runtime category, vendor names table, cbid, occupancy)."""
+    if profile is None:
+        profile = legacy_profile(runtime_cat, vendor, require_cbid, require_occupancy)
+    runtime_cat = profile.runtime_category
+    require_cbid, require_occupancy = profile.require_cbid, profile.require_occupancy
+    kernel_keys = set(KERNEL_KEYS) - profile.absent_kernel_keys
+    runtime_keys = set(RUNTIME_KEYS) - profile.absent_runtime_keys
     c = Checker()
     events = trace.get("traceEvents", [])
     meta = trace.get("devtrace", {})
@@ -217,12 +351,11 @@ def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occup
     bad = collections.Counter()
     for e in by_cat.get("kernel", []):
         keys = set(e.get("args", {}))
-        need = set(KERNEL_KEYS) - {"External id"}
+        need = kernel_keys - {"External id"}
         if e.get("pid") not in props and not require_occupancy:
             need -= OCCUPANCY_KEYS
-            keys -= OCCUPANCY_KEYS
-        if not (need <= keys <= KERNEL_KEYS):
-            bad["kernel %s" % sorted(keys ^ KERNEL_KEYS)] += 1
+        if not (need <= keys <= kernel_keys):
+            bad["kernel %s" % sorted(keys ^ kernel_keys)] += 1
     for e in by_cat.get("gpu_memcpy", []) + by_cat.get("gpu_memset", []):
         keys = set(e.get("args", {}))
         if not (MEM_KEYS - {"External id"} <= keys <= MEM_KEYS):
@@ -230,10 +363,10 @@ def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occup
     for e in runtime:
         keys = set(e.get("args", {}))
         need = {"correlation"} | ({"cbid"} if require_cbid else set())
-        if not (need <= keys <= RUNTIME_KEYS):
-            bad["runtime %s" % sorted(keys ^ RUNTIME_KEYS)] += 1
+        if not (need <= keys <= runtime_keys):
+            bad["runtime %s" % sorted(keys ^ runtime_keys)] += 1
     for what, n in bad.items():
-        c.check(False, "4. %d event(s) with wrong arg keys: %s (difference from the full set)" % (n, what))
+        c.check(False, "4. %d event(s) with wrong arg keys: %s (difference from the backend's key set)" % (n, what))
     if require_occupancy or props:
         c.check(all(e.get("pid") in props for e in device if e.get("cat") == "kernel"),
                 "4. a kernel's device has no deviceProperties (no occupancy keys)")
@@ -277,14 +410,14 @@ def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occup
     rnames = [e.get("name", "") for e in runtime]
     fallbacks = sorted({n for n in rnames if FALLBACK_NAME.search(n)})
     c.check(not fallbacks, "6. fallback runtime names: %s" % fallbacks)
-    table = VENDOR_NAMES.get(vendor)
+    table = profile.names
     if table:
         got_names = collections.Counter(rnames)
         want_names = collections.Counter(table[g] for g, _ in wl.calls if table.get(g))
         if all(table.get(g) for g, _ in wl.calls):
             diff = dict((got_names - want_names) + (want_names - got_names))
             c.check(not diff, "6. runtime names differ from the workload's calls in %s names (count "
-                              "differences): %s" % (vendor, diff))
+                              "differences): %s" % (profile.backend or vendor, diff))
         else:  # some calls have no single vendor name: the named ones must all be there
             c.check(not (want_names - got_names), "6. runtime names missing: %s" % dict(want_names - got_names))
         tids = {(e.get("pid"), e.get("tid")) for e in runtime}
@@ -318,30 +451,100 @@ def check_trace(trace, wl, runtime_cat, vendor, require_cbid=True, require_occup
         if t is not None and ns(e["ts"]) < t:
             early += 1
     c.check(early == 0, "7. %d device event(s) start before their launch call" % early)
+
+    check_profile_facts(c, trace, profile)
     return c
+
+
+def check_profile_facts(c, trace, profile):
+    """The profile's own facts: which backend wrote the trace, how far that backend is
+    validated, the keys it has no data for omitted (never written as zeros), and grid/block
+    on every kernel when it has the launch configuration. Workload-independent."""
+    meta = trace.get("devtrace", {})
+    xs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    kernels = [e for e in xs if e.get("cat") == "kernel"]
+    runtime = [e for e in xs if e.get("cat") == profile.runtime_category]
+    if profile.backend is not None:
+        c.check(meta.get("backend") == profile.backend, "backend %s, not %s (unavailable: %s)"
+                % (meta.get("backend"), profile.backend, meta.get("unavailable")))
+    if profile.validation is not None:
+        level = str(meta.get("validation", "")).split(":", 1)[0]
+        c.check(level == profile.validation, "validation %r is not at level %r"
+                % (meta.get("validation"), profile.validation))
+    if profile.absent_kernel_keys:
+        extra = collections.Counter(k for e in kernels for k in set(e.get("args", {})) & profile.absent_kernel_keys)
+        c.check(not extra, "4. %s kernels carry keys it has no data for: %s" % (profile.backend, dict(extra)))
+    if profile.absent_runtime_keys:
+        extra = collections.Counter(k for e in runtime for k in set(e.get("args", {})) & profile.absent_runtime_keys)
+        c.check(not extra, "4. %s runtime events carry keys it has no data for: %s" % (profile.backend, dict(extra)))
+    if profile.backend is not None and profile.has_launch:
+        nogrid = [e.get("name") for e in kernels if not LAUNCH_KEYS <= set(e.get("args", {}))]
+        c.check(not nogrid, "4. %d kernel(s) without grid/block, e.g. %s" % (len(nogrid), nogrid[:1]))
+    return c
+
+
+def lookup(meta, path):
+    """The value at a dotted path of the devtrace section (None when absent)."""
+    node = meta
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def check_expect(c, meta, items):
+    """--expect PATH=VALUE: each devtrace-section value, compared as text."""
+    for item in items:
+        path, sep, value = item.partition("=")
+        if not sep:
+            c.check(False, "--expect %r is not PATH=VALUE" % item)
+            continue
+        got = lookup(meta, path)
+        c.check(str(got) == value, "devtrace.%s = %s, expected %s" % (path, got, value))
+    return c
+
+
+def profile_from_args(name, runtime_category=None, no_cbid=False, require_occupancy=False):
+    """PROFILES[name], with the legacy per-item overrides applied."""
+    if name not in PROFILES:
+        raise KeyError("unknown profile %r (known: %s)" % (name, ", ".join(sorted(PROFILES))))
+    changes = {}
+    if runtime_category:
+        changes["runtime_category"] = runtime_category
+    if no_cbid:
+        changes["require_cbid"] = False
+    if require_occupancy:
+        changes["require_occupancy"] = True
+    return PROFILES[name].replace(**changes)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace")
     ap.add_argument("workload")
-    ap.add_argument("--runtime-category", default="cuda_runtime")
-    ap.add_argument("--vendor", default="cupti", help="names table: %s" % ", ".join(sorted(VENDOR_NAMES)))
-    ap.add_argument("--no-cbid", action="store_true", help="runtime events carry no cbid (e.g. MSPTI)")
+    ap.add_argument("--profile", "--vendor", dest="profile", default="cupti",
+                    help="backend profile: %s (--vendor: the old spelling)" % ", ".join(sorted(PROFILES)))
+    ap.add_argument("--runtime-category", help="override the profile's runtime category")
+    ap.add_argument("--no-cbid", action="store_true", help="runtime events need not carry a cbid")
     ap.add_argument("--require-occupancy", action="store_true")
+    ap.add_argument("--expect", nargs="*", default=[], metavar="PATH=VALUE",
+                    help="devtrace-section values, e.g. counts.kernel=17 dropped.vendor=0")
     args = ap.parse_args(argv)
     try:
+        profile = profile_from_args(args.profile, args.runtime_category, args.no_cbid, args.require_occupancy)
         with open(args.trace, encoding="utf-8") as f:
             trace = json.load(f)
         wl = Workload(args.workload)
     except (OSError, ValueError, WorkloadError, KeyError) as e:
         print("check_parity: %s" % e, file=sys.stderr)
         return 2
-    c = check_trace(trace, wl, args.runtime_category, args.vendor, not args.no_cbid, args.require_occupancy)
+    c = check_trace(trace, wl, profile=profile)
+    check_expect(c, trace.get("devtrace", {}), args.expect)
     for what in c.failed:
         print("FAIL %s" % what)
-    print("parity: %d assertion(s) hold, %d fail (kernel=%d memcpy=%d memset=%d runtime=%d expected)"
-          % (c.passed, len(c.failed), wl.kernels, wl.memcpys, wl.memsets, wl.runtime))
+    print("parity (%s): %d assertion(s) hold, %d fail (kernel=%d memcpy=%d memset=%d runtime=%d expected)"
+          % (profile.backend, c.passed, len(c.failed), wl.kernels, wl.memcpys, wl.memsets, wl.runtime))
     return 1 if c.failed else 0
 
 
