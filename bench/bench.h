@@ -1,0 +1,98 @@
+/* bench.h: what the benchmarks of devtrace-bench share: the sizes of a run, timing and
+ * medians, and how a benchmark reports a figure (name, value, unit, target, pass).
+ *
+ * Every figure is a rate or a ratio measured in the run that reports it, against a
+ * baseline measured in the same run (memcpy of the same bytes, the same call without
+ * tracing, the same program untraced), over several repetitions, and the median is
+ * reported: these machines are shared and noisy, so absolute numbers from another run
+ * mean little. Benchmarks are not tests: nothing here fails a build. */
+#ifndef DT_BENCH_H
+#define DT_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sizes of one run: --full (the figures of issue 6), --quick (seconds), --smoke
+ * (tiny: only checks that everything runs and the JSON is written). */
+typedef struct bench_sizes {
+    const char *mode;           /* "full", "quick", "smoke" */
+    int reps;                   /* repetitions of each measurement (the median is reported) */
+    uint64_t decode_bytes;      /* bytes of CUPTI-layout records decoded */
+    uint64_t callback_calls;    /* calls per thread of the callback benchmark at 1 thread */
+    uint64_t callback_calls_mt; /* ... and per thread at 16 threads */
+    uint64_t format_events;     /* events formatted and written */
+    uint64_t memory_events;     /* events stored for bytes/event */
+    uint64_t drain_events;      /* events drained */
+    uint32_t e2e_launches;      /* launches of the PoCL loop */
+    int e2e_pairs;              /* untraced/traced pairs of runs */
+} bench_sizes;
+
+/* Where the benchmarks find what they run (set by main from the build). */
+typedef struct bench_paths {
+    const char *cli;         /* the devtrace command, or "" */
+    const char *launch_loop; /* bench/opencl-launch-loop, or "" */
+    const char *tmpdir;      /* a scratch folder for trace files */
+} bench_paths;
+
+/* ---- reporting ---- */
+
+typedef enum bench_cmp { BENCH_INFO = 0, BENCH_AT_LEAST = 1, BENCH_AT_MOST = 2 } bench_cmp;
+
+/* One figure. value is NaN when it could not be measured (reason says why). */
+typedef struct bench_figure {
+    char name[64];
+    char unit[24];
+    char reason[320]; /* not measurable: why; else an optional note */
+    double value;
+    double target;
+    int cmp;        /* bench_cmp */
+    int measurable; /* 0: value is meaningless, pass is false */
+} bench_figure;
+
+/* A figure with a target (cmp BENCH_AT_LEAST/AT_MOST) or informational (BENCH_INFO). */
+void bench_report(const char *name, double value, const char *unit, int cmp, double target, const char *note);
+/* A figure that cannot be measured in this build or on this machine: pass is false. */
+void bench_unmeasurable(const char *name, const char *unit, int cmp, double target, const char *reason, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Whether a figure meets its target (informational figures: 1). */
+int bench_figure_passes(const bench_figure *f);
+
+/* Figures go to this file descriptor (a pipe to the parent) as bench_figure structs. */
+void bench_report_to_fd(int fd);
+
+/* ---- timing ---- */
+
+uint64_t bench_now_ns(void);         /* CLOCK_MONOTONIC */
+uint64_t bench_thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
+double bench_median(double *v, int n); /* sorts v */
+
+/* Resident set size of this process in bytes (/proc/self/statm). */
+uint64_t bench_rss_bytes(void);
+
+/* A deterministic generator (xorshift64*), for reproducible inputs. */
+static inline uint64_t bench_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Keeps the compiler from removing a computation whose result is otherwise unused. */
+static inline void bench_keep(const void *p)
+{
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+/* ---- the benchmarks (one file each) ---- */
+
+void bench_decode(const bench_sizes *sz, const bench_paths *paths);   /* bench_decode.c */
+void bench_callback(const bench_sizes *sz, const bench_paths *paths); /* bench_callback.c */
+void bench_sink(const bench_sizes *sz, const bench_paths *paths);     /* bench_sink.c: format, write */
+void bench_drain(const bench_sizes *sz, const bench_paths *paths);    /* bench_sink.c */
+void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_memory.c */
+void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
+
+#endif

@@ -1,0 +1,335 @@
+/* bench_callback.c: the callback-cost figures: what devtrace adds to a runtime call on
+ * the paths where devtrace owns the callback.
+ *
+ * OpenCL layer: clInitLayer is given a fake target dispatch whose clSetKernelArg does
+ * nothing (so the driver's own work is excluded), and the program-side call goes
+ * through the dispatch table the layer returns, as the ICD loader's does. The same
+ * loop of calls is timed with the layer idle (no session) and with a session recording
+ * (each call a runtime event in the store), alternately, and the median of the
+ * per-repetition differences is the cost added per call. At 16 threads each thread's
+ * CPU time is summed (the machines have 2 cores: wall time would measure the
+ * scheduler) and divided by the calls.
+ *
+ * ROCtracer: the enter/exit path through the emulated runtime, when the backend exists. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+#if defined(DT_HAVE_OPENCL) && __has_include(<CL/cl_layer.h>)
+#define BENCH_HAVE_OPENCL_LAYER 1
+#include "backends/opencl_layer.h"
+#endif
+
+#define MT_THREADS 16
+
+#ifdef BENCH_HAVE_OPENCL_LAYER
+
+static cl_int CL_API_CALL stub_set_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
+{
+    bench_keep(value);
+    return CL_SUCCESS;
+}
+
+static cl_icd_dispatch fake_target;
+static const cl_icd_dispatch *volatile layer_table;     /* the layer's wrappers */
+static const cl_icd_dispatch *volatile direct_table;    /* the fake target itself */
+
+typedef struct loop_arg {
+    const cl_icd_dispatch *table;
+    uint64_t calls;
+    pthread_barrier_t *start;
+    uint64_t cpu_ns;
+} loop_arg;
+
+static uint64_t run_calls(const cl_icd_dispatch *table, uint64_t calls)
+{
+    cl_kernel kernel = (cl_kernel)(uintptr_t)0x1000;
+    int value = 0;
+    uint64_t t0 = bench_thread_cpu_ns();
+    for (uint64_t i = 0; i < calls; i++)
+        table->clSetKernelArg(kernel, 0, sizeof value, &value);
+    return bench_thread_cpu_ns() - t0;
+}
+
+static void *loop_thread(void *p)
+{
+    loop_arg *a = p;
+    pthread_barrier_wait(a->start);
+    a->cpu_ns = run_calls(a->table, a->calls);
+    return NULL;
+}
+
+/* CPU ns per call over nthreads threads (1: the calling thread). */
+static double ns_per_call(const cl_icd_dispatch *table, int nthreads, uint64_t calls)
+{
+    if (nthreads == 1)
+        return (double)run_calls(table, calls) / (double)calls;
+    pthread_t tids[MT_THREADS];
+    loop_arg args[MT_THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
+    int started = 0;
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (loop_arg){table, calls, &start, 0};
+        if (pthread_create(&tids[i], NULL, loop_thread, &args[i]) != 0)
+            break;
+        started++;
+    }
+    if (started < nthreads) {
+        fprintf(stderr, "bench: callback: could not start %d threads\n", nthreads);
+        exit(1);
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(tids[i], NULL);
+        total += args[i].cpu_ns;
+    }
+    pthread_barrier_destroy(&start);
+    return (double)total / (double)(calls * (uint64_t)nthreads);
+}
+
+static dt_session *open_recording(void)
+{
+    devtrace_config cfg;
+    devtrace_config_init(&cfg);
+    cfg.backend = "opencl";
+    cfg.max_events = UINT64_MAX / 2;
+    devtrace_error err;
+    dt_session *s = devtrace_open(&cfg, &err);
+    if (!s || strcmp(devtrace_backend_name(s), "opencl") != 0 || devtrace_start(s) != 0) {
+        fprintf(stderr, "bench: callback: no OpenCL session: %s\n", s ? devtrace_unavailable_reason(s) : err.message);
+        devtrace_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void measure_opencl(const char *name, int nthreads, uint64_t calls, int reps, double max_ns)
+{
+    double *added = calloc((size_t)reps, sizeof *added), *idle = calloc((size_t)reps, sizeof *idle);
+    double *on = calloc((size_t)reps, sizeof *on);
+    char figure[64], note[320];
+    uint64_t events = 0;
+    for (int i = 0; added && idle && on && i < reps; i++) {
+        double direct = ns_per_call(direct_table, nthreads, calls);
+        double off = ns_per_call(layer_table, nthreads, calls);
+        dt_session *s = open_recording();
+        if (!s) {
+            bench_unmeasurable(name, "ns/call", BENCH_AT_MOST, max_ns, "the OpenCL backend would not record");
+            free(added), free(idle), free(on);
+            return;
+        }
+        on[i] = ns_per_call(layer_table, nthreads, calls);
+        devtrace_stop(s);
+        events = dt_store_count(&s->store);
+        devtrace_close(s);
+        added[i] = on[i] - off;
+        idle[i] = off - direct;
+    }
+    snprintf(note, sizeof note,
+             "clSetKernelArg through the layer to a no-op target, %d thread%s x %llu calls, recording vs idle, "
+             "%llu events stored per repetition, median of %d",
+             nthreads, nthreads > 1 ? "s" : "", (unsigned long long)calls, (unsigned long long)events, reps);
+    bench_report(name, bench_median(added, reps), "ns/call", BENCH_AT_MOST, max_ns, note);
+    snprintf(figure, sizeof figure, "%s.recording", name);
+    bench_report(figure, bench_median(on, reps), "ns/call", BENCH_INFO, 0,
+                 "a whole call through the layer while recording (the no-op target included)");
+    snprintf(figure, sizeof figure, "%s.idle", name);
+    bench_report(figure, bench_median(idle, reps), "ns/call", BENCH_INFO, 0,
+                 "the layer with no session recording, over calling the target directly");
+    free(added), free(idle), free(on);
+}
+
+static int install_layer(void)
+{
+    memset(&fake_target, 0, sizeof fake_target);
+    fake_target.clSetKernelArg = stub_set_kernel_arg;
+    cl_uint entries = 0;
+    const cl_icd_dispatch *layer = NULL;
+    if (clInitLayer((cl_uint)(sizeof fake_target / sizeof(void *)), &fake_target, &entries, &layer) != CL_SUCCESS ||
+        !layer || layer->clSetKernelArg == stub_set_kernel_arg)
+        return -1;
+    layer_table = layer;
+    direct_table = &fake_target;
+    return 0;
+}
+
+static void bench_opencl_layer(const bench_sizes *sz)
+{
+    if (install_layer() != 0) {
+        bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "clInitLayer refused the fake target");
+        bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100,
+                           "clInitLayer refused the fake target");
+        return;
+    }
+    measure_opencl("callback.opencl.1t", 1, sz->callback_calls, sz->reps, 50);
+    measure_opencl("callback.opencl.16t", MT_THREADS, sz->callback_calls_mt, sz->reps, 100);
+}
+
+#else
+
+static void bench_opencl_layer(const bench_sizes *sz)
+{
+    (void)sz;
+    static const char why[] = "this build has no OpenCL backend (the OpenCL headers CL/cl_layer.h were not found)";
+    bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
+    bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+}
+
+#endif
+
+/* ---- ROCtracer: the HIP_API enter/exit callbacks through the emulated runtime ---- */
+
+#if defined(DT_HAVE_ROCTRACER) && defined(DT_BENCH_ROCTRACER_EMU)
+#include <dlfcn.h>
+
+#include "wl.h"
+
+typedef int (*devemu_call_fn)(int generic);
+
+typedef struct roc_arg {
+    devemu_call_fn call;
+    uint64_t calls;
+    pthread_barrier_t *start;
+    uint64_t cpu_ns;
+} roc_arg;
+
+static uint64_t roc_run(devemu_call_fn call, uint64_t calls)
+{
+    uint64_t t0 = bench_thread_cpu_ns();
+    for (uint64_t i = 0; i < calls; i++)
+        call(WL_CALL_GET_DEVICE);
+    return bench_thread_cpu_ns() - t0;
+}
+
+static void *roc_thread(void *p)
+{
+    roc_arg *a = p;
+    pthread_barrier_wait(a->start);
+    a->cpu_ns = roc_run(a->call, a->calls);
+    return NULL;
+}
+
+static double roc_ns_per_call(devemu_call_fn call, int nthreads, uint64_t calls)
+{
+    if (nthreads == 1)
+        return (double)roc_run(call, calls) / (double)calls;
+    pthread_t tids[MT_THREADS];
+    roc_arg args[MT_THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (roc_arg){call, calls, &start, 0};
+        if (pthread_create(&tids[i], NULL, roc_thread, &args[i]) != 0) {
+            fprintf(stderr, "bench: callback: could not start %d threads\n", nthreads);
+            exit(1);
+        }
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(tids[i], NULL);
+        total += args[i].cpu_ns;
+    }
+    pthread_barrier_destroy(&start);
+    return (double)total / (double)(calls * (uint64_t)nthreads);
+}
+
+static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uint64_t calls, int reps, double max_ns)
+{
+    double *added = calloc((size_t)reps, sizeof *added), *off = calloc((size_t)reps, sizeof *off);
+    char note[320];
+    uint64_t events = 0;
+    for (int i = 0; added && off && i < reps; i++) {
+        off[i] = roc_ns_per_call(call, nthreads, calls);
+        devtrace_config cfg;
+        devtrace_config_init(&cfg);
+        cfg.backend = "roctracer";
+        cfg.max_events = UINT64_MAX / 2;
+        devtrace_error err;
+        dt_session *s = devtrace_open(&cfg, &err);
+        if (!s || strcmp(devtrace_backend_name(s), "roctracer") != 0 || devtrace_start(s) != 0) {
+            bench_unmeasurable(name, "ns/call", BENCH_AT_MOST, max_ns, "the roctracer backend would not record: %s",
+                               s ? devtrace_unavailable_reason(s) : err.message);
+            devtrace_close(s);
+            free(added), free(off);
+            return;
+        }
+        double on = roc_ns_per_call(call, nthreads, calls);
+        devtrace_stop(s);
+        events = dt_store_count(&s->store);
+        devtrace_close(s);
+        added[i] = on - off[i];
+    }
+    snprintf(note, sizeof note,
+             "hipGetDevice through the ROCtracer emulator's runtime, %d thread%s x %llu calls, a session recording "
+             "vs none (%llu events stored), median of %d; the emulated call alone: %.0f ns",
+             nthreads, nthreads > 1 ? "s" : "", (unsigned long long)calls, (unsigned long long)events, reps,
+             off ? bench_median(off, reps) : 0.0);
+    bench_report(name, bench_median(added, reps), "ns/call", BENCH_AT_MOST, max_ns, note);
+    free(added), free(off);
+}
+
+static void bench_roctracer(const bench_sizes *sz)
+{
+    setenv("DEVTRACE_ROCTRACER_LIBRARY", DT_BENCH_ROCTRACER_EMU, 1);
+    void *h = dlopen(DT_BENCH_ROCTRACER_EMU, RTLD_NOW | RTLD_GLOBAL);
+    devemu_call_fn call = h ? (devemu_call_fn)(uintptr_t)dlsym(h, "devemu_call") : NULL;
+    if (!call) {
+        const char *e = dlerror();
+        bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "cannot load the emulator %s: %s",
+                           DT_BENCH_ROCTRACER_EMU, e ? e : "no devemu_call");
+        bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "the emulator did not load");
+        return;
+    }
+    roc_measure("callback.roctracer.1t", call, 1, sz->callback_calls / 4, sz->reps, 50);
+    roc_measure("callback.roctracer.16t", call, MT_THREADS, sz->callback_calls_mt / 4, sz->reps, 100);
+}
+
+#else
+
+static void bench_roctracer(const bench_sizes *sz)
+{
+    (void)sz;
+#ifndef DT_HAVE_ROCTRACER
+    static const char why[] = "not measurable yet: no ROCtracer backend in this build (src/backends/roctracer.c)";
+#else
+    static const char why[] = "the ROCtracer emulator (tests/emu, target roctracer_emu) is not part of this build: "
+                              "configure with -DDEVTRACE_BUILD_TESTS=ON";
+#endif
+    bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
+    bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+}
+
+#endif
+
+/* One read of the clock a runtime event's start and end come from (the OpenCL layer's
+ * CLOCK_MONOTONIC_RAW): two per traced call, measured in the same run. */
+static void bench_clock_read(void)
+{
+    enum { N = 2000000 };
+    double v[5];
+    for (int r = 0; r < 5; r++) {
+        struct timespec ts;
+        uint64_t sum = 0, t0 = bench_now_ns();
+        for (int i = 0; i < N; i++) {
+            clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+            sum += (uint64_t)ts.tv_nsec;
+        }
+        v[r] = (double)(bench_now_ns() - t0) / N;
+        bench_keep(&sum);
+    }
+    bench_report("callback.clock_read", bench_median(v, 5), "ns", BENCH_INFO, 0,
+                 "one clock_gettime(CLOCK_MONOTONIC_RAW): a traced call reads it twice (start, end)");
+}
+
+void bench_callback(const bench_sizes *sz, const bench_paths *paths)
+{
+    (void)paths;
+    bench_clock_read();
+    bench_opencl_layer(sz);
+    bench_roctracer(sz);
+}

@@ -1,0 +1,240 @@
+/* bench_decode.c: the decode figures. Activity buffers written by the emulator's runtime
+ * (emu_records.c) are decoded by the real CUPTI-family decoder (dt_cf_walk_buffer, the
+ * code the completion callback runs) into a session's event store; the baseline is a
+ * memcpy of the same buffers into a buffer of the same size, timed in the same
+ * repetition. Records/s, input bytes/s and the ratio of the two times.
+ *
+ * Memory: each repetition measures twice. Warm (the figures with targets): the store's
+ * chunks reuse memory the process has touched before (malloc keeps what the previous
+ * session freed) and the copy goes to a destination written before, so both sides run
+ * at the speed of the code and the memory bus. Cold (informational): the store takes
+ * memory the kernel has to fault in (malloc_trim returns it first), as the first session
+ * of a process does, and the copy goes to fresh pages; both sides then pay the page
+ * faults, which on these machines cost more than the decoding (docs/performance.md).
+ *
+ * MCPTI: buffers of MetaX sizes with about 5% bad bytes, walked by the MCPTI
+ * descriptor's own scanner (its GetNextRecord cannot be trusted). The descriptor is
+ * found at build time (bench/CMakeLists.txt looks for it in src/backends/mcpti.c);
+ * without it the figures say so. */
+#include <math.h>
+#include <stdio.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "backends/cupti_family.h"
+#include "bench.h"
+#include "emu_records.h"
+
+#ifdef DT_BENCH_MCPTI_DESCRIPTOR
+extern const dt_cf_descriptor DT_BENCH_MCPTI_DESCRIPTOR;
+#endif
+
+typedef struct decode_result {
+    double decode_s, copy_s;
+    dt_cf_walk_counts counts;
+    uint64_t stored;
+} decode_result;
+
+/* Copies every buffer into dst, back to back. */
+static double time_copy_into(const bench_buffers *b, uint8_t *dst)
+{
+    uint64_t t0 = bench_now_ns();
+    size_t off = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        memcpy(dst + off, b->data[i], b->valid[i]);
+        off += b->valid[i];
+    }
+    uint64_t t1 = bench_now_ns();
+    bench_keep(dst);
+    return (double)(t1 - t0) / 1e9;
+}
+
+/* Into fresh pages (cold). */
+static double time_copy_cold(const bench_buffers *b)
+{
+    uint8_t *dst = mmap(NULL, b->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (dst == MAP_FAILED)
+        return NAN;
+    double s = time_copy_into(b, dst);
+    munmap(dst, b->bytes);
+    return s;
+}
+
+static int time_decode(const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version, decode_result *r)
+{
+    devtrace_error err;
+    dt_session *s = dt_session_new_offline(desc->name, "benchmark", "cuda_runtime", &err);
+    dt_cf_decoder *d = calloc(1, sizeof *d);
+    if (!s || !d) {
+        devtrace_close(s);
+        free(d);
+        return -1;
+    }
+    dt_cf_decoder_init(d, desc, s, version, bench_emu_next_record);
+    memset(&r->counts, 0, sizeof r->counts);
+    uint64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < b->n; i++) {
+        dt_cf_walk_counts c;
+        dt_cf_walk_buffer(d, b->data[i], b->valid[i], DT_CF_WALK_DECODE, &c);
+        r->counts.records += c.records;
+        r->counts.emitted += c.emitted;
+        r->counts.malformed += c.malformed;
+        r->counts.zero_time += c.zero_time;
+        r->counts.ignored += c.ignored;
+    }
+    uint64_t t1 = bench_now_ns();
+    r->decode_s = (double)(t1 - t0) / 1e9;
+    dt_store_file_all(&s->store);
+    r->stored = dt_store_count(&s->store);
+    free(d);
+    devtrace_close(s);
+    return 0;
+}
+
+/* The vendor's iterator alone over the same buffers (reading each record's kind): the
+ * part of a CUPTI decode that is the library's, not devtrace's. */
+static double time_iterate(const bench_buffers *b, const dt_cf_descriptor *desc)
+{
+    uint64_t sum = 0, t0 = bench_now_ns();
+    for (size_t i = 0; i < b->n; i++) {
+        void *rec = NULL;
+        while (bench_emu_next_record(b->data[i], b->valid[i], &rec) == desc->results.success && rec)
+            sum += *(const uint8_t *)rec;
+    }
+    uint64_t t1 = bench_now_ns();
+    bench_keep(&sum);
+    return (double)(t1 - t0) / 1e9;
+}
+
+typedef struct series {
+    double *rate, *bytes, *ratio;
+} series;
+
+static int series_init(series *x, int reps)
+{
+    x->rate = calloc((size_t)reps, sizeof *x->rate);
+    x->bytes = calloc((size_t)reps, sizeof *x->bytes);
+    x->ratio = calloc((size_t)reps, sizeof *x->ratio);
+    return x->rate && x->bytes && x->ratio ? 0 : -1;
+}
+
+static void series_free(series *x)
+{
+    free(x->rate), free(x->bytes), free(x->ratio);
+}
+
+static void series_add(series *x, int i, const bench_buffers *b, double copy_s, double decode_s)
+{
+    x->rate[i] = (double)b->records / decode_s;
+    x->bytes[i] = (double)b->bytes / decode_s;
+    x->ratio[i] = copy_s / decode_s;
+}
+
+/* Decodes the buffers reps times, cold then warm, each after a copy of the same bytes. */
+static void measure(const char *prefix, const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version,
+                    int reps, double min_rate, double min_ratio)
+{
+    series warm = {0}, cold = {0};
+    double *iterate = calloc((size_t)reps, sizeof *iterate);
+    char name[64], note[320];
+    decode_result r = {0};
+    uint8_t *dst = malloc(b->bytes);
+    int ok = dst && iterate && series_init(&warm, reps) == 0 && series_init(&cold, reps) == 0;
+    if (ok)
+        memset(dst, 1, b->bytes);
+    /* Free memory stays with malloc (warm) until malloc_trim returns it (cold). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, INT32_MAX);
+    for (int i = 0; ok && i < reps; i++) {
+        malloc_trim(0);
+        double copy_s = time_copy_cold(b);
+        if (!isfinite(copy_s) || time_decode(b, desc, version, &r) != 0) {
+            ok = 0;
+            break;
+        }
+        series_add(&cold, i, b, copy_s, r.decode_s);
+        copy_s = time_copy_into(b, dst);
+        if (time_decode(b, desc, version, &r) != 0) {
+            ok = 0;
+            break;
+        }
+        series_add(&warm, i, b, copy_s, r.decode_s);
+        iterate[i] = (double)b->records / time_iterate(b, desc);
+    }
+    free(dst);
+    if (!ok) {
+        snprintf(name, sizeof name, "%s.records_per_s", prefix);
+        bench_unmeasurable(name, "records/s", BENCH_AT_LEAST, min_rate, "out of memory");
+        series_free(&warm), series_free(&cold);
+        free(iterate);
+        return;
+    }
+    snprintf(note, sizeof note,
+             "%.0f MiB in %zu buffers of 1 MiB, %llu records (%llu stored, %llu malformed, %llu zero-time), "
+             "warm memory, median of %d",
+             (double)b->bytes / (1 << 20), b->n, (unsigned long long)b->records, (unsigned long long)r.stored,
+             (unsigned long long)r.counts.malformed, (unsigned long long)r.counts.zero_time, reps);
+    snprintf(name, sizeof name, "%s.records_per_s", prefix);
+    bench_report(name, bench_median(warm.rate, reps), "records/s", BENCH_AT_LEAST, min_rate, note);
+    snprintf(name, sizeof name, "%s.bytes_per_s", prefix);
+    bench_report(name, bench_median(warm.bytes, reps), "B/s", BENCH_INFO, 0, "input bytes decoded per second");
+    snprintf(name, sizeof name, "%s.vs_memcpy", prefix);
+    bench_report(name, bench_median(warm.ratio, reps), "ratio", BENCH_AT_LEAST, min_ratio,
+                 "decode bytes/s over memcpy bytes/s of the same buffers, same repetition");
+    if (!desc->scan) {
+        snprintf(name, sizeof name, "%s.iterator_only.records_per_s", prefix);
+        bench_report(name, bench_median(iterate, reps), "records/s", BENCH_INFO, 0,
+                     "the vendor's GetNextRecord (the emulator's) walking the same buffers without decoding: "
+                     "the ceiling of a decode that must use it");
+    }
+    snprintf(name, sizeof name, "%s.cold.records_per_s", prefix);
+    bench_report(name, bench_median(cold.rate, reps), "records/s", BENCH_INFO, 0,
+                 "the store's memory faulted in during the decode (a process's first session)");
+    snprintf(name, sizeof name, "%s.cold.vs_memcpy", prefix);
+    bench_report(name, bench_median(cold.ratio, reps), "ratio", BENCH_INFO, 0,
+                 "cold decode over memcpy into fresh pages");
+    series_free(&warm), series_free(&cold);
+    free(iterate);
+}
+
+void bench_decode(const bench_sizes *sz, const bench_paths *paths)
+{
+    (void)paths;
+    bench_buffers b;
+    fprintf(stderr, "bench: decode: writing %.0f MiB of CUPTI records with the emulator\n",
+            (double)sz->decode_bytes / (1 << 20));
+    if (bench_buffers_build(&b, BENCH_CUPTI, sz->decode_bytes, 0x5eed) != 0) {
+        bench_unmeasurable("decode.cupti.records_per_s", "records/s", BENCH_AT_LEAST, 60e6,
+                           "the emulator could not write the buffers (out of memory)");
+    } else {
+        measure("decode.cupti", &b, &dt_cf_cupti_descriptor, bench_emu_version(BENCH_CUPTI), sz->reps, 60e6, 0.5);
+    }
+    bench_buffers_free(&b);
+
+#ifdef DT_BENCH_MCPTI_DESCRIPTOR
+    const dt_cf_descriptor *mcpti = &DT_BENCH_MCPTI_DESCRIPTOR;
+    if (!mcpti->scan) {
+        bench_unmeasurable("decode.mcpti.records_per_s", "records/s", BENCH_AT_LEAST, 40e6,
+                           "the MCPTI descriptor has no scanner (.scan is NULL)");
+        bench_unmeasurable("decode.mcpti.vs_memcpy", "ratio", BENCH_AT_LEAST, 0.3,
+                           "the MCPTI descriptor has no scanner (.scan is NULL)");
+        return;
+    }
+    fprintf(stderr, "bench: decode: writing %.0f MiB of MCPTI records (5%% bad) with the emulator\n",
+            (double)sz->decode_bytes / (1 << 20));
+    if (bench_buffers_build(&b, BENCH_MCPTI, sz->decode_bytes, 0x5eed) != 0) {
+        bench_unmeasurable("decode.mcpti.records_per_s", "records/s", BENCH_AT_LEAST, 40e6,
+                           "the emulator could not write the buffers (out of memory)");
+    } else {
+        measure("decode.mcpti", &b, mcpti, bench_emu_version(BENCH_MCPTI), sz->reps, 40e6, 0.3);
+    }
+    bench_buffers_free(&b);
+#else
+    static const char why[] = "not measurable yet: no MCPTI backend in this build (src/backends/mcpti.c with its "
+                              "scanner); the benchmark picks it up when it exists";
+    bench_unmeasurable("decode.mcpti.records_per_s", "records/s", BENCH_AT_LEAST, 40e6, "%s", why);
+    bench_unmeasurable("decode.mcpti.vs_memcpy", "ratio", BENCH_AT_LEAST, 0.3, "%s", why);
+#endif
+}

@@ -1,0 +1,160 @@
+/* opencl_launch_loop.c: the end-to-end benchmark's program (opencl-launch-loop): a
+ * launch-bound OpenCL loop, run untraced and under `devtrace record` by devtrace-bench.
+ *
+ * On the first OpenCL device (a GPU if a platform has one, else any: PoCL's CPU device
+ * here): N launches (default 20,000) of a 4096-float vector add with local size 64, then
+ * a 128x128 GEMM, a fill and a blocking read-back, the way a framework's eager loop
+ * drives a device. Arguments are set once; every kernel is launched once before the
+ * timed part so that the driver's first-launch compilation is not timed.
+ *
+ * Prints one line: `launch-loop: launches=N seconds=S per_launch_us=U check=ok`, where S
+ * is the wall time from the first timed launch to the end of the read-back (clFinish
+ * after it). Exit status: 0 ok; 1 an OpenCL call failed or the results are wrong;
+ * 77 no OpenCL device (the benchmark reports the figure as not measurable). */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+
+#include <CL/cl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define VECTOR_N 4096u
+#define LOCAL_SIZE 64u
+#define GEMM_N 128u
+#define GEMM_TILE 8u
+
+static const char *source =
+    "__kernel void vadd(__global const float *a, __global const float *b, __global float *c)\n"
+    "{ size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n"
+    "__kernel void gemm(__global const float *A, __global const float *B, __global float *C, uint n)\n"
+    "{ size_t r = get_global_id(1), col = get_global_id(0); float acc = 0.0f;\n"
+    "  for (uint k = 0; k < n; k++) acc += A[r * n + k] * B[k * n + col];\n"
+    "  C[r * n + col] = acc; }\n";
+
+#define CHECK_CL(call)                                                                          \
+    do {                                                                                        \
+        cl_int check_status_ = (call);                                                          \
+        if (check_status_ != CL_SUCCESS) {                                                      \
+            fprintf(stderr, "opencl-launch-loop: %s failed: %d\n", #call, (int)check_status_); \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static cl_device_id pick_device(void)
+{
+    cl_platform_id platforms[8];
+    cl_uint np = 0;
+    if (clGetPlatformIDs(8, platforms, &np) != CL_SUCCESS || np == 0)
+        return NULL;
+    if (np > 8)
+        np = 8;
+    cl_device_id device = NULL;
+    for (cl_uint i = 0; i < np && !device; i++)
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_GPU, 1, &device, NULL) != CL_SUCCESS)
+            device = NULL;
+    for (cl_uint i = 0; i < np && !device; i++)
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS)
+            device = NULL;
+    return device;
+}
+
+static cl_mem buffer(cl_context ctx, size_t bytes, void *host)
+{
+    cl_int status;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &status);
+    CHECK_CL(status);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long launches = 20000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--launches") && i + 1 < argc) {
+            launches = strtoul(argv[++i], NULL, 10);
+        } else {
+            fprintf(stderr, "usage: opencl-launch-loop [--launches N]\n");
+            return 2;
+        }
+    }
+    cl_device_id device = pick_device();
+    if (!device) {
+        fprintf(stderr, "opencl-launch-loop: no OpenCL platform or device\n");
+        return 77;
+    }
+    cl_int status;
+    cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
+    CHECK_CL(status);
+    cl_command_queue queue = clCreateCommandQueue(ctx, device, 0, &status);
+    CHECK_CL(status);
+    cl_program program = clCreateProgramWithSource(ctx, 1, &source, NULL, &status);
+    CHECK_CL(status);
+    CHECK_CL(clBuildProgram(program, 1, &device, "", NULL, NULL));
+    cl_kernel vadd = clCreateKernel(program, "vadd", &status);
+    CHECK_CL(status);
+    cl_kernel gemm = clCreateKernel(program, "gemm", &status);
+    CHECK_CL(status);
+
+    static float a[VECTOR_N], b[VECTOR_N], c[VECTOR_N], A[GEMM_N * GEMM_N], B[GEMM_N * GEMM_N], C[GEMM_N * GEMM_N];
+    for (unsigned i = 0; i < VECTOR_N; i++)
+        a[i] = (float)i, b[i] = (float)(2 * i);
+    for (unsigned i = 0; i < GEMM_N * GEMM_N; i++)
+        A[i] = (float)(i % 7), B[i] = (float)(i % 5);
+    cl_mem da = buffer(ctx, sizeof a, a), db = buffer(ctx, sizeof b, b), dc = buffer(ctx, sizeof c, NULL);
+    cl_mem dA = buffer(ctx, sizeof A, A), dB = buffer(ctx, sizeof B, B), dC = buffer(ctx, sizeof C, NULL);
+    cl_uint n = GEMM_N;
+    CHECK_CL(clSetKernelArg(vadd, 0, sizeof da, &da));
+    CHECK_CL(clSetKernelArg(vadd, 1, sizeof db, &db));
+    CHECK_CL(clSetKernelArg(vadd, 2, sizeof dc, &dc));
+    CHECK_CL(clSetKernelArg(gemm, 0, sizeof dA, &dA));
+    CHECK_CL(clSetKernelArg(gemm, 1, sizeof dB, &dB));
+    CHECK_CL(clSetKernelArg(gemm, 2, sizeof dC, &dC));
+    CHECK_CL(clSetKernelArg(gemm, 3, sizeof n, &n));
+    const size_t global = VECTOR_N, local = LOCAL_SIZE;
+    const size_t gemm_global[2] = {GEMM_N, GEMM_N}, gemm_local[2] = {GEMM_TILE, GEMM_TILE};
+    const float one = 1.0f;
+
+    /* Warm-up: each command once (PoCL compiles a kernel at its first launch). */
+    CHECK_CL(clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
+    CHECK_CL(clEnqueueNDRangeKernel(queue, gemm, 2, NULL, gemm_global, gemm_local, 0, NULL, NULL));
+    CHECK_CL(clEnqueueFillBuffer(queue, dA, &one, sizeof one, 0, sizeof A, 0, NULL, NULL));
+    CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));
+    CHECK_CL(clFinish(queue));
+
+    double t0 = now_s();
+    for (unsigned long i = 0; i < launches; i++)
+        CHECK_CL(clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
+    CHECK_CL(clEnqueueNDRangeKernel(queue, gemm, 2, NULL, gemm_global, gemm_local, 0, NULL, NULL));
+    CHECK_CL(clEnqueueFillBuffer(queue, dc, &one, sizeof one, 0, sizeof c / 2, 0, NULL, NULL));
+    CHECK_CL(clEnqueueReadBuffer(queue, dC, CL_TRUE, 0, sizeof C, C, 0, NULL, NULL));
+    CHECK_CL(clFinish(queue));
+    double seconds = now_s() - t0;
+
+    /* Results: C = ones(A) x B after the fill; c = a + b, its first half then 1. */
+    CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));
+    int ok = 1;
+    for (unsigned i = 0; i < VECTOR_N; i++)
+        ok &= c[i] == (i < VECTOR_N / 2 ? 1.0f : (float)(3 * i));
+    float want = 0;
+    for (unsigned k = 0; k < GEMM_N; k++)
+        want += B[k * GEMM_N + 3];
+    ok &= fabsf(C[5 * GEMM_N + 3] - want) <= 1e-3f * want;
+
+    clReleaseMemObject(da), clReleaseMemObject(db), clReleaseMemObject(dc);
+    clReleaseMemObject(dA), clReleaseMemObject(dB), clReleaseMemObject(dC);
+    clReleaseKernel(vadd), clReleaseKernel(gemm), clReleaseProgram(program);
+    clReleaseCommandQueue(queue), clReleaseContext(ctx);
+    printf("launch-loop: launches=%lu seconds=%.6f per_launch_us=%.3f check=%s\n", launches, seconds,
+           launches ? seconds * 1e6 / (double)launches : 0.0, ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+}
