@@ -18,7 +18,7 @@ static const char list_usage[] =
 
 static void print_backend(const dt_backend *b)
 {
-    char why[512] = "";
+    char why[2048] = "";
     int ok = b->probe ? b->probe(why, sizeof why) : 1;
     char validation[256];
     dt_backend_validation_text(b, validation, sizeof validation);

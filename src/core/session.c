@@ -114,13 +114,15 @@ static const dt_backend *select_backend(const char *name, char *reasons, size_t 
     size_t used = 0;
     reasons[0] = '\0';
     for (const dt_backend *const *b = dt_backends(); *b; b++) {
-        char why[512] = "";
+        char why[2048] = "";
         if ((*b)->probe && (*b)->probe(why, sizeof why))
             return *b;
         int n = snprintf(reasons + used, rlen - used, "%s%s: %s", used ? "; " : "", (*b)->name, why);
         if (n > 0 && (size_t)n < rlen - used)
             used += (size_t)n;
     }
+    if (!used)
+        snprintf(reasons, rlen, "no tracing backend is compiled into this devtrace (built with DEVTRACE_BACKENDS empty)");
     return &dt_backend_unavailable;
 }
 
@@ -166,7 +168,7 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
     if (rank == -2 || world == -2)
         return NULL;
 
-    char reasons[1024];
+    char reasons[8192];
     const dt_backend *b = select_backend(name, reasons, sizeof reasons, err);
     if (!b)
         return NULL;
@@ -191,9 +193,9 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
         make_unavailable(s, strcmp(name, "none") == 0 ? "backend \"none\" selected" : reasons);
         return s;
     }
-    char why[512] = "";
+    char why[2048] = "";
     if (b->probe && !b->probe(why, sizeof why)) {
-        char msg[1024];
+        char msg[2100];
         snprintf(msg, sizeof msg, "%s: %s", b->name, why);
         make_unavailable(s, msg);
         return s;

@@ -35,7 +35,7 @@ struct devtrace_session {
     char backend_name[32];
     char validation[256];
     char runtime_category[40];
-    char unavailable_reason[1024];
+    char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024]; /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
     uint64_t generation;

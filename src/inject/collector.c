@@ -237,14 +237,14 @@ static int backend_wanted(const char *backend_name)
 
 static void ship_hello(dt_session *s)
 {
-    char buf[2048];
+    char buf[12288];
     uint32_t head[2] = {DT_WIRE_VERSION, (uint32_t)getpid()};
     size_t off = 0;
     memcpy(buf, head, sizeof head);
     off += sizeof head;
     const char *fields[] = {s->backend_name, s->validation, s->runtime_category, s->unavailable_reason};
     for (size_t i = 0; i < 4; i++) {
-        size_t n = strnlen(fields[i], 1000);
+        size_t n = strnlen(fields[i], 8191);
         if (off + n + 1 > sizeof buf)
             break;
         memcpy(buf + off, fields[i], n);
