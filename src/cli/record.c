@@ -67,7 +67,8 @@ static int parse_args(int argc, char **argv, record_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->output = "devtrace-%p.json";
-    o->backend = "auto";
+    const char *env_backend = getenv("DEVTRACE_BACKEND");
+    o->backend = env_backend && *env_backend ? env_backend : "auto"; /* --backend wins */
     o->top = 5;
     int i = 1;
     for (; i < argc; i++) {
@@ -261,7 +262,29 @@ static void prepend_env(const char *name, const char *value, char sep)
 }
 
 /* In the child, before exec: what the program needs to load the collector. */
-static void setup_child_env(const record_opts *o, const char *lib, int fd)
+/* Backends that start through their own injection hook (the OpenCL loader's layers,
+ * the CUDA driver's CUDA_INJECTION64_PATH); the others are started by preloading. */
+static int has_injection_hook(const char *backend)
+{
+    return !strcmp(backend, "opencl") || !strcmp(backend, "cupti");
+}
+
+/* For --backend auto: the first backend in the auto order that can trace on this
+ * machine (probed here, in the recorder), when it needs the preload; NULL when that
+ * backend starts through its own hook (or none can trace). The hooks of opencl and
+ * cupti are set up in any case, so a program of either runtime still starts its
+ * collector. */
+static const char *auto_preload_backend(void)
+{
+    for (const dt_backend *const *b = dt_backends(); *b; b++) {
+        char why[2048];
+        if ((*b)->probe && (*b)->probe(why, sizeof why))
+            return has_injection_hook((*b)->name) ? NULL : (*b)->name;
+    }
+    return NULL;
+}
+
+static void setup_child_env(const record_opts *o, const char *lib, int fd, const char *preload_backend)
 {
     char num[32];
     snprintf(num, sizeof num, "%d", fd);
@@ -276,9 +299,12 @@ static void setup_child_env(const record_opts *o, const char *lib, int fd)
         prepend_env("OPENCL_LAYERS", lib, ':');
     if (any || !strcmp(o->backend, "cupti"))
         setenv("CUDA_INJECTION64_PATH", lib, 1);
-    if (strcmp(o->backend, "opencl") != 0 && strcmp(o->backend, "cupti") != 0 && !any) {
+    if (!any && !has_injection_hook(o->backend))
+        preload_backend = o->backend;
+    if (preload_backend) {
         /* Vendors without an injection hook: preload the collector. */
         setenv("DEVTRACE_COLLECT_MODE", "preload", 1);
+        setenv("DEVTRACE_COLLECT_PRELOAD", preload_backend, 1);
         prepend_env("LD_PRELOAD", lib, ':');
     }
 #ifdef DT_HAVE_MSPTI
@@ -286,7 +312,7 @@ static void setup_child_env(const record_opts *o, const char *lib, int fd)
      * LD_PRELOAD (MSPTI_ERROR_WITHOUT_LD_PRELOAD otherwise): preload the very library the
      * backend will load (same search: $DEVTRACE_MSPTI_LIBRARY, $ASCEND_HOME_PATH, ...),
      * ahead of the collector. Not found: the session says it is unavailable, and why. */
-    if (!strcmp(o->backend, "mspti")) {
+    if (preload_backend && !strcmp(preload_backend, "mspti")) {
         char path[PATH_MAX], why[1024];
         if (dt_cf_locate_library(&dt_cf_mspti_descriptor, path, sizeof path, why, sizeof why) == 0)
             prepend_env("LD_PRELOAD", path, ':');
@@ -301,7 +327,8 @@ typedef struct child_result {
     int exec_errno;
 } child_result;
 
-static pid_t start_child(const record_opts *o, const char *lib, int data_fd_w, int err_fd_w, int data_fd_r, int err_fd_r)
+static pid_t start_child(const record_opts *o, const char *lib, const char *preload_backend, int data_fd_w, int err_fd_w,
+                         int data_fd_r, int err_fd_r)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -311,7 +338,7 @@ static pid_t start_child(const record_opts *o, const char *lib, int data_fd_w, i
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    setup_child_env(o, lib, data_fd_w);
+    setup_child_env(o, lib, data_fd_w, preload_backend);
     execvp(o->argv[0], o->argv);
     int e = errno;
     ssize_t ignored = write(err_fd_w, &e, sizeof e);
@@ -436,7 +463,8 @@ int dt_cmd_record(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
-    pid_t pid = start_child(&o, lib, data[1], errp[1], data[0], errp[0]);
+    const char *preload_backend = strcmp(o.backend, "auto") == 0 ? auto_preload_backend() : NULL;
+    pid_t pid = start_child(&o, lib, preload_backend, data[1], errp[1], data[0], errp[0]);
     close(data[1]);
     close(errp[1]);
     if (pid < 0) {

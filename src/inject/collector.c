@@ -302,5 +302,5 @@ __attribute__((constructor)) static void collector_preload(void)
 {
     const char *mode = getenv("DEVTRACE_COLLECT_MODE");
     if (mode && strcmp(mode, "preload") == 0)
-        dt_collector_autostart(NULL);
+        dt_collector_autostart(getenv("DEVTRACE_COLLECT_PRELOAD")); /* NULL: $DEVTRACE_BACKEND */
 }

@@ -432,6 +432,30 @@ def case_record_backend_wins(c):
         c.check(meta.get("backend") == "cupti" and meta["counts"]["kernel"] == 17,
                 "record (auto), cupti and mcpti present: backend %s, counts %s" % (meta.get("backend"),
                                                                                   meta.get("counts")))
+    # $DEVTRACE_BACKEND in the recorder's environment names the backend when --backend is not given.
+    env["DEVTRACE_BACKEND"] = "mcpti"
+    out = os.path.join(c.work, "env.json")
+    proc = c.run([c.args.devtrace, "record", "-q", "-o", out, "--", c.args.emu_run, "--lib", mcpti, c.args.workload],
+                 env, timeout=240)
+    if c.check(proc.returncode == 0 and os.path.exists(out), "record with DEVTRACE_BACKEND=mcpti: %s" % proc.stderr[-800:]):
+        meta = load_trace(out)["devtrace"]
+        c.check(meta.get("backend") == "mcpti" and meta["counts"]["kernel"] == 17,
+                "record with DEVTRACE_BACKEND=mcpti: backend %s, counts %s" % (meta.get("backend"), meta.get("counts")))
+
+
+def case_record_auto_preloads_a_vendor_without_injection_hook(c):
+    # auto, and only MetaX present: the recorder finds mcpti (it has no injection hook) and
+    # preloads the collector with it, so a MetaX program is traced without --backend.
+    mcpti = c.emu("mcpti")
+    env = c.machine(present={"mcpti": mcpti})
+    out = os.path.join(c.work, "auto-mcpti.json")
+    proc = c.run([c.args.devtrace, "record", "-q", "-o", out, "--", c.args.emu_run, "--lib", mcpti, c.args.workload],
+                 env, timeout=240)
+    c.check(proc.returncode == 0, "record (auto), mcpti present: exited %d: %s" % (proc.returncode, proc.stderr[-800:]))
+    if c.check(os.path.exists(out), "record (auto), mcpti present: no trace"):
+        meta = load_trace(out)["devtrace"]
+        c.check(meta.get("backend") == "mcpti" and meta["counts"]["kernel"] == 17 and meta["counts"]["runtime"] == 187,
+                "record (auto), mcpti present: backend %s, counts %s" % (meta.get("backend"), meta.get("counts")))
 
 
 def case_missing_symbol(c):
@@ -543,6 +567,7 @@ CASES = {
     "two_present": case_two_present,
     "auto_order": case_auto_order,
     "record_backend_wins": case_record_backend_wins,
+    "record_auto_preloads_a_vendor_without_injection_hook": case_record_auto_preloads_a_vendor_without_injection_hook,
     "missing_symbol": case_missing_symbol,
     "unknown_backend": case_unknown_backend,
     "empty_backends_build": case_empty_backends_build,
