@@ -6,11 +6,8 @@
 #include "cupti_family.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +16,7 @@
 #include "core/errors.h"
 #include "core/raw.h"
 #include "cupti_records.h"
+#include "vendor_lib.h"
 
 #define CF_DEFAULT_BUFFER_SIZE (1u << 20)
 #define CF_DEFAULT_BUFFER_COUNT 64u
@@ -124,25 +122,7 @@ void dt_cf_set_in_vendor_init(int on)
     t_in_vendor_init = on;
 }
 
-/* ---- small text helpers (binding and notes only, never the decoder) ---- */
-
-typedef struct cf_text {
-    char *buf;
-    size_t len, used;
-} cf_text;
-
-static void text_add(cf_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(cf_text *t, const char *fmt, ...)
-{
-    if (t->used >= t->len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
-}
+_Static_assert(DT_CF_MAX_NAMES == DT_VLIB_MAX_NAMES, "a descriptor's name lists are vendor_lib.h's");
 
 /* "CUPTI_ERROR_UNKNOWN (999): <message>", from the library's own strings when it has them. */
 static void result_text(const cf_api *api, const dt_cf_descriptor *d, int rc, char *buf, size_t len)
@@ -178,202 +158,76 @@ static const char *fn_name(const cf_api *api, dt_cf_fn fn)
 
 /* ---- finding the library ---- */
 
-typedef struct cf_found {
-    void *handle;
-    char path[512];
-} cf_found;
-
-static int names_count(const char *const *names)
-{
-    int n = 0;
-    while (n < DT_CF_MAX_NAMES && names[n])
-        n++;
-    return n;
-}
-
-/* The path of a loaded library, from its handle. */
-static void handle_path(void *handle, const char *fallback, char *out, size_t len)
-{
-    struct link_map *map = NULL;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
-        snprintf(out, len, "%s", map->l_name);
-    else
-        snprintf(out, len, "%s", fallback);
-}
-
-/* Tries root/sub/name for every library name; lists what was tried in `tried`. With
- * load 0 the first existing file is taken without loading it (out->handle NULL). */
-static int try_directory(const dt_cf_descriptor *d, const char *dir, cf_found *out, cf_text *tried, int load)
-{
-    int n = names_count(d->library_names);
-    text_add(tried, "%s%s/", tried->used ? ", " : "", dir);
-    text_add(tried, n > 1 ? "{" : "");
-    for (int i = 0; i < n; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, d->library_names[i]);
-        text_add(tried, "%s%s", i ? "," : "", d->library_names[i]);
-        if (access(path, F_OK) != 0)
-            continue;
-        if (!load) {
-            snprintf(out->path, sizeof out->path, "%s", path);
-            return 1;
-        }
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            out->handle = h;
-            handle_path(h, path, out->path, sizeof out->path);
-            return 1;
-        }
-        const char *e = dlerror();
-        text_add(tried, " (%s)", e ? e : "dlopen failed");
-    }
-    text_add(tried, n > 1 ? "}" : "");
-    return 0;
-}
-
-static int try_root(const dt_cf_descriptor *d, const char *root, cf_found *out, cf_text *tried, int load)
-{
-    int nsub = names_count(d->sdk_subdirs);
-    if (nsub == 0)
-        return try_directory(d, root, out, tried, load);
-    for (int i = 0; i < nsub; i++) {
-        char dir[512];
-        snprintf(dir, sizeof dir, "%s/%s", root, d->sdk_subdirs[i]);
-        if (try_directory(d, dir, out, tried, load))
-            return 1;
-    }
-    return 0;
-}
-
 /* Does the process itself have the vendor's register function? Only under the
  * vendor's own (first) spelling: a cupti* alias in a process is NVIDIA's CUPTI as likely
  * as another vendor's. */
-static int has_register_symbol(const dt_cf_descriptor *d, void *handle)
+static int has_register_symbol(void *handle, const void *user)
 {
+    const dt_cf_descriptor *d = user;
     char name[128];
     snprintf(name, sizeof name, "%s%s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS]);
     return dlsym(handle, name) != NULL;
 }
 
-static int cf_find_library(const dt_cf_descriptor *d, cf_found *out, char *why, size_t whylen)
+/* The descriptor's search (vendor_lib.h): a copy already loaded and the loader's search
+ * go by system_names (not library_names: for CUDA-named vendors that would be NVIDIA's). */
+static dt_vlib_search cf_search(const dt_cf_descriptor *d)
+{
+    return (dt_vlib_search){.override_env = d->override_env,
+                            .loaded_names = d->system_names,
+                            .sdk_env = d->sdk_env,
+                            .default_roots = d->sdk_default_roots,
+                            .subdirs = d->sdk_subdirs,
+                            .dir_names = d->library_names,
+                            .loader_names = d->system_names,
+                            .search_process = d->search_process,
+                            .process_accept = has_register_symbol,
+                            .user = d,
+                            .names_in_tried = 1};
+}
+
+static void cf_not_found(const dt_cf_descriptor *d, const char *tried, char *why, size_t whylen)
+{
+    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
+             tried, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
+             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+}
+
+static int cf_find_library(const dt_cf_descriptor *d, dt_vlib_found *out, char *why, size_t whylen)
 {
     char tried_buf[1024] = "";
-    cf_text tried = {tried_buf, sizeof tried_buf, 0};
-    memset(out, 0, sizeof *out);
-
-    /* 1. The override: the user said exactly which file. */
-    const char *override = d->override_env ? getenv(d->override_env) : NULL;
-    if (override && *override) {
-        void *h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            out->handle = h;
-            handle_path(h, override, out->path, sizeof out->path);
-            return 1;
-        }
-        const char *e = dlerror();
+    dt_text tried = {tried_buf, sizeof tried_buf, 0};
+    dt_vlib_search q = cf_search(d);
+    int found = dt_vlib_find(&q, out, &tried);
+    if (found > 0)
+        return 1;
+    if (found < 0) {
         snprintf(why, whylen, "$%s=%s cannot be loaded: %s; point it at the %s library (or unset it to search)",
-                 d->override_env, override, e ? e : "dlopen failed", d->vendor_api);
+                 d->override_env, out->override, out->error, d->vendor_api);
         return 0;
     }
-    /* 2. A copy the process already loaded under a system name: use it, never load a
-     * second one. (Not library_names: for CUDA-named vendors that would be NVIDIA's.) */
-    for (int i = 0; i < names_count(d->system_names); i++) {
-        void *h = dlopen(d->system_names[i], RTLD_NOW | RTLD_NOLOAD);
-        if (h) {
-            out->handle = h;
-            handle_path(h, d->system_names[i], out->path, sizeof out->path);
-            return 1;
-        }
-    }
-    /* 3. SDK roots from the environment, then the default roots. */
-    for (int i = 0; i < names_count(d->sdk_env); i++) {
-        const char *root = getenv(d->sdk_env[i]);
-        if (!root || !*root) {
-            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", d->sdk_env[i]);
-            continue;
-        }
-        if (try_root(d, root, out, &tried, 1))
-            return 1;
-    }
-    for (int i = 0; i < names_count(d->sdk_default_roots); i++)
-        if (try_root(d, d->sdk_default_roots[i], out, &tried, 1))
-            return 1;
-    /* 4. The loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
-    int nsys = names_count(d->system_names);
-    for (int i = 0; i < nsys; i++) {
-        void *h = dlopen(d->system_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            out->handle = h;
-            handle_path(h, d->system_names[i], out->path, sizeof out->path);
-            return 1;
-        }
-    }
+    int nsys = dt_vlib_names_count(d->system_names);
     if (nsys) {
-        text_add(&tried, "%sthe loader's search path for ", tried.used ? ", " : "");
+        dt_text_add(&tried, "%sthe loader's search path for ", tried.used ? ", " : "");
         for (int i = 0; i < nsys; i++)
-            text_add(&tried, "%s%s", i ? "," : "", d->system_names[i]);
+            dt_text_add(&tried, "%s%s", i ? "," : "", d->system_names[i]);
     }
-    /* 5. The process itself (a program linked with the library). */
-    if (d->search_process) {
-        void *h = dlopen(NULL, RTLD_NOW);
-        if (h && has_register_symbol(d, h)) {
-            out->handle = h;
-            snprintf(out->path, sizeof out->path, "(the process itself)");
-            return 1;
-        }
-        text_add(&tried, "%sthe process itself", tried.used ? ", " : "");
-    }
-    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
-             tried_buf, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
-             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+    if (d->search_process)
+        dt_text_add(&tried, "%sthe process itself", tried.used ? ", " : "");
+    cf_not_found(d, tried_buf, why, whylen);
     return 0;
 }
 
 int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen)
 {
     char tried_buf[1024] = "";
-    cf_text tried = {tried_buf, sizeof tried_buf, 0};
-    cf_found f;
-    memset(&f, 0, sizeof f);
-    const char *override = d->override_env ? getenv(d->override_env) : NULL;
-    if (override && *override) {
-        if (access(override, R_OK) == 0) {
-            snprintf(path, pathlen, "%s", override);
-            return 0;
-        }
-        snprintf(why, whylen, "$%s=%s: %s", d->override_env, override, strerror(errno));
-        return -1;
-    }
-    int found = 0;
-    for (int i = 0; i < names_count(d->sdk_env) && !found; i++) {
-        const char *root = getenv(d->sdk_env[i]);
-        if (!root || !*root)
-            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", d->sdk_env[i]);
-        else
-            found = try_root(d, root, &f, &tried, 0);
-    }
-    for (int i = 0; i < names_count(d->sdk_default_roots) && !found; i++)
-        found = try_root(d, d->sdk_default_roots[i], &f, &tried, 0);
-    /* The loader's search path, as far as the environment gives it (not ld.so.cache). */
-    const char *ldpath = getenv("LD_LIBRARY_PATH");
-    if (!found && ldpath && *ldpath && names_count(d->system_names)) {
-        char copy[2048], *save = NULL;
-        snprintf(copy, sizeof copy, "%s", ldpath);
-        for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save))
-            for (int i = 0; i < names_count(d->system_names) && !found; i++) {
-                snprintf(f.path, sizeof f.path, "%s/%s", dir, d->system_names[i]);
-                found = access(f.path, R_OK) == 0;
-            }
-        if (!found)
-            text_add(&tried, "%s$LD_LIBRARY_PATH", tried.used ? ", " : "");
-    }
-    if (found) {
-        snprintf(path, pathlen, "%s", f.path);
+    dt_text tried = {tried_buf, sizeof tried_buf, 0};
+    dt_vlib_search q = cf_search(d);
+    int found = dt_vlib_locate(&q, path, pathlen, &tried, why, whylen);
+    if (found > 0)
         return 0;
-    }
-    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
-             tried_buf, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
-             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+    if (found == 0)
+        cf_not_found(d, tried_buf, why, whylen);
     return -1;
 }
 
@@ -382,34 +236,14 @@ static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path,
                       size_t whylen)
 {
     char missing_buf[768] = "";
-    cf_text missing = {missing_buf, sizeof missing_buf, 0};
+    dt_text missing = {missing_buf, sizeof missing_buf, 0};
     unsigned required = d->required ? d->required : DT_CF_REQUIRED_DEFAULT;
-    int nprefix = names_count(d->symbol_prefixes);
     memset(api, 0, sizeof *api);
-    for (int fn = 0; fn < DT_CF_FN_COUNT; fn++) {
-        void *sym = NULL;
-        for (int p = 0; p < nprefix && !sym; p++) {
-            snprintf(api->names[fn], sizeof api->names[fn], "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
-            sym = dlsym(handle, api->names[fn]);
-        }
-        if (sym) {
-            memcpy((char *)api + cf_api_offsets[fn], &sym, sizeof sym);
-            continue;
-        }
-        api->names[fn][0] = '\0';
-        if (!(required & (1u << fn)))
-            continue;
-        text_add(&missing, "%s%s%s", missing.used ? ", " : "", cf_prefix(d), cf_fn_suffix[fn]);
-        if (nprefix > 1) {
-            text_add(&missing, " (tried");
-            for (int p = 0; p < nprefix; p++)
-                text_add(&missing, " %s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
-            text_add(&missing, ")");
-        }
-    }
-    if (missing.used) {
+    int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, required,
+                                api, api->names, &missing);
+    if (nmissing) {
         snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library",
-                 d->vendor_api, path, strchr(missing_buf, ',') ? "s" : "", missing_buf, d->vendor_api);
+                 d->vendor_api, path, nmissing > 1 ? "s" : "", missing_buf, d->vendor_api);
         return -1;
     }
     return 0;
@@ -479,7 +313,7 @@ int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
         snprintf(why, whylen, "bound to %s", G.path);
         return 1;
     }
-    cf_found f;
+    dt_vlib_found f;
     if (!cf_find_library(d, &f, why, whylen))
         return 0;
     cf_api api;
@@ -493,7 +327,7 @@ int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
 
 unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathlen)
 {
-    cf_found f;
+    dt_vlib_found f;
     char why[1024];
     unsigned found = 0;
     if (!cf_find_library(d, &f, why, sizeof why)) {
@@ -501,15 +335,12 @@ unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathl
         return 0;
     }
     snprintf(path, pathlen, "%s", f.path);
+    cf_api api;
+    memset(&api, 0, sizeof api);
+    dt_vlib_bind(f.handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, 0, &api, api.names, NULL);
     for (int fn = 0; fn < DT_CF_FN_COUNT; fn++)
-        for (int p = 0; p < names_count(d->symbol_prefixes); p++) {
-            char name[128];
-            snprintf(name, sizeof name, "%s%s", d->symbol_prefixes[p], cf_fn_suffix[fn]);
-            if (dlsym(f.handle, name)) {
-                found |= 1u << fn;
-                break;
-            }
-        }
+        if (api.names[fn][0])
+            found |= 1u << fn;
     return found;
 }
 
@@ -776,7 +607,7 @@ static void pool_configure(void)
 /* Called with G.lock held. */
 static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
 {
-    cf_found f;
+    dt_vlib_found f;
     cf_api api;
     if (!cf_find_library(d, &f, why, whylen) || cf_resolve(d, f.handle, f.path, &api, why, whylen) != 0)
         return -1;
@@ -801,13 +632,11 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     G.version = version;
     G.api_name = NULL;
     G.api_name_sym[0] = '\0';
-    for (int p = 0; d->api_name_suffix && p < names_count(d->symbol_prefixes) && !G.api_name; p++) {
-        snprintf(G.api_name_sym, sizeof G.api_name_sym, "%s%s", d->symbol_prefixes[p], d->api_name_suffix);
-        void *sym = dlsym(f.handle, G.api_name_sym);
-        memcpy(&G.api_name, &sym, sizeof sym);
+    if (d->api_name_suffix) {
+        static const size_t at_start = 0;
+        dt_vlib_bind(f.handle, d->symbol_prefixes, &d->api_name_suffix, &at_start, 1, 0, &G.api_name, &G.api_name_sym,
+                     NULL);
     }
-    if (!G.api_name)
-        G.api_name_sym[0] = '\0';
     snprintf(G.path, sizeof G.path, "%s", f.path);
     G.may_refuse = d->refuse_from_version != UINT32_MAX && version >= d->refuse_from_version;
     G.desc = d;
@@ -841,23 +670,7 @@ typedef int (*cf_count_fn)(int *count);
  * library, then the tracing library itself (an emulator exports both). */
 static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, const char *const *names, const char **found)
 {
-    int n = names_count(names);
-    void *sym = NULL;
-    for (int i = 0; i < n && !sym; i++)
-        if ((sym = dlsym(RTLD_DEFAULT, names[i])))
-            *found = names[i];
-    for (int l = 0; l < names_count(d->runtime_libraries) && !sym; l++) {
-        void *h = dlopen(d->runtime_libraries[l], RTLD_NOW | RTLD_NOLOAD);
-        if (!h)
-            continue;
-        for (int i = 0; i < n && !sym; i++)
-            if ((sym = dlsym(h, names[i])))
-                *found = names[i];
-        dlclose(h); /* balances the NOLOAD reference; the library stays loaded */
-    }
-    for (int i = 0; i < n && !sym && G.handle; i++)
-        if ((sym = dlsym(G.handle, names[i])))
-            *found = names[i];
+    void *sym = dt_vlib_runtime_symbol(names, d->runtime_libraries, G.handle, found);
     cf_any_fn fn = NULL;
     memcpy(&fn, &sym, sizeof fn);
     return fn;
@@ -872,12 +685,12 @@ static void cf_read_devices(dt_cf_state *st)
     cf_attribute_fn attr = (cf_attribute_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
     if (!attr) {
         char names[256] = "", libs[256] = "";
-        cf_text tn = {names, sizeof names, 0}, tl = {libs, sizeof libs, 0};
-        int n = names_count(d->attribute_fn);
+        dt_text tn = {names, sizeof names, 0}, tl = {libs, sizeof libs, 0};
+        int n = dt_vlib_names_count(d->attribute_fn);
         for (int i = 0; i < n; i++)
-            text_add(&tn, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", d->attribute_fn[i]);
-        for (int i = 0; i < names_count(d->runtime_libraries); i++)
-            text_add(&tl, ", %s", d->runtime_libraries[i]);
+            dt_text_add(&tn, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", d->attribute_fn[i]);
+        for (int i = 0; i < dt_vlib_names_count(d->runtime_libraries); i++)
+            dt_text_add(&tl, ", %s", d->runtime_libraries[i]);
         dt_add_note(st->s, "occupancy unavailable: no %s in the process (its global symbols%s, %s); the trace has "
                     "no deviceProperties and no occupancy keys", names, libs, G.path);
         return;

@@ -34,10 +34,8 @@
  *
  * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +46,7 @@
 #include "core/errors.h"
 #include "core/session.h"
 #include "roctracer_records.h"
+#include "vendor_lib.h"
 
 #define ROC_DEFAULT_BUFFER_SIZE (1u << 20)
 #define ROC_MIN_BUFFER_SIZE 4096u
@@ -115,16 +114,25 @@ typedef struct roc_api {
     X("roctracer_version_minor", 0, version_minor)                                                         \
     X("roctracer_start", 0, start_tracing)
 
-static const struct roc_fn_entry {
-    const char *name;
-    int required;
-    size_t offset;
-} roc_fns[] = {
-#define ROC__FN_ENTRY(name, required, field) {name, required, offsetof(roc_api, field)},
-    ROC_FN_MAP(ROC__FN_ENTRY)
-#undef ROC__FN_ENTRY
+enum {
+#define ROC__FN_ID(name, required, field) ROC_FN_##field,
+    ROC_FN_MAP(ROC__FN_ID)
+#undef ROC__FN_ID
+    ROC_NFNS
 };
-#define ROC_NFNS (sizeof roc_fns / sizeof roc_fns[0])
+static const char *const roc_fn_names[ROC_NFNS] = {
+#define ROC__FN_NAME(name, required, field) name,
+    ROC_FN_MAP(ROC__FN_NAME)
+#undef ROC__FN_NAME
+};
+static const size_t roc_fn_offsets[ROC_NFNS] = {
+#define ROC__FN_OFFSET(name, required, field) offsetof(roc_api, field),
+    ROC_FN_MAP(ROC__FN_OFFSET)
+#undef ROC__FN_OFFSET
+};
+#define ROC__FN_REQUIRED(name, required, field) | ((unsigned)(required) << ROC_FN_##field)
+static const unsigned roc_fn_required = 0u ROC_FN_MAP(ROC__FN_REQUIRED);
+#undef ROC__FN_REQUIRED
 
 /* ---- what calls are launches, copies and fills (resolved by name) ---- */
 
@@ -198,147 +206,53 @@ static struct roc_engine {
     _Atomic int inflight[2];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* ---- small text helper (binding and notes only) ---- */
-
-typedef struct roc_text {
-    char *buf;
-    size_t len, used;
-} roc_text;
-
-static void text_add(roc_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(roc_text *t, const char *fmt, ...)
-{
-    if (t->used + 1 >= t->len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
-}
-
 /* ---- finding the library ---- */
 
-static const char *const roc_library_names[] = {"libroctracer64.so", "libroctracer64.so.4", "libroctracer64.so.1",
-                                                "libgalaxyhip.so.5"};
-#define ROC_NLIBS (sizeof roc_library_names / sizeof roc_library_names[0])
-static const char *const roc_sdk_env[] = {"ROCM_PATH", "DTK_PATH"};
-static const char *const roc_default_roots[] = {"/opt/rocm", "/opt/dtk"};
-static const char *const roc_hip_runtimes[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
-                                               "libgalaxyhip.so.5", "libgalaxyhip.so"};
+static const char *const roc_library_names[DT_VLIB_MAX_NAMES] = {"libroctracer64.so", "libroctracer64.so.4",
+                                                                 "libroctracer64.so.1", "libgalaxyhip.so.5"};
+static const char *const roc_sdk_env[DT_VLIB_MAX_NAMES] = {"ROCM_PATH", "DTK_PATH"};
+static const char *const roc_default_roots[DT_VLIB_MAX_NAMES] = {"/opt/rocm", "/opt/dtk"};
+static const char *const roc_sdk_subdirs[DT_VLIB_MAX_NAMES] = {"lib"};
+static const char *const roc_hip_runtimes[DT_VLIB_MAX_NAMES] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                                                "libgalaxyhip.so.5", "libgalaxyhip.so"};
 
-typedef struct roc_found {
-    void *handle;
-    char path[512];
-} roc_found;
-
-static void handle_path(void *handle, const char *fallback, char *out, size_t len)
+static int has_roctracer(void *handle, const void *unused)
 {
-    struct link_map *map = NULL;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
-        snprintf(out, len, "%s", map->l_name);
-    else
-        snprintf(out, len, "%s", fallback);
-}
-
-static int has_roctracer(void *handle)
-{
+    (void)unused;
     return dlsym(handle, "roctracer_open_pool_expl") != NULL;
 }
 
-/* dir/name for each library name; a library without the roctracer symbols (a HIP
+/* Every library name in every step; a library without the roctracer symbols (a HIP
  * runtime of a DTK that does not carry them) is passed over. */
-static int try_directory(const char *dir, roc_found *out, roc_text *tried)
-{
-    text_add(tried, "%s%s", tried->used ? ", " : "", dir);
-    for (size_t i = 0; i < ROC_NLIBS; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, roc_library_names[i]);
-        if (access(path, F_OK) != 0)
-            continue;
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *e = dlerror();
-            text_add(tried, " (%s: %s)", roc_library_names[i], e ? e : "dlopen failed");
-            continue;
-        }
-        if (!has_roctracer(h)) {
-            text_add(tried, " (%s: no roctracer symbols)", roc_library_names[i]);
-            continue; /* kept loaded: unloading a vendor runtime is not safe */
-        }
-        out->handle = h;
-        handle_path(h, path, out->path, sizeof out->path);
-        return 1;
-    }
-    return 0;
-}
+static const dt_vlib_search roc_search = {
+    .override_env = "DEVTRACE_ROCTRACER_LIBRARY",
+    .loaded_names = roc_library_names,
+    .sdk_env = roc_sdk_env,
+    .default_roots = roc_default_roots,
+    .subdirs = roc_sdk_subdirs,
+    .dir_names = roc_library_names,
+    .loader_names = roc_library_names,
+    .search_process = 1,
+    .accept = has_roctracer,
+    .process_accept = has_roctracer,
+    .rejected = "no roctracer symbols",
+    .names_in_tried = 0,
+};
 
-static int roc_find_library(roc_found *out, char *why, size_t whylen)
+static int roc_find_library(dt_vlib_found *out, char *why, size_t whylen)
 {
     char tried_buf[768] = "";
-    roc_text tried = {tried_buf, sizeof tried_buf, 0};
-    memset(out, 0, sizeof *out);
-    /* 1. The override: exactly this file. */
-    const char *override = getenv("DEVTRACE_ROCTRACER_LIBRARY");
-    if (override && *override) {
-        void *h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            out->handle = h;
-            handle_path(h, override, out->path, sizeof out->path);
-            return 1;
-        }
-        const char *e = dlerror();
-        snprintf(why, whylen, "$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s; point it at libroctracer64.so "
-                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or unset it to search", override, e ? e : "dlopen failed");
-        return 0;
-    }
-    /* 2. A copy the process already loaded: use it, never load a second one. */
-    for (size_t i = 0; i < ROC_NLIBS; i++) {
-        void *h = dlopen(roc_library_names[i], RTLD_NOW | RTLD_NOLOAD);
-        if (h && has_roctracer(h)) {
-            out->handle = h;
-            handle_path(h, roc_library_names[i], out->path, sizeof out->path);
-            return 1;
-        }
-    }
-    /* 3. SDK roots from the environment, then the default roots. */
-    for (size_t i = 0; i < sizeof roc_sdk_env / sizeof roc_sdk_env[0]; i++) {
-        const char *root = getenv(roc_sdk_env[i]);
-        if (!root || !*root) {
-            text_add(&tried, "%s$%s (unset)", tried.used ? ", " : "", roc_sdk_env[i]);
-            continue;
-        }
-        char dir[512];
-        snprintf(dir, sizeof dir, "%s/lib", root);
-        if (try_directory(dir, out, &tried))
-            return 1;
-    }
-    for (size_t i = 0; i < sizeof roc_default_roots / sizeof roc_default_roots[0]; i++) {
-        char dir[512];
-        snprintf(dir, sizeof dir, "%s/lib", roc_default_roots[i]);
-        if (try_directory(dir, out, &tried))
-            return 1;
-    }
-    /* 4. The loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
-    for (size_t i = 0; i < ROC_NLIBS; i++) {
-        void *h = dlopen(roc_library_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h && has_roctracer(h)) {
-            out->handle = h;
-            handle_path(h, roc_library_names[i], out->path, sizeof out->path);
-            return 1;
-        }
-    }
-    /* 5. The process itself (a program linked with the library). */
-    void *self = dlopen(NULL, RTLD_NOW);
-    if (self && has_roctracer(self)) {
-        out->handle = self;
-        snprintf(out->path, sizeof out->path, "(the process itself)");
+    dt_text tried = {tried_buf, sizeof tried_buf, 0};
+    int found = dt_vlib_find(&roc_search, out, &tried);
+    if (found > 0)
         return 1;
-    }
-    snprintf(why, whylen, "ROCtracer not found; tried %s (libroctracer64.so{,.4,.1}, libgalaxyhip.so.5), the "
-             "loader's search path, the process itself; set DEVTRACE_ROCTRACER_LIBRARY to libroctracer64.so (ROCm) "
-             "or libgalaxyhip.so.5 (Hygon DTK), or ROCM_PATH or DTK_PATH to the SDK root", tried_buf);
+    if (found < 0)
+        snprintf(why, whylen, "$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s; point it at libroctracer64.so "
+                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or unset it to search", out->override, out->error);
+    else
+        snprintf(why, whylen, "ROCtracer not found; tried %s (libroctracer64.so{,.4,.1}, libgalaxyhip.so.5), the "
+                 "loader's search path, the process itself; set DEVTRACE_ROCTRACER_LIBRARY to libroctracer64.so "
+                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or ROCM_PATH or DTK_PATH to the SDK root", tried_buf);
     return 0;
 }
 
@@ -346,18 +260,10 @@ static int roc_find_library(roc_found *out, char *why, size_t whylen)
 static int roc_resolve(void *handle, const char *path, roc_api *api, char *why, size_t whylen)
 {
     char missing_buf[512] = "";
-    roc_text missing = {missing_buf, sizeof missing_buf, 0};
-    int nmissing = 0;
+    dt_text missing = {missing_buf, sizeof missing_buf, 0};
     memset(api, 0, sizeof *api);
-    for (size_t i = 0; i < ROC_NFNS; i++) {
-        void *sym = dlsym(handle, roc_fns[i].name);
-        if (sym) {
-            memcpy((char *)api + roc_fns[i].offset, &sym, sizeof sym);
-        } else if (roc_fns[i].required) {
-            text_add(&missing, "%s%s", missing.used ? ", " : "", roc_fns[i].name);
-            nmissing++;
-        }
-    }
+    int nmissing = dt_vlib_bind(handle, NULL, roc_fn_names, roc_fn_offsets, ROC_NFNS, roc_fn_required, api, NULL,
+                                &missing);
     if (nmissing) {
         snprintf(why, whylen, "%s lacks the required symbol%s %s; it is not a usable ROCtracer library", path,
                  nmissing > 1 ? "s" : "", missing_buf);
@@ -389,7 +295,7 @@ static int roc_probe(char *why, size_t whylen)
         snprintf(why, whylen, "bound to %s", G.path);
         return 1;
     }
-    roc_found f;
+    dt_vlib_found f;
     roc_api api;
     if (!roc_find_library(&f, why, whylen))
         return 0;
@@ -927,17 +833,8 @@ typedef int (*roc_count_fn)(int *count);
  * then the tracing library itself (DTK's libgalaxyhip.so.5 is both; so is the emulator). */
 static void *roc_runtime_symbol(const char *name)
 {
-    void *sym = dlsym(RTLD_DEFAULT, name);
-    for (size_t i = 0; !sym && i < sizeof roc_hip_runtimes / sizeof roc_hip_runtimes[0]; i++) {
-        void *h = dlopen(roc_hip_runtimes[i], RTLD_NOW | RTLD_NOLOAD);
-        if (!h)
-            continue;
-        sym = dlsym(h, name);
-        dlclose(h); /* balances the NOLOAD reference; the library stays loaded */
-    }
-    if (!sym && G.handle)
-        sym = dlsym(G.handle, name);
-    return sym;
+    const char *const names[] = {name, NULL};
+    return dt_vlib_runtime_symbol(names, roc_hip_runtimes, G.handle, NULL);
 }
 
 static void roc_read_devices(roc_state *st)
@@ -1067,7 +964,7 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
         goto fail;
     }
     if (!G.bound) {
-        roc_found f;
+        dt_vlib_found f;
         roc_api api;
         if (!roc_find_library(&f, why, sizeof why) || roc_resolve(f.handle, f.path, &api, why, sizeof why) != 0)
             goto fail;
