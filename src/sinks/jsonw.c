@@ -80,25 +80,6 @@ const uint64_t dt_jsonw_pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100
                                      1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
                                      1000000000000000000ull, 10000000000000000000ull};
 
-char *dt_jsonw_put_i64(char *p, int64_t v)
-{
-    if (v < 0) {
-        *p++ = '-';
-        return p + dt_jsonw_format_u64(p, (uint64_t)0 - (uint64_t)v);
-    }
-    return p + dt_jsonw_format_u64(p, (uint64_t)v);
-}
-
-char *dt_jsonw_put_us3(char *p, uint64_t ns)
-{
-    size_t n = dt_jsonw_format_u64(p, ns / 1000);
-    uint64_t frac = ns % 1000;
-    p[n] = '.';
-    p[n + 1] = (char)('0' + frac / 100);
-    memcpy(p + n + 2, dt_jsonw_digit_pairs + 2 * (frac % 100), 2);
-    return p + n + 4;
-}
-
 void dt_jsonw_u64(dt_jsonw *w, uint64_t v)
 {
     if (w->cap - w->len < DT_JSONW_NUMBER_MAX && dt_jsonw_reserve(w, DT_JSONW_NUMBER_MAX) != 0)

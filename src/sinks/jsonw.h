@@ -83,8 +83,24 @@ static inline char *dt_jsonw_put_u64(char *p, uint64_t v)
 {
     return p + dt_jsonw_format_u64(p, v);
 }
-char *dt_jsonw_put_i64(char *p, int64_t v);
-char *dt_jsonw_put_us3(char *p, uint64_t ns);
+static inline char *dt_jsonw_put_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return p + dt_jsonw_format_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return p + dt_jsonw_format_u64(p, (uint64_t)v);
+}
+/* ns as microseconds with exactly three decimals. */
+static inline char *dt_jsonw_put_us3(char *p, uint64_t ns)
+{
+    size_t n = dt_jsonw_format_u64(p, ns / 1000);
+    uint64_t frac = ns % 1000;
+    p[n] = '.';
+    p[n + 1] = (char)('0' + frac / 100);
+    memcpy(p + n + 2, dt_jsonw_digit_pairs + 2 * (frac % 100), 2);
+    return p + n + 4;
+}
 char *dt_jsonw_put_fixed(char *p, double v, int decimals);
 
 void dt_jsonw_u64(dt_jsonw *w, uint64_t v);
