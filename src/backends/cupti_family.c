@@ -7,12 +7,12 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "callback_guard.h"
 #include "core/errors.h"
 #include "core/raw.h"
 #include "cupti_records.h"
@@ -106,11 +106,9 @@ static struct cf_engine {
     int may_refuse;
     pthread_mutex_t overflow_lock;
     cf_overflow *overflow; /* outstanding overflow buffers */
-    /* The attached session, and the two-epoch guard that lets close wait for callbacks
-     * that may still be using it. */
-    dt_cf_state *_Atomic active;
-    _Atomic unsigned epoch;
-    _Atomic int inflight[2];
+    /* The attached session (guard.active, a dt_cf_state), and the guard that lets close
+     * wait for callbacks that may still be using it. */
+    dt_callback_guard guard;
     uint64_t flush_timeout_ms; /* how long stop waits for FlushAll */
     _Atomic int flush_hung;    /* a FlushAll never returned: the library is stuck, no further flush */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .overflow_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -346,38 +344,6 @@ unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathl
 
 /* ---- the buffer pool and the vendor's callbacks ---- */
 
-static unsigned cf_enter(dt_cf_state **st)
-{
-    unsigned e;
-    for (;;) {
-        e = atomic_load(&G.epoch);
-        atomic_fetch_add(&G.inflight[e & 1], 1);
-        if (atomic_load(&G.epoch) == e)
-            break;
-        atomic_fetch_sub(&G.inflight[e & 1], 1);
-    }
-    *st = atomic_load(&G.active);
-    return e;
-}
-
-static void cf_leave(unsigned e)
-{
-    atomic_fetch_sub(&G.inflight[e & 1], 1);
-}
-
-/* Detaches st: after this returns, no callback uses it. */
-static void cf_detach(dt_cf_state *st)
-{
-    pthread_mutex_lock(&G.lock);
-    dt_cf_state *expected = st;
-    atomic_compare_exchange_strong(&G.active, &expected, NULL);
-    unsigned e = atomic_fetch_add(&G.epoch, 1);
-    pthread_mutex_unlock(&G.lock);
-    while (atomic_load(&G.inflight[e & 1]) != 0)
-        sched_yield();
-    st->attached = 0;
-}
-
 static uint8_t *pool_take(void)
 {
     for (uint32_t i = 0; i < G.buffer_count; i++) {
@@ -455,8 +421,8 @@ static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
 
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    dt_cf_state *st;
-    unsigned e = cf_enter(&st);
+    unsigned e;
+    dt_cf_state *st = dt_guard_enter(&G.guard, &e);
     *max_records = 0;
     uint8_t *b = pool_take();
     if (b) {
@@ -479,7 +445,7 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
             cf_raw_counter(st, "refused_buffers", 1);
         }
     }
-    cf_leave(e);
+    dt_guard_leave(&G.guard, e);
 }
 
 static void cf_clock_sample(dt_cf_state *st)
@@ -512,8 +478,8 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
 {
     if (!buffer)
         return;
-    dt_cf_state *st;
-    unsigned e = cf_enter(&st);
+    unsigned e;
+    dt_cf_state *st = dt_guard_enter(&G.guard, &e);
     int idx = pool_index(buffer);
     if (idx >= 0) {
         if (valid_size > G.buffer_size) {
@@ -549,7 +515,7 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
     }
     if (st)
         cf_maybe_sample(st);
-    cf_leave(e);
+    dt_guard_leave(&G.guard, e);
 }
 
 static void cf_buffer_completed(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid_size)
@@ -759,7 +725,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
                  "process (its callbacks cannot be unregistered)", G.desc->name, G.path);
         goto fail;
     }
-    if (atomic_load(&G.active)) {
+    if (atomic_load(&G.guard.active)) {
         snprintf(why, sizeof why, "another devtrace session of this process is using %s; close it first (the "
                  "vendor's callbacks reach one session per process)", d->vendor_api);
         code = DEVTRACE_ESTATE;
@@ -809,7 +775,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
                     d->unknown_runtime_prefix ? d->unknown_runtime_prefix : "runtime");
     atomic_store(&st->accepting, 0);
     st->attached = 1;
-    atomic_store(&G.active, st);
+    atomic_store(&G.guard.active, st);
     pthread_mutex_unlock(&G.lock);
     cf_raw_open(s, st);
     return 0;
@@ -902,16 +868,7 @@ static void cf_raw_open(dt_session *s, dt_cf_state *st)
  * 0; -1 when one is still inside after the flush timeout (a stuck library). */
 static int cf_quiesce(void)
 {
-    pthread_mutex_lock(&G.lock);
-    unsigned e = atomic_fetch_add(&G.epoch, 1);
-    pthread_mutex_unlock(&G.lock);
-    uint64_t limit = G.flush_timeout_ms ? G.flush_timeout_ms : 10000, t0 = dt_monotonic_ns();
-    while (atomic_load(&G.inflight[e & 1]) != 0) {
-        if (dt_monotonic_ns() - t0 > limit * 1000000ull)
-            return -1;
-        sched_yield();
-    }
-    return 0;
+    return dt_guard_quiesce(&G.guard, &G.lock, G.flush_timeout_ms ? G.flush_timeout_ms : 10000);
 }
 
 /* The vendor's names for every runtime cbid seen, after the final flush and disable:
@@ -1113,7 +1070,8 @@ void dt_cf_close(dt_session *s, void *state)
     if (st->subscriber && G.api.unsubscribe)
         G.api.unsubscribe(st->subscriber);
     st->subscriber = NULL;
-    cf_detach(st);
+    dt_guard_detach(&G.guard, &G.lock, st); /* after this, no callback uses st */
+    st->attached = 0;
     if (s && s->on_stop == cf_raw_on_stop && s->on_stop_user == st) {
         s->on_stop = st->prev_on_stop;
         s->on_stop_user = st->prev_on_stop_user;

@@ -35,7 +35,6 @@
  * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "callback_guard.h"
 #include "core/errors.h"
 #include "core/session.h"
 #include "roctracer_records.h"
@@ -194,16 +194,15 @@ typedef struct roc_state {
     char config_note[160];
 } roc_state;
 
-/* The process's one binding; the callbacks find the attached session through `active`. */
+/* The process's one binding; the callbacks find the attached session (a roc_state)
+ * through guard.active. */
 static struct roc_engine {
     pthread_mutex_t lock; /* bind, attach, detach; never held across a flush */
     int bound;
     void *handle;
     char path[512];
     roc_api api;
-    roc_state *_Atomic active;
-    _Atomic unsigned epoch;
-    _Atomic int inflight[2];
+    dt_callback_guard guard;
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- finding the library ---- */
@@ -303,37 +302,6 @@ static int roc_probe(char *why, size_t whylen)
         return 0; /* the handle stays loaded: unloading a vendor library is not safe */
     snprintf(why, whylen, "%s", f.path);
     return 1;
-}
-
-/* ---- the guard between the vendor's callbacks and close ---- */
-
-static unsigned roc_enter(roc_state **st)
-{
-    unsigned e;
-    for (;;) {
-        e = atomic_load(&G.epoch);
-        atomic_fetch_add(&G.inflight[e & 1], 1);
-        if (atomic_load(&G.epoch) == e)
-            break;
-        atomic_fetch_sub(&G.inflight[e & 1], 1);
-    }
-    *st = atomic_load(&G.active);
-    return e;
-}
-
-static void roc_leave(unsigned e)
-{
-    atomic_fetch_sub(&G.inflight[e & 1], 1);
-}
-
-/* Waits until every callback that entered before this call has left. */
-static void roc_quiesce(void)
-{
-    pthread_mutex_lock(&G.lock);
-    unsigned e = atomic_fetch_add(&G.epoch, 1);
-    pthread_mutex_unlock(&G.lock);
-    while (atomic_load(&G.inflight[e & 1]) != 0)
-        sched_yield();
 }
 
 /* ---- clock ---- */
@@ -638,14 +606,14 @@ void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_w
 static void roc_buffer_callback(const char *begin, const char *end, void *arg)
 {
     (void)arg;
-    roc_state *st;
-    unsigned e = roc_enter(&st);
+    unsigned e;
+    roc_state *st = dt_guard_enter(&G.guard, &e);
     if (st) {
         int live = atomic_load(&st->accepting);
         dt_roc_walk(&st->dec, begin, end, live ? DT_ROC_WALK_DECODE : DT_ROC_WALK_OUT_OF_WINDOW, NULL);
         roc_maybe_sample(st);
     }
-    roc_leave(e);
+    dt_guard_leave(&G.guard, e);
 }
 
 /* One open HIP call on this thread. */
@@ -808,8 +776,8 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     (void)arg;
     if (domain != DT_ROC_DOMAIN_HIP_API || !data)
         return;
-    roc_state *st;
-    unsigned e = roc_enter(&st);
+    unsigned e;
+    roc_state *st = dt_guard_enter(&G.guard, &e);
     if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed)) {
         dt_roc_api_data p;
         memcpy(&p, data, sizeof p);
@@ -821,7 +789,7 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         else if (p.phase == DT_ROC_PHASE_EXIT)
             roc_on_exit(st, cid, &p, now);
     }
-    roc_leave(e);
+    dt_guard_leave(&G.guard, e);
 }
 
 /* ---- device properties (occupancy) ---- */
@@ -958,7 +926,7 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
     int code = DEVTRACE_EUNAVAILABLE;
     st->s = s;
     pthread_mutex_lock(&G.lock);
-    if (atomic_load(&G.active)) {
+    if (atomic_load(&G.guard.active)) {
         snprintf(why, sizeof why, "another devtrace session of this process is using ROCtracer; close it first");
         code = DEVTRACE_ESTATE;
         goto fail;
@@ -1010,7 +978,7 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
                     "callbacks, which a .dtraw capture has no chunk for");
     atomic_store(&st->accepting, 0);
     st->attached = 1;
-    atomic_store(&G.active, st);
+    atomic_store(&G.guard.active, st);
     pthread_mutex_unlock(&G.lock);
     return 0;
 fail:
@@ -1117,7 +1085,7 @@ static int roc_stop(dt_session *s, void *state)
     if (st->callbacks_on)
         G.api.disable_callback(DT_ROC_DOMAIN_HIP_API);
     st->callbacks_on = 0;
-    roc_quiesce(); /* every API callback in flight has stored its event */
+    dt_guard_quiesce(&G.guard, &G.lock, 0); /* every API callback in flight has stored its event */
     roc_flush(st);
     if (!st->devices_done) {
         roc_read_devices(st); /* HIP calls made here are not traced: callbacks are off */
@@ -1164,11 +1132,7 @@ static void roc_close(dt_session *s, void *state)
         G.api.close_pool(st->pool); /* flushes: what comes now is counted out of window */
         st->pool = NULL;
     }
-    pthread_mutex_lock(&G.lock);
-    roc_state *expected = st;
-    atomic_compare_exchange_strong(&G.active, &expected, NULL);
-    pthread_mutex_unlock(&G.lock);
-    roc_quiesce();
+    dt_guard_detach(&G.guard, &G.lock, st);
     st->attached = 0;
     dt_roc_decoder_free(&st->dec);
 }
