@@ -24,7 +24,6 @@
 #define CF_MAX_BUFFER_SIZE (256u << 20)
 #define CF_MAX_BUFFER_COUNT 4096u
 #define CF_OVERFLOW_SIZE (64u << 10)   /* a buffer lent past the pool bound; its records are dropped */
-#define CF_SAMPLE_PERIOD_NS 100000000ull /* periodic clock samples: at most one per 100 ms */
 
 /* CUDA device attribute numbers (driver_types.h, cudaDeviceAttr). */
 enum {
@@ -450,28 +449,21 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
 
 static void cf_clock_sample(dt_cf_state *st)
 {
-    if (!G.api.get_timestamp)
+    uint64_t vendor, host;
+    if (!G.api.get_timestamp ||
+        dt_sample_vendor_clock(st->s, G.api.get_timestamp, st->desc->results.success, &vendor, &host) != 0)
         return;
-    uint64_t vendor = 0, h0 = dt_realtime_ns();
-    int rc = G.api.get_timestamp(&vendor);
-    uint64_t h1 = dt_realtime_ns();
-    if (rc == st->desc->results.success) {
-        dt_add_clock_sample(st->s, vendor, h0 + (h1 - h0) / 2);
-        dt_raw_writer *w = cf_raw(st);
-        if (w)
-            dt_raw_clock(w, vendor, h0 + (h1 - h0) / 2);
-    }
+    dt_raw_writer *w = cf_raw(st);
+    if (w)
+        dt_raw_clock(w, vendor, host);
 }
 
-/* From the completion callback: a clock sample at most every CF_SAMPLE_PERIOD_NS. */
+/* From the completion callback: a clock sample at most every DT_CLOCK_SAMPLE_PERIOD_NS. */
 static void cf_maybe_sample(dt_cf_state *st)
 {
-    if (!G.api.get_timestamp || !atomic_load_explicit(&st->accepting, memory_order_relaxed))
-        return;
-    uint64_t now = dt_monotonic_ns(), last = atomic_load_explicit(&st->last_sample_ns, memory_order_relaxed);
-    if (now - last < CF_SAMPLE_PERIOD_NS || !atomic_compare_exchange_strong(&st->last_sample_ns, &last, now))
-        return;
-    cf_clock_sample(st);
+    if (G.api.get_timestamp && atomic_load_explicit(&st->accepting, memory_order_relaxed) &&
+        dt_clock_sample_due(&st->last_sample_ns))
+        cf_clock_sample(st);
 }
 
 static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)

@@ -51,7 +51,6 @@
 #define ROC_DEFAULT_BUFFER_SIZE (1u << 20)
 #define ROC_MIN_BUFFER_SIZE 4096u
 #define ROC_MAX_BUFFER_SIZE (256u << 20)
-#define ROC_SAMPLE_PERIOD_NS 100000000ull /* periodic clock samples: at most one per 100 ms */
 #define ROC_MAX_CID 4096u                 /* HIP API ids with a cached name and class */
 #define ROC_FRAMES 16                     /* nested HIP calls per thread */
 #define ROC_NAME_CACHE 256                /* kernel names per decoding thread */
@@ -308,21 +307,14 @@ static int roc_probe(char *why, size_t whylen)
 
 static void roc_clock_sample(roc_state *st)
 {
-    uint64_t vendor = 0, h0 = dt_realtime_ns();
-    int rc = G.api.get_timestamp(&vendor);
-    uint64_t h1 = dt_realtime_ns();
-    if (rc == 0)
-        dt_add_clock_sample(st->s, vendor, h0 + (h1 - h0) / 2);
+    dt_sample_vendor_clock(st->s, G.api.get_timestamp, 0, NULL, NULL);
 }
 
+/* From the buffer callback: a clock sample at most every DT_CLOCK_SAMPLE_PERIOD_NS. */
 static void roc_maybe_sample(roc_state *st)
 {
-    if (!atomic_load_explicit(&st->accepting, memory_order_relaxed))
-        return;
-    uint64_t now = dt_monotonic_ns(), last = atomic_load_explicit(&st->last_sample_ns, memory_order_relaxed);
-    if (now - last < ROC_SAMPLE_PERIOD_NS || !atomic_compare_exchange_strong(&st->last_sample_ns, &last, now))
-        return;
-    roc_clock_sample(st);
+    if (atomic_load_explicit(&st->accepting, memory_order_relaxed) && dt_clock_sample_due(&st->last_sample_ns))
+        roc_clock_sample(st);
 }
 
 /* ---- classification and decoding ---- */

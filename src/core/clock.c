@@ -19,6 +19,12 @@ uint64_t dt_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int dt_clock_sample_due(_Atomic uint64_t *last_ns)
+{
+    uint64_t now = dt_monotonic_ns(), last = atomic_load_explicit(last_ns, memory_order_relaxed);
+    return now - last >= DT_CLOCK_SAMPLE_PERIOD_NS && atomic_compare_exchange_strong(last_ns, &last, now);
+}
+
 const char *dt_clock_mode_name(dt_clock_mode mode)
 {
     switch (mode) {

@@ -8,6 +8,7 @@
 #ifndef DT_CLOCK_H
 #define DT_CLOCK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,5 +37,11 @@ const char *dt_clock_mode_name(dt_clock_mode mode);
 
 uint64_t dt_realtime_ns(void);
 uint64_t dt_monotonic_ns(void);
+
+/* Periodic vendor clock samples (taken as buffers complete): at most one per 100 ms. */
+#define DT_CLOCK_SAMPLE_PERIOD_NS 100000000ull
+/* Is a periodic sample due? 1 when DT_CLOCK_SAMPLE_PERIOD_NS or more have passed since
+ * *last_ns (monotonic ns), which is then set to now: of callers racing, one takes it. */
+int dt_clock_sample_due(_Atomic uint64_t *last_ns);
 
 #endif

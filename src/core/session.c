@@ -275,6 +275,22 @@ void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns)
     pthread_mutex_unlock(&s->lock);
 }
 
+int dt_sample_vendor_clock(dt_session *s, int (*read_vendor)(uint64_t *ns), int success, uint64_t *vendor_ns,
+                           uint64_t *host_ns)
+{
+    uint64_t vendor = 0, h0 = dt_realtime_ns();
+    int rc = read_vendor(&vendor);
+    uint64_t h1 = dt_realtime_ns(), host = h0 + (h1 - h0) / 2;
+    if (rc != success)
+        return -1;
+    dt_add_clock_sample(s, vendor, host);
+    if (vendor_ns)
+        *vendor_ns = vendor;
+    if (host_ns)
+        *host_ns = host;
+    return 0;
+}
+
 void dt_add_device(dt_session *s, const dt_device_props *p)
 {
     pthread_mutex_lock(&s->lock);

@@ -78,6 +78,12 @@ static inline int dt_emit(dt_session *s, const devtrace_event *ev)
     return 0;
 }
 void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns);
+/* A paired clock sample taken now: the vendor's clock read (read_vendor) between two host
+ * CLOCK_REALTIME readings, paired with their middle. When read_vendor returns success the
+ * sample is added and 0 returned, with *vendor_ns and *host_ns set when not NULL (for a
+ * raw capture); else -1. */
+int dt_sample_vendor_clock(dt_session *s, int (*read_vendor)(uint64_t *ns), int success, uint64_t *vendor_ns,
+                           uint64_t *host_ns);
 void dt_add_device(dt_session *s, const dt_device_props *p);
 void dt_add_note(dt_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dt_set_window(dt_session *s, uint64_t start_host_ns, uint64_t stop_host_ns);
