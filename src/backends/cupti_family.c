@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "core/raw.h"
 #include "cupti_records.h"
+#include "device_attrs.h"
 #include "vendor_lib.h"
 
 #define CF_DEFAULT_BUFFER_SIZE (1u << 20)
@@ -621,8 +622,20 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
 
 /* ---- device properties (occupancy) ---- */
 
-typedef int (*cf_attribute_fn)(int *value, int attr, int device);
-typedef int (*cf_count_fn)(int *count);
+/* The CUDA attribute numbers (CF_ATTR_*) of each dt_device_props field. */
+static const dt_device_attr cf_device_attrs[] = {
+    {CF_ATTR_MAX_THREADS_PER_BLOCK, DT_DEV_MAX_THREADS_PER_BLOCK, 1},
+    {CF_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, DT_DEV_SMEM_PER_BLOCK, 0},
+    {CF_ATTR_WARP_SIZE, DT_DEV_WARP_SIZE, 1},
+    {CF_ATTR_MAX_REGISTERS_PER_BLOCK, DT_DEV_REGS_PER_BLOCK, 0},
+    {CF_ATTR_MULTIPROCESSOR_COUNT, DT_DEV_NUM_SMS, 1},
+    {CF_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, DT_DEV_MAX_THREADS_PER_SM, 1},
+    {CF_ATTR_COMPUTE_CAPABILITY_MAJOR, DT_DEV_COMPUTE_MAJOR, 0},
+    {CF_ATTR_COMPUTE_CAPABILITY_MINOR, DT_DEV_COMPUTE_MINOR, 0},
+    {CF_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, DT_DEV_SMEM_PER_SM, 1},
+    {CF_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR, DT_DEV_REGS_PER_SM, 1},
+    {CF_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR, DT_DEV_MAX_BLOCKS_PER_SM, 1},
+};
 
 /* A vendor runtime function, in the process: global symbols, an already loaded runtime
  * library, then the tracing library itself (an emulator exports both). */
@@ -640,7 +653,7 @@ static void cf_read_devices(dt_cf_state *st)
     if (!d->attribute_fn[0])
         return; /* the vendor has no CUDA-style attribute query (its facts_note says so) */
     const char *attr_name = d->attribute_fn[0], *count_name = NULL;
-    cf_attribute_fn attr = (cf_attribute_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
+    dt_attribute_query_fn attr = (dt_attribute_query_fn)cf_runtime_symbol(d, d->attribute_fn, &attr_name);
     if (!attr) {
         char names[256] = "", libs[256] = "";
         dt_text tn = {names, sizeof names, 0}, tl = {libs, sizeof libs, 0};
@@ -653,51 +666,14 @@ static void cf_read_devices(dt_cf_state *st)
                     "no deviceProperties and no occupancy keys", names, libs, G.path);
         return;
     }
-    cf_count_fn count = (cf_count_fn)cf_runtime_symbol(d, d->device_count_fn, &count_name);
-    int n = 1;
-    if (count && (count(&n) != 0 || n <= 0))
-        n = 1;
-    if (n > DT_MAX_DEVICES)
-        n = DT_MAX_DEVICES;
+    dt_device_count_fn count = (dt_device_count_fn)cf_runtime_symbol(d, d->device_count_fn, &count_name);
+    int n = dt_device_count(count);
     for (int dev = 0; dev < n; dev++) {
         dt_device_props p;
-        memset(&p, 0, sizeof p);
-        p.id = dev;
-        snprintf(p.name, sizeof p.name, "%s %d", d->device_name_prefix ? d->device_name_prefix : "device", dev);
-        int smem_block = 0, smem_sm = 0, missing = 0, first_missing = 0;
-        struct {
-            int attr;
-            int *out;
-            int needed;
-        } want[] = {
-            {CF_ATTR_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block, 1},
-            {CF_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, &smem_block, 0},
-            {CF_ATTR_WARP_SIZE, &p.warp_size, 1},
-            {CF_ATTR_MAX_REGISTERS_PER_BLOCK, &p.regs_per_block, 0},
-            {CF_ATTR_MULTIPROCESSOR_COUNT, &p.num_sms, 1},
-            {CF_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, &p.max_threads_per_sm, 1},
-            {CF_ATTR_COMPUTE_CAPABILITY_MAJOR, &p.compute_major, 0},
-            {CF_ATTR_COMPUTE_CAPABILITY_MINOR, &p.compute_minor, 0},
-            {CF_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &smem_sm, 1},
-            {CF_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR, &p.regs_per_sm, 1},
-            {CF_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR, &p.max_blocks_per_sm, 1},
-        };
-        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-            int v = 0;
-            if (attr(&v, want[i].attr, dev) == 0 && v >= 0) {
-                *want[i].out = v;
-            } else if (want[i].needed) {
-                if (!missing++)
-                    first_missing = want[i].attr;
-                *want[i].out = 0;
-            }
-        }
-        p.smem_per_block = (uint64_t)smem_block;
-        p.smem_per_sm = (uint64_t)smem_sm;
+        int missing = dt_device_attrs_read(st->s, attr, attr_name, dev,
+                                           d->device_name_prefix ? d->device_name_prefix : "device", cf_device_attrs,
+                                           sizeof cf_device_attrs / sizeof cf_device_attrs[0], &p);
         p.has_occupancy = missing == 0 && p.warp_size > 0 && p.num_sms > 0 && p.max_threads_per_sm > 0;
-        if (missing)
-            dt_add_note(st->s, "occupancy unavailable for device %d: %s gave no value for %d attribute%s (first: %d)",
-                        dev, attr_name, missing, missing > 1 ? "s" : "", first_missing);
         dt_add_device(st->s, &p);
     }
 }

@@ -45,6 +45,7 @@
 #include "callback_guard.h"
 #include "core/errors.h"
 #include "core/session.h"
+#include "device_attrs.h"
 #include "roctracer_records.h"
 #include "vendor_lib.h"
 
@@ -786,8 +787,20 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
 
 /* ---- device properties (occupancy) ---- */
 
-typedef int (*roc_attribute_fn)(int *value, int attr, int device);
-typedef int (*roc_count_fn)(int *count);
+/* The HIP attribute numbers (HIP 5.0 and later) of each dt_device_props field; shared
+ * memory per multiprocessor is read apart (AMD's own attribute first). */
+static const dt_device_attr roc_device_attrs[] = {
+    {DT_ROC_ATTR_MAX_THREADS_PER_BLOCK, DT_DEV_MAX_THREADS_PER_BLOCK, 1},
+    {DT_ROC_ATTR_MAX_SMEM_PER_BLOCK, DT_DEV_SMEM_PER_BLOCK, 0},
+    {DT_ROC_ATTR_WARP_SIZE, DT_DEV_WARP_SIZE, 1},
+    {DT_ROC_ATTR_MAX_REGS_PER_BLOCK, DT_DEV_REGS_PER_BLOCK, 0},
+    {DT_ROC_ATTR_SM_COUNT, DT_DEV_NUM_SMS, 1},
+    {DT_ROC_ATTR_MAX_THREADS_PER_SM, DT_DEV_MAX_THREADS_PER_SM, 1},
+    {DT_ROC_ATTR_COMPUTE_MAJOR, DT_DEV_COMPUTE_MAJOR, 0},
+    {DT_ROC_ATTR_COMPUTE_MINOR, DT_DEV_COMPUTE_MINOR, 0},
+    {DT_ROC_ATTR_MAX_REGS_PER_SM, DT_DEV_REGS_PER_SM, 0},
+    {DT_ROC_ATTR_MAX_BLOCKS_PER_SM, DT_DEV_MAX_BLOCKS_PER_SM, 0},
+};
 
 /* A HIP runtime function in the process: global symbols, a HIP runtime already loaded,
  * then the tracing library itself (DTK's libgalaxyhip.so.5 is both; so is the emulator). */
@@ -800,70 +813,32 @@ static void *roc_runtime_symbol(const char *name)
 static void roc_read_devices(roc_state *st)
 {
     void *asym = roc_runtime_symbol("hipDeviceGetAttribute"), *csym = roc_runtime_symbol("hipGetDeviceCount");
-    roc_attribute_fn attr;
-    roc_count_fn count;
+    dt_attribute_query_fn attr;
+    dt_device_count_fn count = NULL;
     if (!asym) {
         dt_add_note(st->s, "occupancy unavailable: no hipDeviceGetAttribute in the process");
         return;
     }
     memcpy(&attr, &asym, sizeof attr);
-    int n = 1;
-    if (csym) {
+    if (csym)
         memcpy(&count, &csym, sizeof count);
-        if (count(&n) != 0 || n <= 0)
-            n = 1;
-    }
-    if (n > DT_MAX_DEVICES)
-        n = DT_MAX_DEVICES;
+    int n = dt_device_count(count);
     for (int dev = 0; dev < n; dev++) {
         dt_device_props p;
-        memset(&p, 0, sizeof p);
-        p.id = dev;
-        snprintf(p.name, sizeof p.name, "HIP device %d", dev);
-        int smem_block = 0, smem_sm = 0, missing = 0, first_missing = 0;
-        struct {
-            int attr;
-            int *out;
-            int needed;
-        } want[] = {
-            {DT_ROC_ATTR_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block, 1},
-            {DT_ROC_ATTR_MAX_SMEM_PER_BLOCK, &smem_block, 0},
-            {DT_ROC_ATTR_WARP_SIZE, &p.warp_size, 1},
-            {DT_ROC_ATTR_MAX_REGS_PER_BLOCK, &p.regs_per_block, 0},
-            {DT_ROC_ATTR_SM_COUNT, &p.num_sms, 1},
-            {DT_ROC_ATTR_MAX_THREADS_PER_SM, &p.max_threads_per_sm, 1},
-            {DT_ROC_ATTR_COMPUTE_MAJOR, &p.compute_major, 0},
-            {DT_ROC_ATTR_COMPUTE_MINOR, &p.compute_minor, 0},
-            {DT_ROC_ATTR_MAX_REGS_PER_SM, &p.regs_per_sm, 0},
-            {DT_ROC_ATTR_MAX_BLOCKS_PER_SM, &p.max_blocks_per_sm, 0},
-        };
-        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-            int v = 0;
-            if (attr(&v, want[i].attr, dev) == 0 && v >= 0) {
-                *want[i].out = v;
-            } else {
-                *want[i].out = 0;
-                if (want[i].needed && !missing++)
-                    first_missing = want[i].attr;
-            }
-        }
+        int missing = dt_device_attrs_read(st->s, attr, "hipDeviceGetAttribute", dev, "HIP device", roc_device_attrs,
+                                           sizeof roc_device_attrs / sizeof roc_device_attrs[0], &p);
         /* Shared memory per multiprocessor: AMD's own attribute, else the CUDA-compatible one. */
         int v = 0;
         if (attr(&v, DT_ROC_ATTR_AMD_MAX_SMEM_PER_SM, dev) == 0 && v > 0)
-            smem_sm = v;
+            p.smem_per_sm = (uint64_t)v;
         else if (attr(&v, DT_ROC_ATTR_SMEM_PER_SM, dev) == 0 && v > 0)
-            smem_sm = v;
-        p.smem_per_block = (uint64_t)smem_block;
-        p.smem_per_sm = (uint64_t)smem_sm;
+            p.smem_per_sm = (uint64_t)v;
         /* HIP 4.x numbered the attributes differently: refuse answers that cannot be right. */
         int plausible = (p.warp_size == 32 || p.warp_size == 64) && p.num_sms > 0 && p.num_sms <= 65536 &&
                         p.max_threads_per_block > 0 && p.max_threads_per_block <= 65536 &&
                         p.max_threads_per_sm >= p.max_threads_per_block && p.max_threads_per_sm <= 1 << 20;
         p.has_occupancy = missing == 0 && plausible;
-        if (missing)
-            dt_add_note(st->s, "occupancy unavailable for device %d: hipDeviceGetAttribute gave no value for %d "
-                        "attribute%s (first: %d)", dev, missing, missing > 1 ? "s" : "", first_missing);
-        else if (!plausible)
+        if (!missing && !plausible)
             dt_add_note(st->s, "occupancy unavailable for device %d: hipDeviceGetAttribute answers are implausible "
                         "(warp size %d, %d multiprocessors, %d threads per block, %d per multiprocessor): a HIP "
                         "older than 5.0 numbers its attributes differently", dev, p.warp_size, p.num_sms,
