@@ -950,17 +950,10 @@ static int cf_flush_forced(void *unused)
 static void cf_flush(dt_cf_state *st)
 {
     int rc;
-    if (atomic_load(&G.flush_hung))
-        return; /* another flush would only queue behind the one that never returned */
-    uint64_t timeout_ms = G.flush_timeout_ms;
-    if (dt_call_with_deadline(cf_flush_forced, NULL, timeout_ms, &rc) != 0) {
-        atomic_store(&G.flush_hung, 1);
-        dt_add_note(st->s,
-                    "%s(1) did not return within %llu ms: the records the library still holds are missing (it "
-                    "never handed them over, so they cannot be counted); $DEVTRACE_FLUSH_TIMEOUT_MS sets the wait",
-                    fn_name(&G.api, DT_CF_FLUSH_ALL), (unsigned long long)timeout_ms);
+    char what[80];
+    snprintf(what, sizeof what, "%s(1)", fn_name(&G.api, DT_CF_FLUSH_ALL));
+    if (dt_flush_with_deadline(st->s, what, cf_flush_forced, NULL, G.flush_timeout_ms, &G.flush_hung, &rc) != 0)
         return;
-    }
     if (rc != st->desc->results.success) {
         char text[256];
         cf_result_text(st->desc, rc, text, sizeof text);

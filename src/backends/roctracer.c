@@ -998,15 +998,9 @@ static void roc_flush(roc_state *st)
         return;
     uint64_t timeout_ms = dt_flush_timeout_ms(&bad);
     roc_flush_pool = st->pool;
-    if (dt_call_with_deadline(roc_flush_call, NULL, timeout_ms, &rc) != 0) {
-        atomic_store(&roc_flush_hung, 1);
-        dt_add_note(st->s,
-                    "roctracer_flush_activity_expl did not return within %llu ms: the records the library still "
-                    "holds are missing (it never handed them over, so they cannot be counted); "
-                    "$DEVTRACE_FLUSH_TIMEOUT_MS sets the wait",
-                    (unsigned long long)timeout_ms);
+    if (dt_flush_with_deadline(st->s, "roctracer_flush_activity_expl", roc_flush_call, NULL, timeout_ms,
+                               &roc_flush_hung, &rc) != 0)
         return;
-    }
     if (rc != 0) {
         char text[512];
         roc_error_text(rc, text, sizeof text);

@@ -593,6 +593,21 @@ int dt_call_with_deadline(int (*fn)(void *arg), void *arg, uint64_t timeout_ms, 
     return done ? 0 : -1;
 }
 
+int dt_flush_with_deadline(dt_session *s, const char *what, int (*fn)(void *arg), void *arg, uint64_t timeout_ms,
+                           _Atomic int *hung, int *rc)
+{
+    if (atomic_load(hung))
+        return -1;
+    if (dt_call_with_deadline(fn, arg, timeout_ms, rc) == 0)
+        return 0;
+    atomic_store(hung, 1);
+    dt_add_note(s,
+                "%s did not return within %llu ms: the records the library still holds are missing (it never "
+                "handed them over, so they cannot be counted); $DEVTRACE_FLUSH_TIMEOUT_MS sets the wait",
+                what, (unsigned long long)timeout_ms);
+    return -1;
+}
+
 uint64_t dt_flush_timeout_ms(int *bad)
 {
     const char *text = getenv("DEVTRACE_FLUSH_TIMEOUT_MS");

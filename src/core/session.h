@@ -4,6 +4,7 @@
 #define DT_SESSION_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backends/backend.h"
@@ -111,6 +112,13 @@ int dt_call_with_deadline(int (*fn)(void *arg), void *arg, uint64_t timeout_ms, 
 /* How long stop waits for a vendor's flush: $DEVTRACE_FLUSH_TIMEOUT_MS (a positive number of
  * ms), else DT_FLUSH_TIMEOUT_MS; *bad is set when the variable holds anything else. */
 uint64_t dt_flush_timeout_ms(int *bad);
+/* A vendor's flush, fn(arg), with that deadline: 0 with *rc when it returned. -1 when it
+ * had not by timeout_ms: *hung is set and a note names the call (what, as written in the
+ * note) and says what is missing. -1 too, with nothing called, when *hung is set already
+ * (the library is stuck: another flush would only queue behind the one that never
+ * returned). */
+int dt_flush_with_deadline(dt_session *s, const char *what, int (*fn)(void *arg), void *arg, uint64_t timeout_ms,
+                           _Atomic int *hung, int *rc);
 
 /* Demangles an Itanium C++ name when the process can (__cxa_demangle), else returns
  * NULL; the result is malloc'd. */
