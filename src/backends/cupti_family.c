@@ -1391,6 +1391,41 @@ static uint32_t nonnegative(int32_t v)
     return v > 0 ? (uint32_t)v : 0;
 }
 
+/* What every timed record sets: its kind, span and correlation, and where it ran (device
+ * and stream; process and thread for API records). */
+static inline void set_span(devtrace_event *ev, uint16_t kind, uint64_t start, uint64_t end, uint64_t correlation,
+                            uint32_t device, uint32_t stream)
+{
+    ev->kind = kind;
+    ev->start_ns = start;
+    ev->end_ns = end;
+    ev->correlation = correlation;
+    ev->device = device;
+    ev->stream = stream;
+}
+
+/* A kernel's interned name, "(unnamed kernel)" when the record has none. */
+static inline uint32_t kernel_name(dt_cf_decoder *d, const char *name)
+{
+    uint32_t id = name ? dt_cf_vendor_string(d, name) : 0;
+    return id ? id : d->unnamed_kernel_id;
+}
+
+/* An external correlation record: ours (CUSTOM0) and with a correlation id. */
+static inline dt_cf_decoded decode_external(dt_cf_decoder *d, uint32_t external_kind, uint64_t correlation,
+                                            uint64_t external_id, devtrace_event *ev)
+{
+    if (external_kind != d->desc->external_kind_custom0)
+        return DT_CF_IGNORED; /* another tool's external ids */
+    if (correlation == 0)
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_EXTCORR;
+    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
+    ev->correlation = correlation;
+    ev->external_id = external_id;
+    return DT_CF_EMIT;
+}
+
 dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
     dt_cupti_kernel_prefix k;
@@ -1401,17 +1436,10 @@ dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, de
         return DT_CF_MALFORMED;
     if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && k.correlation_id == 0)
         return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_KERNEL;
+    set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
     ev->flags = DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS;
-    ev->start_ns = k.start;
-    ev->end_ns = k.end;
-    ev->correlation = k.correlation_id;
-    ev->device = k.device_id;
     ev->context = k.context_id;
-    ev->stream = k.stream_id;
-    ev->name_id = k.name ? dt_cf_vendor_string(d, k.name) : 0;
-    if (!ev->name_id)
-        ev->name_id = d->unnamed_kernel_id;
+    ev->name_id = kernel_name(d, k.name);
     ev->u.kernel.grid[0] = k.grid_x;
     ev->u.kernel.grid[1] = k.grid_y;
     ev->u.kernel.grid[2] = k.grid_z;
@@ -1436,13 +1464,8 @@ dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, de
         return DT_CF_ZERO_TIME;
     if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
         return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_MEMCPY;
-    ev->start_ns = m.start;
-    ev->end_ns = m.end;
-    ev->correlation = m.correlation_id;
-    ev->device = m.device_id;
+    set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->context = m.context_id;
-    ev->stream = m.stream_id;
     ev->u.memcpy.bytes = m.bytes;
     ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
     ev->u.memcpy.src_kind = m.src_kind;
@@ -1458,13 +1481,8 @@ dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, de
         return DT_CF_ZERO_TIME;
     if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
         return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_MEMSET;
-    ev->start_ns = m.start;
-    ev->end_ns = m.end;
-    ev->correlation = m.correlation_id;
-    ev->device = m.device_id;
+    set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->context = m.context_id;
-    ev->stream = m.stream_id;
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
     return DT_CF_EMIT;
@@ -1480,13 +1498,8 @@ dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
         return DT_CF_ZERO_TIME;
     if (a.cbid >= DT_CF_CBID_CACHE)
         return DT_CF_MALFORMED; /* no vendor has this many calls: garbage, and it would grow the names */
-    ev->kind = DEVTRACE_KIND_RUNTIME;
+    set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->flags = DEVTRACE_EVENT_HAS_CBID;
-    ev->start_ns = a.start;
-    ev->end_ns = a.end;
-    ev->correlation = a.correlation_id;
-    ev->device = a.process_id;
-    ev->stream = a.thread_id;
     ev->name_id = dt_cf_runtime_name(d, a.cbid);
     ev->u.runtime.cbid = a.cbid;
     ev->u.runtime.return_value = (int32_t)a.return_value;
@@ -1497,38 +1510,29 @@ dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, 
 {
     dt_cupti_external_correlation x;
     memcpy(&x, rec, sizeof x);
-    if (x.external_kind != d->desc->external_kind_custom0)
-        return DT_CF_IGNORED; /* another tool's external ids */
-    if (x.correlation_id == 0)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_EXTCORR;
-    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
-    ev->correlation = x.correlation_id;
-    ev->external_id = x.external_id;
-    return DT_CF_EMIT;
+    return decode_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
 /* MSPTI records carry no launch configuration and no context: the events have no
  * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
  * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
  * clock artefact but a bad record. */
+static inline dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
+{
+    if (start == 0 && end == 0)
+        return DT_CF_ZERO_TIME;
+    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
+}
+
 dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
-    if (k.start == 0 && k.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (k.end < k.start)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_KERNEL;
-    ev->start_ns = k.start;
-    ev->end_ns = k.end;
-    ev->correlation = k.correlation_id;
-    ev->device = k.device_id;
-    ev->stream = k.stream_id;
-    ev->name_id = k.name ? dt_cf_vendor_string(d, k.name) : 0;
-    if (!ev->name_id)
-        ev->name_id = d->unnamed_kernel_id;
+    dt_cf_decoded r = mspti_span_valid(k.start, k.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
+    ev->name_id = kernel_name(d, k.name);
     return DT_CF_EMIT;
 }
 
@@ -1536,16 +1540,10 @@ dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, de
 {
     dt_mspti_memcpy m;
     memcpy(&m, rec, sizeof m);
-    if (m.start == 0 && m.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (m.end < m.start)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_MEMCPY;
-    ev->start_ns = m.start;
-    ev->end_ns = m.end;
-    ev->correlation = m.correlation_id;
-    ev->device = m.device_id;
-    ev->stream = m.stream_id;
+    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memcpy.bytes = m.bytes;
     ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
     return DT_CF_EMIT;
@@ -1556,16 +1554,10 @@ dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, de
     (void)d;
     dt_mspti_memset m;
     memcpy(&m, rec, sizeof m);
-    if (m.start == 0 && m.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (m.end < m.start)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_MEMSET;
-    ev->start_ns = m.start;
-    ev->end_ns = m.end;
-    ev->correlation = m.correlation_id;
-    ev->device = m.device_id;
-    ev->stream = m.stream_id;
+    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
     return DT_CF_EMIT;
@@ -1575,16 +1567,12 @@ dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
-    if (a.start == 0 && a.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (a.end < a.start || !a.name)
-        return DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
-    ev->kind = DEVTRACE_KIND_RUNTIME;
-    ev->start_ns = a.start;
-    ev->end_ns = a.end;
-    ev->correlation = a.correlation_id;
-    ev->device = a.process_id;
-    ev->stream = a.thread_id;
+    dt_cf_decoded r = mspti_span_valid(a.start, a.end);
+    if (r == DT_CF_EMIT && !a.name)
+        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
+    if (r != DT_CF_EMIT)
+        return r;
+    set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->name_id = dt_cf_vendor_string(d, a.name);
     return DT_CF_EMIT;
 }
@@ -1593,15 +1581,7 @@ dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, 
 {
     dt_mspti_external_correlation x;
     memcpy(&x, rec, sizeof x);
-    if (x.external_kind != d->desc->external_kind_custom0)
-        return DT_CF_IGNORED;
-    if (x.correlation_id == 0)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_EXTCORR;
-    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
-    ev->correlation = x.correlation_id;
-    ev->external_id = x.external_id;
-    return DT_CF_EMIT;
+    return decode_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
 /* ---- replay: a raw capture's buffers through the same decoders (raw.h) ---- */
