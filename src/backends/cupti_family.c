@@ -419,6 +419,13 @@ static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
         dt_raw_counter(w, name, n);
 }
 
+/* Counts a loss in the session's field, and in the raw capture under the field's name. */
+#define CF_COUNT_LOSS(st, field, n)                                                      \
+    do {                                                                                 \
+        DT_COUNT((st)->s, field, n);                                                     \
+        cf_raw_counter(st, #field, n);                                                   \
+    } while (0)
+
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     unsigned e;
@@ -428,22 +435,14 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
     if (b) {
         *buffer = b;
         *size = G.buffer_size;
-    } else if (G.may_refuse) {
-        *buffer = NULL;
-        *size = 0;
-        if (st) {
-            DT_COUNT(st->s, refused_buffers, 1);
-            cf_raw_counter(st, "refused_buffers", 1);
-        }
     } else {
-        /* This library version crashes on a refusal: lend a small buffer and drop what it brings. */
-        b = overflow_new();
+        /* Refused; except that a library version that crashes on a refusal is lent a small
+         * buffer whose records are dropped. */
+        b = G.may_refuse ? NULL : overflow_new();
         *buffer = b;
         *size = b ? CF_OVERFLOW_SIZE : 0;
-        if (!b && st) {
-            DT_COUNT(st->s, refused_buffers, 1);
-            cf_raw_counter(st, "refused_buffers", 1);
-        }
+        if (!b && st)
+            CF_COUNT_LOSS(st, refused_buffers, 1);
     }
     dt_guard_leave(&G.guard, e);
 }
@@ -476,10 +475,8 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
     int idx = pool_index(buffer);
     if (idx >= 0) {
         if (valid_size > G.buffer_size) {
-            if (st) {
-                DT_COUNT(st->s, malformed_bytes, valid_size - G.buffer_size);
-                cf_raw_counter(st, "malformed_bytes", valid_size - G.buffer_size);
-            }
+            if (st)
+                CF_COUNT_LOSS(st, malformed_bytes, valid_size - G.buffer_size);
             valid_size = G.buffer_size;
         }
         if (st && valid_size) {
@@ -982,10 +979,8 @@ int dt_cf_stop(dt_session *s, void *state)
             rc = ((int (*)(size_t *))(cf_any_fn)G.api.get_dropped)(&dropped);
         else
             rc = G.api.get_dropped(NULL, 0, &dropped);
-        if (rc == st->desc->results.success && dropped) {
-            DT_COUNT(s, dropped_vendor, dropped);
-            cf_raw_counter(st, "dropped_vendor", dropped);
-        }
+        if (rc == st->desc->results.success && dropped)
+            CF_COUNT_LOSS(st, dropped_vendor, dropped);
     }
     cf_clock_sample(st);
     atomic_store(&st->accepting, 0);
