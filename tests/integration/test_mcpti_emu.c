@@ -39,19 +39,8 @@
 #include "core/session.h"
 #include "devemu.h"
 #include "devtrace.h"
+#include "emu_harness.h"
 #include "sinks/sinks.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fputc('\n', stderr);                                                                             \
-        }                                                                                                    \
-    } while (0)
 
 #ifdef DT_TEST_EXPORT_MC_ATTRIBUTE
 /* MACA's own attribute query (CUDA attribute numbers), as a program linked with
@@ -83,75 +72,30 @@ int mcGetDeviceCount(int *count)
 /* ---- the emulator, loaded as the application's runtime ---- */
 
 typedef struct emulator {
-    void *handle;
-    int (*load_workload)(const char *path, char *err, size_t errlen);
-    int (*run)(void);
-    void (*get_stats)(devemu_stats *out);
+    emu_lib lib; /* devemu_* */
     int (*get_timestamp)(uint64_t *ts);
     int (*get_api_name)(int kind, uint32_t cbid, const char **name);
 } emulator;
 
-static void *sym(void *h, const char *name, int required)
-{
-    void *p = dlsym(h, name);
-    if (!p && required) {
-        fprintf(stderr, "FAIL: the emulator has no %s\n", name);
-        exit(1);
-    }
-    return p;
-}
-
 static void load_emulator(const char *path, emulator *e)
 {
-    e->handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!e->handle) {
-        fprintf(stderr, "FAIL: cannot load %s: %s\n", path, dlerror());
-        exit(1);
-    }
-    void *p = sym(e->handle, "devemu_load_workload", 1);
-    memcpy(&e->load_workload, &p, sizeof p);
-    p = sym(e->handle, "devemu_run", 1);
-    memcpy(&e->run, &p, sizeof p);
-    p = sym(e->handle, "devemu_get_stats", 1);
-    memcpy(&e->get_stats, &p, sizeof p);
-    p = sym(e->handle, "mcptiGetTimestamp", 0);
+    emu_load(path, &e->lib);
+    void *p = emu_sym(e->lib.handle, "mcptiGetTimestamp", 0);
     if (!p)
-        p = sym(e->handle, "cuptiGetTimestamp", 1);
+        p = emu_sym(e->lib.handle, "cuptiGetTimestamp", 1);
     memcpy(&e->get_timestamp, &p, sizeof p);
-    p = sym(e->handle, "mcptiActivityGetApiName", 0);
+    p = emu_sym(e->lib.handle, "mcptiActivityGetApiName", 0);
     memcpy(&e->get_api_name, &p, sizeof p);
 }
 
 static devtrace_session *open_mcpti(void)
 {
-    devtrace_config cfg;
-    devtrace_error err;
-    devtrace_config_init(&cfg);
-    cfg.backend = "mcpti";
-    devtrace_session *s = devtrace_open(&cfg, &err);
-    if (!s) {
-        fprintf(stderr, "FAIL: devtrace_open: %s\n", err.message);
-        exit(1);
-    }
+    devtrace_session *s = emu_open("mcpti");
     if (strcmp(devtrace_backend_name(s), "mcpti") != 0) {
         fprintf(stderr, "FAIL: backend %s: %s\n", devtrace_backend_name(s), devtrace_unavailable_reason(s));
         exit(1);
     }
     return s;
-}
-
-static const char *find_note(const dt_session *s, const char *needle)
-{
-    for (int i = 0; i < s->nnotes; i++)
-        if (strstr(s->notes[i], needle))
-            return s->notes[i];
-    return NULL;
-}
-
-static void print_notes(const dt_session *s)
-{
-    for (int i = 0; i < s->nnotes; i++)
-        printf("  note: %s\n", s->notes[i]);
 }
 
 static int faults_have(const char *what)
@@ -163,7 +107,7 @@ static int faults_have(const char *what)
 static void load_workload(emulator *emu, const char *wl)
 {
     char err[512];
-    if (emu->load_workload(wl, err, sizeof err) != 0) {
+    if (emu->lib.load_workload(wl, err, sizeof err) != 0) {
         fprintf(stderr, "FAIL: devemu_load_workload: %s\n", err);
         exit(1);
     }
@@ -174,15 +118,8 @@ static void run_once(devtrace_session *s, emulator *emu, const char *wl)
     load_workload(emu, wl);
     dt_set_default_session(s);
     CHECK(devtrace_start(s) == 0, "devtrace_start failed");
-    CHECK(emu->run() == 0, "devemu_run failed");
+    CHECK(emu->lib.run() == 0, "devemu_run failed");
     CHECK(devtrace_stop(s) == 0, "devtrace_stop failed");
-}
-
-static void write_trace(devtrace_session *s, const char *trace)
-{
-    devtrace_error err;
-    if (trace)
-        CHECK(devtrace_write_chrome(s, trace, &err) == 0, "devtrace_write_chrome: %s", err.message);
 }
 
 /* ---- replay ---- */
@@ -231,11 +168,11 @@ static void mode_replay(emulator *emu, const char *wl, const char *trace)
     setenv("DEVTRACE_RAW", raw, 1);
     devtrace_session *s = open_mcpti();
     run_once(s, emu, wl);
-    write_trace(s, trace);
+    emu_write_trace(s, trace);
     devemu_stats es;
-    emu->get_stats(&es);
+    emu->lib.get_stats(&es);
     const devtrace_stats *st = devtrace_stats_get(s);
-    print_notes(s);
+    emu_print_notes(s);
     printf("live: malformed=%" PRIu64 " bytes=%" PRIu64 " zero_timestamp=%" PRIu64 " unresolved=%" PRIu64
            "; emulator injected malformed=%" PRIu64 " zero_time=%" PRIu64 "\n",
            st->malformed_records, st->malformed_bytes, st->zero_timestamp, st->unresolved_names,
@@ -248,14 +185,14 @@ static void mode_replay(emulator *emu, const char *wl, const char *trace)
     CHECK(st->zero_timestamp == es.injected_zero_time, "zero_timestamp=%" PRIu64 ", injected %" PRIu64,
           st->zero_timestamp, es.injected_zero_time);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
-    const char *walk = find_note(s, "mcpti: GetNextRecord");
+    const char *walk = emu_find_note(s, "mcpti: GetNextRecord");
     CHECK(walk != NULL, "no note tells how the buffers were walked");
     if (walk && faults_have("stale-iterator"))
         CHECK(strstr(walk, "repeated a pointer") || strstr(walk, "fails validation"),
               "the stale iterator is not told: %s", walk);
     if (walk && !faults_have("stale-iterator") && !faults_have("malformed"))
         CHECK(strstr(walk, "behaved in all") != NULL, "the scanner was used without a fault: %s", walk);
-    CHECK(find_note(s, "raw capture: ") != NULL, "no note names the raw capture");
+    CHECK(emu_find_note(s, "raw capture: ") != NULL, "no note names the raw capture");
     distinct d = {{0}, 0};
     devtrace_drain(s, count_cbids, &d);
     char *live = NULL, *again = NULL;
@@ -341,7 +278,7 @@ static void mode_clock(emulator *emu, const char *wl, const char *trace)
     uint64_t t0 = dt_monotonic_ns();
     int runs = 0;
     while (dt_monotonic_ns() - t0 < 2000000000ull && nt < 4096) {
-        CHECK(emu->run() == 0, "devemu_run failed");
+        CHECK(emu->lib.run() == 0, "devemu_run failed");
         runs++;
         uint64_t v = 0, h0 = dt_realtime_ns();
         emu->get_timestamp(&v);
@@ -352,7 +289,7 @@ static void mode_clock(emulator *emu, const char *wl, const char *trace)
         nanosleep(&pause, NULL);
     }
     CHECK(devtrace_stop(s) == 0, "devtrace_stop failed");
-    write_trace(s, trace);
+    emu_write_trace(s, trace);
     devtrace_stats_get(s); /* finalise: the clock map is built */
     if (nt < 10) {
         CHECK(0, "only %zu clean clock readings", nt);
@@ -413,9 +350,9 @@ static void mode_occupancy(emulator *emu, const char *wl, const char *trace, int
 {
     devtrace_session *s = open_mcpti();
     run_once(s, emu, wl);
-    write_trace(s, trace);
-    print_notes(s);
-    const char *why = find_note(s, "occupancy unavailable");
+    emu_write_trace(s, trace);
+    emu_print_notes(s);
+    const char *why = emu_find_note(s, "occupancy unavailable");
     if (expect == 0) {
         CHECK(s->ndevices == 0, "%d device(s) without an attribute query", s->ndevices);
         CHECK(why && strstr(why, "no wcudaDeviceGetAttribute or mcDeviceGetAttribute in the process") &&
@@ -576,9 +513,5 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (failures)
-        fprintf(stderr, "%s: %d assertion(s) failed\n", mode, failures);
-    else
-        printf("%s: ok\n", mode);
-    return failures ? 1 : 0;
+    return emu_finish(mode);
 }
