@@ -147,6 +147,19 @@ void emu_print_losses(const devtrace_stats *st, const devemu_stats *es)
            es->buffers_refused, es->buffers_completed);
 }
 
+void emu_check_injected_losses(const devtrace_stats *st, const devemu_stats *es)
+{
+    CHECK(st->zero_timestamp == es->injected_zero_time, "zero_timestamp=%" PRIu64 ", the emulator injected %" PRIu64,
+          st->zero_timestamp, es->injected_zero_time);
+    CHECK(st->malformed_records == es->injected_malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64,
+          st->malformed_records, es->injected_malformed);
+    CHECK(st->dropped_vendor == es->dropped_records, "dropped_vendor=%" PRIu64 ", the emulator dropped %" PRIu64,
+          st->dropped_vendor, es->dropped_records);
+    CHECK(st->refused_buffers == es->buffers_refused - emu_refusals(),
+          "refused_buffers=%" PRIu64 ", the emulator saw %" PRIu64 " refusals (%" PRIu64 " its own)",
+          st->refused_buffers, es->buffers_refused, emu_refusals());
+}
+
 devtrace_session *emu_open(const char *backend)
 {
     devtrace_config cfg;
@@ -159,6 +172,15 @@ devtrace_session *emu_open(const char *backend)
         exit(1);
     }
     return s;
+}
+
+void emu_check_unavailable(devtrace_session *s, const char *const *needles)
+{
+    const char *why = devtrace_unavailable_reason(s);
+    printf("unavailable: %s\n", why);
+    CHECK(strcmp(devtrace_backend_name(s), "none") == 0, "backend %s, expected none", devtrace_backend_name(s));
+    for (const char *const *n = needles; *n; n++)
+        CHECK(strstr(why, *n) != NULL, "the reason lacks \"%s\": %s", *n, why);
 }
 
 const char *emu_find_note(const dt_session *s, const char *needle)
@@ -293,4 +315,16 @@ void emu_run_threads(devtrace_session *s, const emu_lib *e, int (*odd)(const dev
     for (size_t i = 1; i < t->ncorr; i++)
         t->duplicates += y.correlations[i] == y.correlations[i - 1];
     free(y.correlations);
+}
+
+void emu_check_threads(const emu_threads *t)
+{
+    uint64_t want = (uint64_t)EMU_THREADS * EMU_CALLS_PER_THREAD;
+    CHECK(t->runtime == want, "runtime events %" PRIu64 ", expected %" PRIu64, t->runtime, want);
+    CHECK(t->linked == want, "runtime events linked to an external id: %" PRIu64, t->linked);
+    for (int i = 0; i < EMU_THREADS; i++)
+        CHECK(t->per_thread[i] == EMU_CALLS_PER_THREAD, "thread %d: %" PRIu64 " events with its external id", i,
+              t->per_thread[i]);
+    CHECK(t->duplicates == 0 && t->ncorr == want, "%" PRIu64 " duplicate correlation ids among %zu", t->duplicates,
+          t->ncorr);
 }

@@ -80,10 +80,17 @@ void emu_check_counts(const devtrace_stats *st, const emu_expected *e);
 uint64_t emu_refusals(void);
 /* The session's loss counters and what the emulator says it did, one line each. */
 void emu_print_losses(const devtrace_stats *st, const devemu_stats *es);
+/* CHECKs that every loss counter equals what the emulator says it injected: zero-time and
+ * malformed records, dropped records, and the buffers refused (less its own refusals). */
+void emu_check_injected_losses(const devtrace_stats *st, const devemu_stats *es);
 
 /* devtrace_open with this backend (exit 1 when it fails: an unavailable session is a
  * session). */
 devtrace_session *emu_open(const char *backend);
+
+/* CHECKs that the session is unavailable (backend "none") with a reason that contains
+ * each of needles (NULL-terminated); prints the reason. */
+void emu_check_unavailable(devtrace_session *s, const char *const *needles);
 
 /* The note that contains needle, or NULL. */
 const char *emu_find_note(const dt_session *s, const char *needle);
@@ -119,5 +126,8 @@ typedef struct emu_threads {
  * runtime events into *t, with odd (NULL: none) asked about each. */
 void emu_run_threads(devtrace_session *s, const emu_lib *e, int (*odd)(const devtrace_event *ev, const char *name),
                      emu_threads *t);
+/* CHECKs what every backend must show: a runtime event for every call, each linked to its
+ * own thread's external id, no correlation id twice. */
+void emu_check_threads(const emu_threads *t);
 
 #endif

@@ -47,15 +47,7 @@ static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, co
     emu_print_notes(s);
     emu_print_losses(st, &es);
     emu_check_counts(st, e);
-    CHECK(st->zero_timestamp == es.injected_zero_time, "zero_timestamp=%" PRIu64 ", the emulator injected %" PRIu64,
-          st->zero_timestamp, es.injected_zero_time);
-    CHECK(st->malformed_records == es.injected_malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64,
-          st->malformed_records, es.injected_malformed);
-    CHECK(st->dropped_vendor == es.dropped_records, "dropped_vendor=%" PRIu64 ", the emulator dropped %" PRIu64,
-          st->dropped_vendor, es.dropped_records);
-    CHECK(st->refused_buffers == es.buffers_refused - emu_refusals(),
-          "refused_buffers=%" PRIu64 ", the emulator saw %" PRIu64 " refusals (%" PRIu64 " its own)",
-          st->refused_buffers, es.buffers_refused, emu_refusals());
+    emu_check_injected_losses(st, &es);
     CHECK(st->dropped_pool_full == 0, "dropped_pool_full=%" PRIu64 " (CUPTI 130001 may be refused)",
           st->dropped_pool_full);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
@@ -95,10 +87,8 @@ static int mode_second_subscriber(const emu_lib *emu, const char *wl, const char
 static int mode_missing_required(const emu_lib *emu, const char *wl)
 {
     devtrace_session *s = open_backend();
-    const char *why = devtrace_unavailable_reason(s);
-    printf("unavailable: %s\n", why);
-    CHECK(strcmp(devtrace_backend_name(s), "none") == 0, "backend %s, expected none", devtrace_backend_name(s));
-    CHECK(strstr(why, "cuptiActivityFlushAll") != NULL, "the reason does not name the missing symbol: %s", why);
+    static const char *const needles[] = {"cuptiActivityFlushAll", NULL}; /* the missing symbol named */
+    emu_check_unavailable(s, needles);
     emu_run_untraced(s, emu, wl); /* the host program runs on, untraced */
     devtrace_close(s);
     return 0;
@@ -158,16 +148,10 @@ static int mode_threads(const emu_lib *emu)
            " store_full=%" PRIu64 "\n",
            t.runtime, t.linked, st->dropped_vendor, st->refused_buffers, st->dropped_store_full);
     uint64_t want = (uint64_t)EMU_THREADS * EMU_CALLS_PER_THREAD;
-    CHECK(t.runtime == want, "runtime events %" PRIu64 ", expected %" PRIu64, t.runtime, want);
+    emu_check_threads(&t);
     CHECK(st->events[DEVTRACE_KIND_RUNTIME] == want, "stats runtime %" PRIu64, st->events[DEVTRACE_KIND_RUNTIME]);
-    CHECK(t.linked == want, "runtime events linked to an external id: %" PRIu64, t.linked);
     CHECK(t.wrong_external == 0, "%" PRIu64 " runtime events carry another thread's external id", t.wrong_external);
-    for (int i = 0; i < EMU_THREADS; i++)
-        CHECK(t.per_thread[i] == EMU_CALLS_PER_THREAD, "thread %d: %" PRIu64 " events with its external id", i,
-              t.per_thread[i]);
     CHECK(t.zero_correlation == 0, "%" PRIu64 " runtime events without a correlation id", t.zero_correlation);
-    CHECK(t.duplicates == 0 && t.ncorr == want, "%" PRIu64 " duplicate correlation ids among %zu", t.duplicates,
-          t.ncorr);
     CHECK(st->dropped_vendor + st->refused_buffers + st->malformed_records + st->dropped_store_full == 0,
           "losses under threads");
     devtrace_close(s);

@@ -46,15 +46,7 @@ static void mode_parity(const emu_lib *emu, const char *wl, const char *trace, c
     emu_print_notes(s);
     emu_print_losses(st, &es);
     emu_check_counts(st, e);
-    CHECK(st->zero_timestamp == es.injected_zero_time, "zero_timestamp=%" PRIu64 ", the emulator injected %" PRIu64,
-          st->zero_timestamp, es.injected_zero_time);
-    CHECK(st->malformed_records == es.injected_malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64,
-          st->malformed_records, es.injected_malformed);
-    CHECK(st->dropped_vendor == es.dropped_records, "dropped_vendor=%" PRIu64 ", the emulator dropped %" PRIu64,
-          st->dropped_vendor, es.dropped_records);
-    CHECK(st->refused_buffers == es.buffers_refused - emu_refusals(),
-          "refused_buffers=%" PRIu64 ", the emulator saw %" PRIu64 " refusals (%" PRIu64 " its own)",
-          st->refused_buffers, es.buffers_refused, emu_refusals());
+    emu_check_injected_losses(st, &es);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
     const char *spec = getenv("DEVEMU_FAULTS");
@@ -101,11 +93,7 @@ static void mode_node_api_refused(const emu_lib *emu, const char *wl, const char
 static void mode_unavailable(const emu_lib *emu, const char *wl, const char *const *needles)
 {
     devtrace_session *s = open_mspti();
-    const char *why = devtrace_unavailable_reason(s);
-    printf("unavailable: %s\n", why);
-    CHECK(strcmp(devtrace_backend_name(s), "none") == 0, "backend %s, expected none", devtrace_backend_name(s));
-    for (const char *const *n = needles; *n; n++)
-        CHECK(strstr(why, *n) != NULL, "the reason lacks \"%s\": %s", *n, why);
+    emu_check_unavailable(s, needles);
     if (emu)
         emu_run_untraced(s, emu, wl); /* the host program runs on untraced */
     devtrace_close(s);
@@ -128,18 +116,11 @@ static void mode_threads(const emu_lib *emu)
     emu_run_threads(s, emu, small_correlation, &t);
     const devtrace_stats *st = devtrace_stats_get(s);
     emu_print_notes(s);
-    uint64_t want = (uint64_t)EMU_THREADS * EMU_CALLS_PER_THREAD;
     printf("threads: runtime=%" PRIu64 " linked=%" PRIu64 " dropped_vendor=%" PRIu64 " refused=%" PRIu64 "\n",
            t.runtime, t.linked, st->dropped_vendor, st->refused_buffers);
-    CHECK(t.runtime == want, "runtime events %" PRIu64 ", expected %" PRIu64, t.runtime, want);
-    CHECK(t.linked == want, "runtime events linked to an external id: %" PRIu64, t.linked);
+    emu_check_threads(&t);
     CHECK(t.wrong_external == 0, "%" PRIu64 " runtime events carry another thread's external id", t.wrong_external);
-    for (int i = 0; i < EMU_THREADS; i++)
-        CHECK(t.per_thread[i] == EMU_CALLS_PER_THREAD, "thread %d: %" PRIu64 " events with its external id", i,
-              t.per_thread[i]);
     CHECK(t.odd == 0, "%" PRIu64 " runtime events lost the upper half of their u64 id or their name", t.odd);
-    CHECK(t.duplicates == 0 && t.ncorr == want, "%" PRIu64 " duplicate correlation ids among %zu", t.duplicates,
-          t.ncorr);
     CHECK(st->dropped_vendor + st->refused_buffers + st->malformed_records + st->dropped_store_full == 0,
           "losses under threads");
     devtrace_close(s);
