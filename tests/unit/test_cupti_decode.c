@@ -16,31 +16,12 @@
 
 #include "backends/cupti_family.h"
 #include "core/session.h"
+#include "unit_bytes.h"
 
 #define MAX_LIMIT 12 /* CUPTI_ERROR_MAX_LIMIT_REACHED */
 
 /* ---- writing records at numeric offsets ---- */
 
-static void put8(uint8_t *b, size_t off, uint8_t v)
-{
-    b[off] = v;
-}
-static void put16(uint8_t *b, size_t off, uint16_t v)
-{
-    memcpy(b + off, &v, 2);
-}
-static void put32(uint8_t *b, size_t off, uint32_t v)
-{
-    memcpy(b + off, &v, 4);
-}
-static void put64(uint8_t *b, size_t off, uint64_t v)
-{
-    memcpy(b + off, &v, 8);
-}
-static void putptr(uint8_t *b, size_t off, const void *p)
-{
-    memcpy(b + off, &p, sizeof p);
-}
 
 static const char kernel_name[] = "_ZN7example6kernelEv";
 
@@ -49,23 +30,23 @@ static size_t write_kernel(uint8_t *b, uint32_t kind, uint64_t start, uint64_t e
                            uint64_t queued, size_t size)
 {
     memset(b, 0, size);
-    put32(b, 0, kind);
-    put16(b, 6, 40);                   /* registersPerThread */
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put64(b, 32, end);                 /* completed */
-    put32(b, 40, 2);                   /* deviceId */
-    put32(b, 44, 5);                   /* contextId */
-    put32(b, 48, 7);                   /* streamId */
-    put32(b, 52, 416), put32(b, 56, 2), put32(b, 60, 3);  /* grid */
-    put32(b, 64, 256), put32(b, 68, 1), put32(b, 72, 1);  /* block */
-    put32(b, 76, 1024);                /* staticSharedMemory */
-    put32(b, 80, 81920);               /* dynamicSharedMemory */
-    put32(b, 92, corr);                /* correlationId */
-    put64(b, 96, 77);                  /* gridId */
-    putptr(b, 104, kernel_name);       /* name */
-    put64(b, 120, queued);             /* queued */
-    put64(b, 128, queued);             /* submitted */
+    ut_put32(b, 0, kind);
+    ut_put16(b, 6, 40);                   /* registersPerThread */
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put64(b, 32, end);                 /* completed */
+    ut_put32(b, 40, 2);                   /* deviceId */
+    ut_put32(b, 44, 5);                   /* contextId */
+    ut_put32(b, 48, 7);                   /* streamId */
+    ut_put32(b, 52, 416), ut_put32(b, 56, 2), ut_put32(b, 60, 3);  /* grid */
+    ut_put32(b, 64, 256), ut_put32(b, 68, 1), ut_put32(b, 72, 1);  /* block */
+    ut_put32(b, 76, 1024);                /* staticSharedMemory */
+    ut_put32(b, 80, 81920);               /* dynamicSharedMemory */
+    ut_put32(b, 92, corr);                /* correlationId */
+    ut_put64(b, 96, 77);                  /* gridId */
+    ut_putptr(b, 104, kernel_name);       /* name */
+    ut_put64(b, 120, queued);             /* queued */
+    ut_put64(b, 128, queued);             /* submitted */
     return size;
 }
 
@@ -74,18 +55,18 @@ static size_t write_memcpy(uint8_t *b, uint8_t copy_kind, uint64_t bytes, uint64
                            uint32_t corr, size_t size)
 {
     memset(b, 0, size);
-    put32(b, 0, 1);
-    put8(b, 4, copy_kind);
-    put8(b, 5, 3); /* srcKind DEVICE */
-    put8(b, 6, 1); /* dstKind PAGEABLE */
-    put8(b, 7, 0);
-    put64(b, 8, bytes);
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put32(b, 32, 0);
-    put32(b, 36, 1);
-    put32(b, 40, 9);
-    put32(b, 44, corr);
+    ut_put32(b, 0, 1);
+    ut_put8(b, 4, copy_kind);
+    ut_put8(b, 5, 3); /* srcKind DEVICE */
+    ut_put8(b, 6, 1); /* dstKind PAGEABLE */
+    ut_put8(b, 7, 0);
+    ut_put64(b, 8, bytes);
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put32(b, 32, 0);
+    ut_put32(b, 36, 1);
+    ut_put32(b, 40, 9);
+    ut_put32(b, 44, corr);
     return size;
 }
 
@@ -93,17 +74,17 @@ static size_t write_memcpy(uint8_t *b, uint8_t copy_kind, uint64_t bytes, uint64
 static size_t write_memset(uint8_t *b, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr)
 {
     memset(b, 0, 88);
-    put32(b, 0, 2);
-    put32(b, 4, value);
-    put64(b, 8, bytes);
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put32(b, 32, 1);
-    put32(b, 36, 1);
-    put32(b, 40, 11);
-    put32(b, 44, corr);
-    put16(b, 48, 1); /* flags: async */
-    put16(b, 50, 3); /* memoryKind: device */
+    ut_put32(b, 0, 2);
+    ut_put32(b, 4, value);
+    ut_put64(b, 8, bytes);
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put32(b, 32, 1);
+    ut_put32(b, 36, 1);
+    ut_put32(b, 40, 11);
+    ut_put32(b, 44, corr);
+    ut_put16(b, 48, 1); /* flags: async */
+    ut_put16(b, 50, 3); /* memoryKind: device */
     return 88;
 }
 
@@ -112,14 +93,14 @@ static size_t write_api(uint8_t *b, uint32_t kind, uint32_t cbid, uint64_t start
                         uint32_t ret)
 {
     memset(b, 0, 40);
-    put32(b, 0, kind);
-    put32(b, 4, cbid);
-    put64(b, 8, start);
-    put64(b, 16, end);
-    put32(b, 24, 4242); /* processId */
-    put32(b, 28, 4343); /* threadId */
-    put32(b, 32, corr);
-    put32(b, 36, ret);
+    ut_put32(b, 0, kind);
+    ut_put32(b, 4, cbid);
+    ut_put64(b, 8, start);
+    ut_put64(b, 16, end);
+    ut_put32(b, 24, 4242); /* processId */
+    ut_put32(b, 28, 4343); /* threadId */
+    ut_put32(b, 32, corr);
+    ut_put32(b, 36, ret);
     return 40;
 }
 
@@ -127,10 +108,10 @@ static size_t write_api(uint8_t *b, uint32_t kind, uint32_t cbid, uint64_t start
 static size_t write_extcorr(uint8_t *b, uint32_t external_kind, uint64_t external_id, uint32_t corr)
 {
     memset(b, 0, 24);
-    put32(b, 0, 39);
-    put32(b, 4, external_kind);
-    put64(b, 8, external_id);
-    put32(b, 16, corr);
+    ut_put32(b, 0, 39);
+    ut_put32(b, 4, external_kind);
+    ut_put64(b, 8, external_id);
+    ut_put32(b, 16, corr);
     return 24;
 }
 
@@ -483,7 +464,7 @@ static void unknown_kind_is_skipped_counted_and_walking_goes_on(void **state)
     fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 101, 0);
     memset(f->buf + f->used, 0xA5, 32);
-    put32(f->buf, f->used, 0x0BAD);
+    ut_put32(f->buf, f->used, 0x0BAD);
     f->used += 32;
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 102, 0);
     dt_cf_walk_counts c = walk(f);
@@ -496,7 +477,7 @@ static void kernel_with_zero_grid_is_malformed(void **state)
 {
     fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 100, 200, 111, 0, 216);
-    put32(f->buf, 52, 0); /* gridX */
+    ut_put32(f->buf, 52, 0); /* gridX */
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.malformed, 1);
@@ -673,23 +654,27 @@ static void mspti_packed_records_decode_with_u64_correlation(void **state)
     uint64_t big = 0x100000005ull; /* needs the upper half */
     memset(b, 0, 240);
     /* ExternalCorrelation 24 B: correlation u64 @16, CUSTOM0 = 2 */
-    put32(b, 0, 8), put32(b, 4, 2), put64(b, 8, 900), put64(b, 16, big);
+    ut_put32(b, 0, 8), ut_put32(b, 4, 2), ut_put64(b, 8, 900), ut_put64(b, 16, big);
     b += 24;
     /* Api 48 B: start@4 end@12 pid@20 tid@24 correlation@28 name@36 */
-    put32(b, 0, 3), put64(b, 4, 100), put64(b, 12, 200), put32(b, 20, 1), put32(b, 24, 2), put64(b, 28, big);
-    putptr(b, 36, api_name);
+    ut_put32(b, 0, 3), ut_put64(b, 4, 100), ut_put64(b, 12, 200),
+        ut_put32(b, 20, 1), ut_put32(b, 24, 2), ut_put64(b, 28, big);
+    ut_putptr(b, 36, api_name);
     b += 48;
     /* Kernel 56 B: start@4 end@12 device@20 stream@24 correlation@28 type@36 name@44 */
-    put32(b, 0, 2), put64(b, 4, 300), put64(b, 12, 400), put32(b, 20, 3), put32(b, 24, 4), put64(b, 28, big);
-    putptr(b, 44, k_name);
+    ut_put32(b, 0, 2), ut_put64(b, 4, 300), ut_put64(b, 12, 400),
+        ut_put32(b, 20, 3), ut_put32(b, 24, 4), ut_put64(b, 28, big);
+    ut_putptr(b, 44, k_name);
     b += 56;
     /* Memcpy 56 B: copyKind@4 (DTOH 3) bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    put32(b, 0, 7), put32(b, 4, 3), put64(b, 8, 64), put64(b, 16, 500), put64(b, 24, 600), put32(b, 32, 3);
-    put32(b, 36, 4), put64(b, 40, big);
+    ut_put32(b, 0, 7), ut_put32(b, 4, 3), ut_put64(b, 8, 64),
+        ut_put64(b, 16, 500), ut_put64(b, 24, 600), ut_put32(b, 32, 3);
+    ut_put32(b, 36, 4), ut_put64(b, 40, big);
     b += 56;
     /* Memset 56 B: value@4 bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    put32(b, 0, 6), put32(b, 4, 7), put64(b, 8, 32), put64(b, 16, 700), put64(b, 24, 800), put32(b, 32, 3);
-    put32(b, 36, 4), put64(b, 40, big);
+    ut_put32(b, 0, 6), ut_put32(b, 4, 7), ut_put64(b, 8, 32),
+        ut_put64(b, 16, 700), ut_put64(b, 24, 800), ut_put32(b, 32, 3);
+    ut_put32(b, 36, 4), ut_put64(b, 40, big);
     b += 56;
     f->used = (size_t)(b - f->buf);
     dt_cf_walk_counts c = walk(f);

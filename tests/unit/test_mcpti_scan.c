@@ -19,6 +19,7 @@
 #include "backends/cupti_family.h"
 #include "backends/mcpti_scan.h"
 #include "core/session.h"
+#include "unit_bytes.h"
 
 #define MAX_LIMIT 12
 #define INVALID_KIND 21
@@ -27,9 +28,6 @@ static const char kernel_name[] = "_ZN7example6kernelEv";
 
 /* ---- records at numeric offsets ---- */
 
-static void put16(uint8_t *b, size_t off, uint16_t v) { memcpy(b + off, &v, 2); }
-static void put32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
-static void put64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
 
 typedef struct kernel_args {
     uint32_t kind;
@@ -48,26 +46,26 @@ static kernel_args good_kernel(uint32_t corr)
 static size_t write_kernel(uint8_t *b, kernel_args k)
 {
     memset(b, 0, 200);
-    put32(b, 0, k.kind);
-    put16(b, 6, 40);         /* registersPerThread */
-    put64(b, 16, k.start);
-    put64(b, 24, k.end);
-    put64(b, 32, k.end);     /* completed */
-    put32(b, 40, 0);         /* deviceId */
-    put32(b, 44, 1);         /* contextId */
-    put32(b, 48, 7);         /* streamId */
+    ut_put32(b, 0, k.kind);
+    ut_put16(b, 6, 40);         /* registersPerThread */
+    ut_put64(b, 16, k.start);
+    ut_put64(b, 24, k.end);
+    ut_put64(b, 32, k.end);     /* completed */
+    ut_put32(b, 40, 0);         /* deviceId */
+    ut_put32(b, 44, 1);         /* contextId */
+    ut_put32(b, 48, 7);         /* streamId */
     for (int i = 0; i < 3; i++) {
-        put32(b, 52 + 4 * (size_t)i, (uint32_t)k.grid[i]);
-        put32(b, 64 + 4 * (size_t)i, (uint32_t)k.block[i]);
+        ut_put32(b, 52 + 4 * (size_t)i, (uint32_t)k.grid[i]);
+        ut_put32(b, 64 + 4 * (size_t)i, (uint32_t)k.block[i]);
     }
-    put32(b, 76, 1024);      /* staticSharedMemory */
-    put32(b, 80, 81920);     /* dynamicSharedMemory */
-    put32(b, 92, k.corr);    /* correlationId */
-    put64(b, 96, 77);        /* gridId */
+    ut_put32(b, 76, 1024);      /* staticSharedMemory */
+    ut_put32(b, 80, 81920);     /* dynamicSharedMemory */
+    ut_put32(b, 92, k.corr);    /* correlationId */
+    ut_put64(b, 96, 77);        /* gridId */
     const char *name = kernel_name;
     memcpy(b + 104, &name, sizeof name);
-    put64(b, 120, k.start > 900 ? k.start - 100 : 0); /* queued */
-    put64(b, 128, k.start > 900 ? k.start - 50 : 0);  /* submitted */
+    ut_put64(b, 120, k.start > 900 ? k.start - 100 : 0); /* queued */
+    ut_put64(b, 128, k.start > 900 ? k.start - 50 : 0);  /* submitted */
     return 200;
 }
 
@@ -75,22 +73,22 @@ static size_t write_kernel(uint8_t *b, kernel_args k)
 static size_t write_copy(uint8_t *b, uint32_t kind, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr)
 {
     memset(b, 0, 88);
-    put32(b, 0, kind);
+    ut_put32(b, 0, kind);
     if (kind == 1) {
         b[4] = 2; /* DTOH */
         b[5] = 3;
         b[6] = 1;
     } else {
-        put32(b, 4, 0xAB); /* value */
-        put16(b, 48, 1);
-        put16(b, 50, 3);
+        ut_put32(b, 4, 0xAB); /* value */
+        ut_put16(b, 48, 1);
+        ut_put16(b, 50, 3);
     }
-    put64(b, 8, bytes);
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put32(b, 36, 1);
-    put32(b, 40, kind == 1 ? 11 : 13);
-    put32(b, 44, corr);
+    ut_put64(b, 8, bytes);
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put32(b, 36, 1);
+    ut_put32(b, 40, kind == 1 ? 11 : 13);
+    ut_put32(b, 44, corr);
     return 88;
 }
 
@@ -98,13 +96,13 @@ static size_t write_copy(uint8_t *b, uint32_t kind, uint64_t bytes, uint64_t sta
 static size_t write_api(uint8_t *b, uint32_t cbid, uint64_t start, uint64_t end, uint32_t corr)
 {
     memset(b, 0, 40);
-    put32(b, 0, 5);
-    put32(b, 4, cbid);
-    put64(b, 8, start);
-    put64(b, 16, end);
-    put32(b, 24, 4242);
-    put32(b, 28, 4343);
-    put32(b, 32, corr);
+    ut_put32(b, 0, 5);
+    ut_put32(b, 4, cbid);
+    ut_put64(b, 8, start);
+    ut_put64(b, 16, end);
+    ut_put32(b, 24, 4242);
+    ut_put32(b, 28, 4343);
+    ut_put32(b, 32, corr);
     return 40;
 }
 
@@ -112,10 +110,10 @@ static size_t write_api(uint8_t *b, uint32_t cbid, uint64_t start, uint64_t end,
 static size_t write_ext(uint8_t *b, uint32_t external_kind, uint64_t id, uint32_t corr)
 {
     memset(b, 0, 24);
-    put32(b, 0, 39);
-    put32(b, 4, external_kind);
-    put64(b, 8, id);
-    put32(b, 16, corr);
+    ut_put32(b, 0, 39);
+    ut_put32(b, 4, external_kind);
+    ut_put64(b, 8, id);
+    ut_put32(b, 16, corr);
     return 24;
 }
 
@@ -390,7 +388,7 @@ static void garbage_that_starts_like_a_record_is_a_rejected_candidate(void **sta
     fixture *f = *state;
     size_t o = write_api(f->buf, 19, 1000, 1200, 101);
     memset(f->buf + o, 0xA5, 24);
-    put32(f->buf + o, 0, 5); /* reads as an API record: cbid 0xA5A5A5A5 fails */
+    ut_put32(f->buf + o, 0, 5); /* reads as an API record: cbid 0xA5A5A5A5 fails */
     o += 24;
     o += write_api(f->buf + o, 20, 1300, 1400, 102);
     f->used = o;
@@ -570,7 +568,7 @@ static void short_and_unknown_records_are_not_ours_or_truncated(void **state)
     assert_int_equal(dt_mcpti_validate(b, 40), DT_MCPTI_VALID);
     assert_int_equal(dt_mcpti_validate(b, 39), DT_MCPTI_TRUNCATED);
     assert_int_equal(dt_mcpti_validate(b, 3), DT_MCPTI_NOT_OURS);
-    put32(b, 0, 4); /* DRIVER: not an MCPTI record kind here */
+    ut_put32(b, 0, 4); /* DRIVER: not an MCPTI record kind here */
     assert_int_equal(dt_mcpti_validate(b, 40), DT_MCPTI_NOT_OURS);
     assert_int_equal(dt_mcpti_record_size(3), 200);
     assert_int_equal(dt_mcpti_record_size(10), 200);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "backends/cupti_family.h"
+#include "unit_bytes.h"
 #include "unit_session.h"
 
 /* vendor-abi.md: kinds, sizes, external kind. */
@@ -28,9 +29,6 @@ enum { CUSTOM0 = 2, CUSTOM1 = 3 };
 #define BIG 0x100000005ull /* a correlation id that needs its upper 32 bits */
 #define T0 1700000000000000000ull /* CLOCK_REALTIME-like ns */
 
-static void put32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
-static void put64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
-static void putptr(uint8_t *b, size_t off, const void *p) { memcpy(b + off, &p, sizeof p); }
 
 static const char api_name[] = "aclrtLaunchKernel", kernel_name[] = "_ZN2at6native9addKernelEPfi",
                   kernel_type[] = "KERNEL_AICORE";
@@ -39,7 +37,7 @@ static const char api_name[] = "aclrtLaunchKernel", kernel_name[] = "_ZN2at6nati
 static size_t w_extcorr(uint8_t *b, uint32_t external_kind, uint64_t external_id, uint64_t corr)
 {
     memset(b, 0, SIZE_EXTCORR);
-    put32(b, 0, K_EXTCORR), put32(b, 4, external_kind), put64(b, 8, external_id), put64(b, 16, corr);
+    ut_put32(b, 0, K_EXTCORR), ut_put32(b, 4, external_kind), ut_put64(b, 8, external_id), ut_put64(b, 16, corr);
     return SIZE_EXTCORR;
 }
 
@@ -47,8 +45,8 @@ static size_t w_extcorr(uint8_t *b, uint32_t external_kind, uint64_t external_id
 static size_t w_api(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uint64_t corr, const char *name)
 {
     memset(b, 0, SIZE_API);
-    put32(b, 0, kind), put64(b, 4, start), put64(b, 12, end), put32(b, 20, 4242), put32(b, 24, 4343);
-    put64(b, 28, corr), putptr(b, 36, name);
+    ut_put32(b, 0, kind), ut_put64(b, 4, start), ut_put64(b, 12, end), ut_put32(b, 20, 4242), ut_put32(b, 24, 4343);
+    ut_put64(b, 28, corr), ut_putptr(b, 36, name);
     return SIZE_API;
 }
 
@@ -56,8 +54,8 @@ static size_t w_api(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uin
 static size_t w_kernel(uint8_t *b, uint64_t start, uint64_t end, uint64_t corr, const char *name)
 {
     memset(b, 0, SIZE_KERNEL);
-    put32(b, 0, K_KERNEL), put64(b, 4, start), put64(b, 12, end), put32(b, 20, 3), put32(b, 24, 9);
-    put64(b, 28, corr), putptr(b, 36, kernel_type), putptr(b, 44, name);
+    ut_put32(b, 0, K_KERNEL), ut_put64(b, 4, start), ut_put64(b, 12, end), ut_put32(b, 20, 3), ut_put32(b, 24, 9);
+    ut_put64(b, 28, corr), ut_putptr(b, 36, kernel_type), ut_putptr(b, 44, name);
     return SIZE_KERNEL;
 }
 
@@ -66,8 +64,9 @@ static size_t w_kernel(uint8_t *b, uint64_t start, uint64_t end, uint64_t corr, 
 static size_t w_memcpy(uint8_t *b, uint32_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
 {
     memset(b, 0, SIZE_MEMCPY);
-    put32(b, 0, K_MEMCPY), put32(b, 4, copy_kind), put64(b, 8, bytes), put64(b, 16, start), put64(b, 24, end);
-    put32(b, 32, 3), put32(b, 36, 9), put64(b, 40, corr);
+    ut_put32(b, 0, K_MEMCPY), ut_put32(b, 4, copy_kind), ut_put64(b, 8, bytes),
+        ut_put64(b, 16, start), ut_put64(b, 24, end);
+    ut_put32(b, 32, 3), ut_put32(b, 36, 9), ut_put64(b, 40, corr);
     b[48] = 0;
     return SIZE_MEMCPY;
 }
@@ -77,8 +76,9 @@ static size_t w_memcpy(uint8_t *b, uint32_t copy_kind, uint64_t bytes, uint64_t 
 static size_t w_memset(uint8_t *b, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
 {
     memset(b, 0, SIZE_MEMSET);
-    put32(b, 0, K_MEMSET), put32(b, 4, value), put64(b, 8, bytes), put64(b, 16, start), put64(b, 24, end);
-    put32(b, 32, 3), put32(b, 36, 9), put64(b, 40, corr);
+    ut_put32(b, 0, K_MEMSET), ut_put32(b, 4, value), ut_put64(b, 8, bytes),
+        ut_put64(b, 16, start), ut_put64(b, 24, end);
+    ut_put32(b, 32, 3), ut_put32(b, 36, 9), ut_put64(b, 40, corr);
     b[48] = 1;
     return SIZE_MEMSET;
 }
@@ -327,7 +327,7 @@ static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
     uint8_t *b = f->buf;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
     memset(b, 0, 72);
-    put32(b, 0, K_COMMUNICATION); /* a kind we have no layout for: its size is unknown */
+    ut_put32(b, 0, K_COMMUNICATION); /* a kind we have no layout for: its size is unknown */
     b += 72;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 2, api_name); /* unreachable */
     f->used = (size_t)(b - f->buf);

@@ -18,66 +18,64 @@
 #include "core/raw.h"
 #include "core/session.h"
 #include "sinks/sinks.h"
+#include "unit_bytes.h"
 
 #define NAME_PTR 0x7f0000001000ull  /* a kernel-name pointer of the captured process */
 #define OTHER_PTR 0x7f0000002000ull /* one the capture has no string for */
 #define HOST_OFFSET 1000000000000ull /* host = vendor + 1e12 in the captured clock samples */
 
-static void put16(uint8_t *b, size_t off, uint16_t v) { memcpy(b + off, &v, 2); }
-static void put32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
-static void put64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
 
 static size_t kernel(uint8_t *b, size_t size, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr,
                      uint64_t name)
 {
     memset(b, 0, size);
-    put32(b, 0, kind);
-    put16(b, 6, 32);
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put64(b, 32, end);
-    put32(b, 44, 1);
-    put32(b, 48, 7);
-    put32(b, 52, 416), put32(b, 56, 6), put32(b, 60, 7);
-    put32(b, 64, 256), put32(b, 68, 8), put32(b, 72, 9);
-    put32(b, 92, corr);
-    put64(b, 104, name);
+    ut_put32(b, 0, kind);
+    ut_put16(b, 6, 32);
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put64(b, 32, end);
+    ut_put32(b, 44, 1);
+    ut_put32(b, 48, 7);
+    ut_put32(b, 52, 416), ut_put32(b, 56, 6), ut_put32(b, 60, 7);
+    ut_put32(b, 64, 256), ut_put32(b, 68, 8), ut_put32(b, 72, 9);
+    ut_put32(b, 92, corr);
+    ut_put64(b, 104, name);
     return size;
 }
 
 static size_t api(uint8_t *b, uint32_t cbid, uint64_t start, uint64_t end, uint32_t corr)
 {
     memset(b, 0, 40);
-    put32(b, 0, 5);
-    put32(b, 4, cbid);
-    put64(b, 8, start);
-    put64(b, 16, end);
-    put32(b, 24, 4242);
-    put32(b, 28, 4343);
-    put32(b, 32, corr);
+    ut_put32(b, 0, 5);
+    ut_put32(b, 4, cbid);
+    ut_put64(b, 8, start);
+    ut_put64(b, 16, end);
+    ut_put32(b, 24, 4242);
+    ut_put32(b, 28, 4343);
+    ut_put32(b, 32, corr);
     return 40;
 }
 
 static size_t ext(uint8_t *b, uint64_t id, uint32_t corr)
 {
     memset(b, 0, 24);
-    put32(b, 0, 39);
-    put32(b, 4, 3);
-    put64(b, 8, id);
-    put32(b, 16, corr);
+    ut_put32(b, 0, 39);
+    ut_put32(b, 4, 3);
+    ut_put64(b, 8, id);
+    ut_put32(b, 16, corr);
     return 24;
 }
 
 static size_t copy(uint8_t *b, size_t size, uint64_t start, uint64_t end, uint32_t corr)
 {
     memset(b, 0, size);
-    put32(b, 0, 1);
+    ut_put32(b, 0, 1);
     b[4] = 1; /* HTOD */
-    put64(b, 8, 1 << 20);
-    put64(b, 16, start);
-    put64(b, 24, end);
-    put32(b, 40, 11);
-    put32(b, 44, corr);
+    ut_put64(b, 8, 1 << 20);
+    ut_put64(b, 16, start);
+    ut_put64(b, 24, end);
+    ut_put32(b, 40, 11);
+    ut_put32(b, 44, corr);
     return size;
 }
 

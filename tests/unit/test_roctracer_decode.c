@@ -18,42 +18,31 @@
 
 #include "backends/roctracer_records.h"
 #include "core/session.h"
+#include "unit_bytes.h"
 
 #define REC 64
 
-static void put32(uint8_t *b, size_t off, uint32_t v)
-{
-    memcpy(b + off, &v, 4);
-}
-static void put64(uint8_t *b, size_t off, uint64_t v)
-{
-    memcpy(b + off, &v, 8);
-}
-static void putptr(uint8_t *b, size_t off, const void *p)
-{
-    memcpy(b + off, &p, sizeof p);
-}
 
 /* One HIP_OPS-shaped record at b. */
 static void write_record(uint8_t *b, uint32_t domain, uint32_t kind, uint32_t op, uint64_t corr, uint64_t begin,
                          uint64_t end, int32_t device, uint64_t queue, uint64_t payload)
 {
     memset(b, 0xEE, REC); /* padding and unread fields hold junk */
-    put32(b, 0, domain);
-    put32(b, 4, kind);
-    put32(b, 8, op);
-    put64(b, 16, corr);
-    put64(b, 24, begin);
-    put64(b, 32, end);
-    put32(b, 40, (uint32_t)device);
-    put64(b, 48, queue);
-    put64(b, 56, payload);
+    ut_put32(b, 0, domain);
+    ut_put32(b, 4, kind);
+    ut_put32(b, 8, op);
+    ut_put64(b, 16, corr);
+    ut_put64(b, 24, begin);
+    ut_put64(b, 32, end);
+    ut_put32(b, 40, (uint32_t)device);
+    ut_put64(b, 48, queue);
+    ut_put64(b, 56, payload);
 }
 
 static void write_kernel(uint8_t *b, uint64_t corr, uint64_t begin, uint64_t end, const char *name)
 {
     write_record(b, 2, 0x11F0, 0, corr, begin, end, 0, 7, 0);
-    putptr(b, 56, name);
+    ut_putptr(b, 56, name);
 }
 
 typedef struct seen {
