@@ -41,16 +41,43 @@ int dt_parse_u64(const char *text, uint64_t *out)
     return 0;
 }
 
+/* getpid() is a system call (glibc caches nothing since 2.25): the pid is kept, and
+ * forgotten in a forked child. */
+static _Atomic uint32_t cached_pid;
+static _Atomic uint32_t fork_generation; /* thread ids cached before a fork are stale after it */
+
+static void forget_pid(void)
+{
+    atomic_store_explicit(&cached_pid, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
+}
+
+static void register_pid_reset(void)
+{
+    pthread_atfork(NULL, NULL, forget_pid);
+}
+
 uint32_t dt_process_id(void)
 {
-    return (uint32_t)getpid();
+    uint32_t pid = atomic_load_explicit(&cached_pid, memory_order_relaxed);
+    if (pid)
+        return pid;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_pid_reset);
+    pid = (uint32_t)getpid();
+    atomic_store_explicit(&cached_pid, pid, memory_order_relaxed);
+    return pid;
 }
 
 uint32_t dt_thread_id(void)
 {
-    static _Thread_local uint32_t tid;
-    if (!tid)
+    static _Thread_local uint32_t tid, tid_generation;
+    uint32_t gen = atomic_load_explicit(&fork_generation, memory_order_relaxed);
+    if (!tid || tid_generation != gen) {
+        dt_process_id(); /* registers the fork handler */
         tid = (uint32_t)syscall(SYS_gettid);
+        tid_generation = atomic_load_explicit(&fork_generation, memory_order_relaxed);
+    }
     return tid;
 }
 

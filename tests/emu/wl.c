@@ -170,7 +170,7 @@ static int need(parser *ps, token *toks, size_t ntoks, const char *key, span *ou
 static int need_number(parser *ps, token *toks, size_t ntoks, const char *key, uint64_t min,
                        uint64_t max, uint64_t *out)
 {
-    span v;
+    span v = {0};
     if (need(ps, toks, ntoks, key, &v) < 0)
         return -1;
     if (parse_u64_span(v, max, out) < 0 || *out < min)
@@ -191,7 +191,7 @@ static int need_u32(parser *ps, token *toks, size_t ntoks, const char *key, uint
 
 static int need_string(parser *ps, token *toks, size_t ntoks, const char *key, char **out)
 {
-    span v;
+    span v = {0};
     if (need(ps, toks, ntoks, key, &v) < 0)
         return -1;
     *out = span_dup(v);
@@ -201,7 +201,7 @@ static int need_string(parser *ps, token *toks, size_t ntoks, const char *key, c
 /* grid=x,y,z: three integers 1..2^31-1. */
 static int need_dim3(parser *ps, token *toks, size_t ntoks, const char *key, uint32_t out[3])
 {
-    span v, rest;
+    span v = {0}, rest = {0};
     if (need(ps, toks, ntoks, key, &v) < 0)
         return -1;
     rest = v;
@@ -334,7 +334,7 @@ static int parse_device(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 static int parse_api(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
     static const char *const keys[] = {"call", NULL};
-    span v;
+    span v = {0};
     if (check_keys(ps, toks, ntoks, keys) < 0 || need(ps, toks, ntoks, "call", &v) < 0)
         return -1;
     st->u.call = wl_call_from_name(v.p, v.n);
@@ -364,7 +364,7 @@ static int parse_memcpy(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
     static const char *const keys[] = {"dir", "bytes", "dur_ns", "stream", NULL};
     wl_memcpy *m = &st->u.memcpy;
-    span dir;
+    span dir = {0};
     if (check_keys(ps, toks, ntoks, keys) < 0 || need(ps, toks, ntoks, "dir", &dir) < 0)
         return -1;
     if (span_is(dir, "htod"))
@@ -396,7 +396,7 @@ static int parse_sync(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
     static const char *const keys[] = {"what", "stream", NULL};
     wl_sync *s = &st->u.sync;
-    span what;
+    span what = {0};
     if (check_keys(ps, toks, ntoks, keys) < 0 || need(ps, toks, ntoks, "what", &what) < 0)
         return -1;
     if (span_is(what, "device")) {
