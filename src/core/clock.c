@@ -96,19 +96,57 @@ static uint64_t clamp_u64(__int128 v)
 }
 
 /* host = h0 + (v - v0) * (h1 - h0) / (v1 - v0), rounded to nearest. |v - v0| and
- * h1 - h0 are below 2^64, so their product fits in 128 bits unsigned (not signed). */
+ * h1 - h0 are below 2^64, so their product fits in 128 bits unsigned (not signed).
+ * The common cases skip the 128-bit division (a library call) with the same result:
+ * a segment at rate 1 (h1 - h0 == v1 - v0, the quotient is |v - v0| exactly), and a
+ * product that fits in 64 bits (one 64-bit division, the same quotient and remainder). */
 static uint64_t affine(dt_clock_sample a, dt_clock_sample b, uint64_t v)
 {
     int below = v < a.vendor_ns;
-    unsigned __int128 dv = below ? a.vendor_ns - v : v - a.vendor_ns;
-    unsigned __int128 num = dv * (b.host_ns - a.host_ns);
-    uint64_t den = b.vendor_ns - a.vendor_ns;
-    unsigned __int128 q = num / den, r = num % den;
-    if (r >= den - r)
-        q++;
+    uint64_t dv = below ? a.vendor_ns - v : v - a.vendor_ns;
+    uint64_t dh = b.host_ns - a.host_ns, den = b.vendor_ns - a.vendor_ns, num64;
+    unsigned __int128 q;
+    if (dh == den) {
+        q = dv;
+    } else if (!__builtin_mul_overflow(dv, dh, &num64)) {
+        uint64_t r = num64 % den; /* den == 1: r == 0, nothing added, so no wrap */
+        q = num64 / den + (r >= den - r);
+    } else {
+        unsigned __int128 num = (unsigned __int128)dv * dh, r = num % den;
+        q = num / den + (r >= den - r);
+    }
     if (below)
         return q > a.host_ns ? 0 : a.host_ns - (uint64_t)q;
     return q > UINT64_MAX - a.host_ns ? UINT64_MAX : a.host_ns + (uint64_t)q;
+}
+
+/* The segment (p[i], p[i + 1]) that maps v: the first one below p[0], the last one
+ * above p[n - 1]. A v equal to a point maps to that point's host value from either of
+ * its segments, so any segment whose closed range holds v gives the same result. */
+static size_t segment_of(const dt_clock_sample *p, size_t n, uint64_t v)
+{
+    if (v <= p[0].vendor_ns)
+        return 0;
+    if (v >= p[n - 1].vendor_ns)
+        return n - 2;
+    size_t lo = 0, hi = n - 1; /* p[lo] <= v < p[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid].vendor_ns <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t map_near(const dt_clock_map *map, size_t *seg, uint64_t v)
+{
+    const dt_clock_sample *p = map->points;
+    size_t n = map->npoints, i = *seg;
+    if (!((i == 0 || p[i].vendor_ns <= v) && (i == n - 2 || v <= p[i + 1].vendor_ns)))
+        *seg = i = segment_of(p, n, v);
+    return affine(p[i], p[i + 1], v);
 }
 
 uint64_t dt_clock_map_to_realtime(const dt_clock_map *map, uint64_t v)
@@ -121,19 +159,22 @@ uint64_t dt_clock_map_to_realtime(const dt_clock_map *map, uint64_t v)
     case DT_CLOCK_AFFINE:
         break;
     }
-    const dt_clock_sample *p = map->points;
-    size_t n = map->npoints;
-    if (v <= p[0].vendor_ns)
-        return affine(p[0], p[1], v);
-    if (v >= p[n - 1].vendor_ns)
-        return affine(p[n - 2], p[n - 1], v);
-    size_t lo = 0, hi = n - 1; /* p[lo] < v < p[hi] */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p[mid].vendor_ns <= v)
-            lo = mid;
-        else
-            hi = mid;
+    size_t i = segment_of(map->points, map->npoints, v);
+    return affine(map->points[i], map->points[i + 1], v);
+}
+
+void dt_clock_map_span(const dt_clock_map *map, uint64_t *start, uint64_t *end, uint64_t *queued)
+{
+    if (map->mode != DT_CLOCK_AFFINE) {
+        *start = dt_clock_map_to_realtime(map, *start);
+        *end = dt_clock_map_to_realtime(map, *end);
+        if (queued)
+            *queued = dt_clock_map_to_realtime(map, *queued);
+        return;
     }
-    return affine(p[lo], p[hi], v);
+    size_t seg = segment_of(map->points, map->npoints, *start);
+    *start = affine(map->points[seg], map->points[seg + 1], *start);
+    *end = map_near(map, &seg, *end);
+    if (queued)
+        *queued = map_near(map, &seg, *queued);
 }

@@ -33,6 +33,9 @@ typedef struct dt_clock_map {
 int dt_clock_map_build(dt_clock_map *map, const dt_clock_sample *samples, size_t n);
 void dt_clock_map_free(dt_clock_map *map);
 uint64_t dt_clock_map_to_realtime(const dt_clock_map *map, uint64_t vendor_ns);
+/* Maps an event's start, end and (unless NULL) queued time in place, each exactly as
+ * dt_clock_map_to_realtime would, with one segment lookup when they share a segment. */
+void dt_clock_map_span(const dt_clock_map *map, uint64_t *start, uint64_t *end, uint64_t *queued);
 const char *dt_clock_mode_name(dt_clock_mode mode);
 
 uint64_t dt_realtime_ns(void);

@@ -158,10 +158,8 @@ static void align_clock(dt_session *s, devtrace_event *ev)
 {
     if (ev->flags & DEVTRACE_EVENT_HOST_CLOCK)
         return;
-    ev->start_ns = dt_clock_map_to_realtime(&s->clock, ev->start_ns);
-    ev->end_ns = dt_clock_map_to_realtime(&s->clock, ev->end_ns);
-    if (ev->kind == DEVTRACE_KIND_KERNEL && (ev->flags & DEVTRACE_EVENT_HAS_QUEUED))
-        ev->u.kernel.queued_ns = dt_clock_map_to_realtime(&s->clock, ev->u.kernel.queued_ns);
+    int queued = ev->kind == DEVTRACE_KIND_KERNEL && (ev->flags & DEVTRACE_EVENT_HAS_QUEUED);
+    dt_clock_map_span(&s->clock, &ev->start_ns, &ev->end_ns, queued ? &ev->u.kernel.queued_ns : NULL);
     ev->flags |= DEVTRACE_EVENT_HOST_CLOCK;
 }
 

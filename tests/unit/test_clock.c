@@ -5,8 +5,9 @@
  * a piecewise map from three samples given in any order; the fallbacks (no sample:
  * identity; one sample: offset; host values that do not increase: offset from the
  * first sample taken; duplicate vendor values); values near 2^63 and across the whole
- * 64-bit range without overflow, clamped to [0, UINT64_MAX]; dt_clock_mode_name; the
- * host clock readers. */
+ * 64-bit range without overflow, clamped to [0, UINT64_MAX]; dt_clock_map_span equal to
+ * mapping each value alone (within a segment, across segments, at points, beyond the
+ * ends, with every mode); dt_clock_mode_name; the host clock readers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,6 +300,39 @@ static void test_free_leaves_an_identity_map(void **state)
     dt_clock_map_free(&m); /* twice is fine */
 }
 
+static void check_span(const dt_clock_map *m, uint64_t start, uint64_t end, uint64_t queued)
+{
+    uint64_t a = start, b = end, q = queued;
+    dt_clock_map_span(m, &a, &b, &q);
+    assert_int_equal(a, map_at(m, start));
+    assert_int_equal(b, map_at(m, end));
+    assert_int_equal(q, map_at(m, queued));
+    a = start, b = end;
+    dt_clock_map_span(m, &a, &b, NULL);
+    assert_int_equal(a, map_at(m, start));
+    assert_int_equal(b, map_at(m, end));
+}
+
+static void test_span_maps_each_value_as_alone(void **state)
+{
+    (void)state;
+    /* rate 1, rate 1/3, rate 10/3 and a huge rate (the 128-bit path) */
+    const dt_clock_sample s[] = {{1000, 5000}, {2000, 6000}, {2300, 6100}, {2600, 7100}, {2601, UINT64_MAX / 2}};
+    dt_clock_map m = build(s, 5);
+    const uint64_t v[] = {0, 1, 999, 1000, 1001, 1500, 1999, 2000, 2001, 2150, 2299, 2300, 2301, 2599,
+                          2600, 2601, 2602, 5000, UINT64_MAX - 1, UINT64_MAX};
+    size_t n = sizeof v / sizeof v[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            check_span(&m, v[i], v[j], v[(i + j) % n]);
+    dt_clock_map_free(&m);
+    const dt_clock_sample one[] = {{1000, 5000}};
+    m = build(one, 1);
+    check_span(&m, 0, 1000, UINT64_MAX);
+    dt_clock_map_free(&m);
+    check_span(&m, 7, 8, 9); /* identity */
+}
+
 static void test_clock_mode_names(void **state)
 {
     (void)state;
@@ -341,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_full_64_bit_range_maps_exactly),
         cmocka_unit_test(test_absurd_rate_clamps_instead_of_overflowing),
         cmocka_unit_test(test_free_leaves_an_identity_map),
+        cmocka_unit_test(test_span_maps_each_value_as_alone),
         cmocka_unit_test(test_clock_mode_names),
         cmocka_unit_test(test_host_clocks_read_realtime_and_monotonic),
     };
