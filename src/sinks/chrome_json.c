@@ -18,8 +18,21 @@ typedef struct escaped_name {
     uint32_t len;
 } escaped_name;
 
+/* A kernel launch shape's occupancy args, formatted once: kernels repeat a few shapes. */
+typedef struct occ_memo {
+    int used, has_occupancy;
+    uint32_t device, regs;
+    int32_t grid[3], block[3];
+    uint64_t smem, est_pct;
+    uint32_t len;
+    char text[2 * DT_JSONW_FIXED_MAX + 40]; /* ", "blocks per SM": x, "warps per SM": y" */
+} occ_memo;
+
+#define OCC_MEMO_SLOTS 16
+
 typedef struct writer {
     dt_session *s;
+    occ_memo occ[OCC_MEMO_SLOTS];
     dt_jsonw w;
     escaped_name *names; /* by name id, filled lazily */
     uint32_t nnames;
@@ -125,11 +138,40 @@ static char *put_dim3(char *p, const int32_t *d)
     return DT_JSONW_PUT_LIT(p, "]");
 }
 
+/* The occupancy of a launch (dt_occupancy_compute, whose inputs make the key), its first
+ * two args formatted, from a small direct-mapped memo. NULL when it has no occupancy. */
+static const occ_memo *occupancy_of(writer *wr, const devtrace_event *ev)
+{
+    if (!(ev->flags & DEVTRACE_EVENT_HAS_LAUNCH))
+        return NULL; /* dt_occupancy_compute's first refusal that depends on the event */
+    const int32_t *g = ev->u.kernel.grid, *b = ev->u.kernel.block;
+    uint32_t regs = ev->u.kernel.registers_per_thread;
+    uint64_t smem = (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared;
+    uint32_t h = (uint32_t)g[0] * 31u + (uint32_t)g[1] * 7u + (uint32_t)g[2] + (uint32_t)b[0] * 13u +
+                 (uint32_t)b[1] * 5u + (uint32_t)b[2] + regs * 3u + (uint32_t)smem + ev->device * 11u;
+    occ_memo *m = &wr->occ[(h ^ (h >> 4) ^ (h >> 8)) % OCC_MEMO_SLOTS];
+    if (!(m->used && m->device == ev->device && m->regs == regs && m->smem == smem &&
+          !memcmp(m->grid, g, sizeof m->grid) && !memcmp(m->block, b, sizeof m->block))) {
+        dt_occupancy occ;
+        m->used = 1, m->device = ev->device, m->regs = regs, m->smem = smem;
+        memcpy(m->grid, g, sizeof m->grid), memcpy(m->block, b, sizeof m->block);
+        m->has_occupancy = dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0;
+        if (m->has_occupancy) {
+            char *p = DT_JSONW_PUT_LIT(m->text, ", \"blocks per SM\": ");
+            p = dt_jsonw_put_fixed(p, occ.blocks_per_sm, 6);
+            p = DT_JSONW_PUT_LIT(p, ", \"warps per SM\": ");
+            p = dt_jsonw_put_fixed(p, occ.warps_per_sm, 6);
+            m->len = (uint32_t)(p - m->text);
+            m->est_pct = (uint64_t)(occ.est_achieved_occupancy_pct + 0.5);
+        }
+    }
+    return m->has_occupancy ? m : NULL;
+}
+
 static void write_kernel(writer *wr, const devtrace_event *ev)
 {
     const escaped_name *name = escaped(wr, ev->name_id);
-    dt_occupancy occ;
-    int has_occupancy = dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0;
+    const occ_memo *occ = occupancy_of(wr, ev);
     char *p = event_begin(wr, name->len);
     if (!p)
         return;
@@ -152,21 +194,17 @@ static void write_kernel(writer *wr, const devtrace_event *ev)
         p = DT_JSONW_PUT_LIT(p, ", \"shared memory\": ");
         p = dt_jsonw_put_u64(p, (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared);
     }
-    if (has_occupancy) {
-        p = DT_JSONW_PUT_LIT(p, ", \"blocks per SM\": ");
-        p = dt_jsonw_put_fixed(p, occ.blocks_per_sm, 6);
-        p = DT_JSONW_PUT_LIT(p, ", \"warps per SM\": ");
-        p = dt_jsonw_put_fixed(p, occ.warps_per_sm, 6);
-    }
+    if (occ)
+        p = dt_jsonw_put(p, occ->text, occ->len);
     if (ev->flags & DEVTRACE_EVENT_HAS_LAUNCH) {
         p = DT_JSONW_PUT_LIT(p, ", \"grid\": ");
         p = put_dim3(p, ev->u.kernel.grid);
         p = DT_JSONW_PUT_LIT(p, ", \"block\": ");
         p = put_dim3(p, ev->u.kernel.block);
     }
-    if (has_occupancy) {
+    if (occ) {
         p = DT_JSONW_PUT_LIT(p, ", \"est. achieved occupancy %\": ");
-        p = dt_jsonw_put_u64(p, (uint64_t)(occ.est_achieved_occupancy_pct + 0.5));
+        p = dt_jsonw_put_u64(p, occ->est_pct);
     }
     p = DT_JSONW_PUT_LIT(p, "}},\n");
     event_end(wr, p);
