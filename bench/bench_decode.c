@@ -62,7 +62,10 @@ static double time_copy_cold(const bench_buffers *b)
     return s;
 }
 
-static int time_decode(const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version, decode_result *r)
+/* offline: the engine's own size-table walker (replay's: no vendor iterator, strides by
+ * the layouts' record sizes), so the time is devtrace's alone. */
+static int time_decode(const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version, int offline,
+                       decode_result *r)
 {
     devtrace_error err;
     dt_session *s = dt_session_new_offline(desc->name, "benchmark", "cuda_runtime", &err);
@@ -72,7 +75,10 @@ static int time_decode(const bench_buffers *b, const dt_cf_descriptor *desc, uin
         free(d);
         return -1;
     }
-    dt_cf_decoder_init(d, desc, s, version, bench_emu_next_record);
+    if (offline)
+        dt_cf_decoder_init_offline(d, desc, s, version, NULL, NULL); /* names: the live pointers */
+    else
+        dt_cf_decoder_init(d, desc, s, version, bench_emu_next_record);
     memset(&r->counts, 0, sizeof r->counts);
     uint64_t t0 = bench_now_ns();
     for (size_t i = 0; i < b->n; i++) {
@@ -136,12 +142,14 @@ static void series_add(series *x, int i, const bench_buffers *b, double copy_s, 
 static void measure(const char *prefix, const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version,
                     int reps, double min_rate, double min_ratio)
 {
-    series warm = {0}, cold = {0};
+    series warm = {0}, cold = {0}, own = {0};
+    decode_result own_r = {0};
     double *iterate = calloc((size_t)reps, sizeof *iterate);
     char name[64], note[320];
     decode_result r = {0};
     uint8_t *dst = malloc(b->bytes);
-    int ok = dst && iterate && series_init(&warm, reps) == 0 && series_init(&cold, reps) == 0;
+    int ok = dst && iterate && series_init(&warm, reps) == 0 && series_init(&cold, reps) == 0 &&
+             series_init(&own, reps) == 0;
     if (ok)
         memset(dst, 1, b->bytes);
     /* Free memory stays with malloc (warm) until malloc_trim returns it (cold). */
@@ -150,24 +158,31 @@ static void measure(const char *prefix, const bench_buffers *b, const dt_cf_desc
     for (int i = 0; ok && i < reps; i++) {
         malloc_trim(0);
         double copy_s = time_copy_cold(b);
-        if (!isfinite(copy_s) || time_decode(b, desc, version, &r) != 0) {
+        if (!isfinite(copy_s) || time_decode(b, desc, version, 0, &r) != 0) {
             ok = 0;
             break;
         }
         series_add(&cold, i, b, copy_s, r.decode_s);
         copy_s = time_copy_into(b, dst);
-        if (time_decode(b, desc, version, &r) != 0) {
+        if (time_decode(b, desc, version, 0, &r) != 0) {
             ok = 0;
             break;
         }
         series_add(&warm, i, b, copy_s, r.decode_s);
+        if (!desc->scan) {
+            if (time_decode(b, desc, version, 1, &own_r) != 0) {
+                ok = 0;
+                break;
+            }
+            series_add(&own, i, b, copy_s, own_r.decode_s);
+        }
         iterate[i] = (double)b->records / time_iterate(b, desc);
     }
     free(dst);
     if (!ok) {
         snprintf(name, sizeof name, "%s.records_per_s", prefix);
         bench_unmeasurable(name, "records/s", BENCH_AT_LEAST, min_rate, "out of memory");
-        series_free(&warm), series_free(&cold);
+        series_free(&warm), series_free(&cold), series_free(&own);
         free(iterate);
         return;
     }
@@ -188,6 +203,15 @@ static void measure(const char *prefix, const bench_buffers *b, const dt_cf_desc
         bench_report(name, bench_median(iterate, reps), "records/s", BENCH_INFO, 0,
                      "the vendor's GetNextRecord (the emulator's) walking the same buffers without decoding: "
                      "the ceiling of a decode that must use it");
+        snprintf(name, sizeof name, "%s.own.records_per_s", prefix);
+        snprintf(note, sizeof note,
+                 "devtrace's own part: the same buffers decoded by the engine's size-table walker (replay's, "
+                 "no vendor iterator), warm; %llu of %llu records taken",
+                 (unsigned long long)own_r.counts.records, (unsigned long long)b->records);
+        bench_report(name, bench_median(own.rate, reps), "records/s", BENCH_INFO, 0, note);
+        snprintf(name, sizeof name, "%s.own.vs_memcpy", prefix);
+        bench_report(name, bench_median(own.ratio, reps), "ratio", BENCH_INFO, 0,
+                     "the size-table walker's decode over memcpy of the same buffers, same repetition");
     }
     snprintf(name, sizeof name, "%s.cold.records_per_s", prefix);
     bench_report(name, bench_median(cold.rate, reps), "records/s", BENCH_INFO, 0,
@@ -195,7 +219,7 @@ static void measure(const char *prefix, const bench_buffers *b, const dt_cf_desc
     snprintf(name, sizeof name, "%s.cold.vs_memcpy", prefix);
     bench_report(name, bench_median(cold.ratio, reps), "ratio", BENCH_INFO, 0,
                  "cold decode over memcpy into fresh pages");
-    series_free(&warm), series_free(&cold);
+    series_free(&warm), series_free(&cold), series_free(&own);
     free(iterate);
 }
 
