@@ -41,9 +41,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     devtrace_error err;
     dt_session *s = dt_session_new_offline("roctracer", "fuzz", "privateuse1_runtime", &err);
-    static dt_roc_decoder d;
-    if (!s || dt_roc_decoder_init(&d, s) != 0)
+    if (!s)
         abort();
+    /* The launch table (64 Ki slots) is allocated once: dt_roc_pending_drain at the end of every
+     * input empties it, and the rest is set up as dt_roc_decoder_init does. */
+    static dt_roc_decoder d;
+    if (!d.pending) {
+        if (dt_roc_decoder_init(&d, s) != 0)
+            abort();
+    } else {
+        dt_roc_pending *table = d.pending;
+        memset(&d, 0, sizeof d);
+        d.pending = table;
+        d.s = s;
+        d.unnamed_kernel_id = dt_session_intern(s, "(unnamed kernel)");
+    }
     for (unsigned i = 0; i < launches; i++) {
         uint64_t corr = fz_bytes_u64(&in, 8);
         dt_roc_launch l;
@@ -90,7 +102,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dt_roc_pending_drain(&d);
     fz_check_trace(s);
     free(buf);
-    dt_roc_decoder_free(&d);
     devtrace_close(s);
     return 0;
 }
