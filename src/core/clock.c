@@ -100,24 +100,25 @@ static uint64_t clamp_u64(__int128 v)
  * The common cases skip the 128-bit division (a library call) with the same result:
  * a segment at rate 1 (h1 - h0 == v1 - v0, the quotient is |v - v0| exactly), and a
  * product that fits in 64 bits (one 64-bit division, the same quotient and remainder). */
-static uint64_t affine(dt_clock_sample a, dt_clock_sample b, uint64_t v)
+static inline uint64_t affine(dt_clock_sample a, dt_clock_sample b, uint64_t v)
 {
     int below = v < a.vendor_ns;
     uint64_t dv = below ? a.vendor_ns - v : v - a.vendor_ns;
-    uint64_t dh = b.host_ns - a.host_ns, den = b.vendor_ns - a.vendor_ns, num64;
-    unsigned __int128 q;
+    uint64_t dh = b.host_ns - a.host_ns, den = b.vendor_ns - a.vendor_ns, num64, q;
     if (dh == den) {
         q = dv;
     } else if (!__builtin_mul_overflow(dv, dh, &num64)) {
         uint64_t r = num64 % den; /* den == 1: r == 0, nothing added, so no wrap */
         q = num64 / den + (r >= den - r);
     } else {
-        unsigned __int128 num = (unsigned __int128)dv * dh, r = num % den;
-        q = num / den + (r >= den - r);
+        unsigned __int128 num = (unsigned __int128)dv * dh, r = num % den, q128 = num / den + (r >= den - r);
+        if (q128 > UINT64_MAX)
+            return below ? 0 : UINT64_MAX; /* beyond either end: clamped */
+        q = (uint64_t)q128;
     }
     if (below)
-        return q > a.host_ns ? 0 : a.host_ns - (uint64_t)q;
-    return q > UINT64_MAX - a.host_ns ? UINT64_MAX : a.host_ns + (uint64_t)q;
+        return q > a.host_ns ? 0 : a.host_ns - q;
+    return q > UINT64_MAX - a.host_ns ? UINT64_MAX : a.host_ns + q;
 }
 
 /* The segment (p[i], p[i + 1]) that maps v: the first one below p[0], the last one
@@ -140,7 +141,7 @@ static size_t segment_of(const dt_clock_sample *p, size_t n, uint64_t v)
     return lo;
 }
 
-static uint64_t map_near(const dt_clock_map *map, size_t *seg, uint64_t v)
+static inline uint64_t map_near(const dt_clock_map *map, size_t *seg, uint64_t v)
 {
     const dt_clock_sample *p = map->points;
     size_t n = map->npoints, i = *seg;
