@@ -67,8 +67,8 @@ def signal_case(sig, to_group):
     expect_meta(t, {**counts_times(2), "dropped.vendor": 0, "malformed.records": 0, "unpaired_flows": 0})
     expect_note(t, "killed by %s" % sig.name)
     check_flows(t)
-    return ("exit %d (128+%s); the trace holds both runs exactly (kernel=34 runtime=374), flushed by the "
-            "collector's handler; note names %s" % (p.returncode, sig.name, sig.name))
+    return ("exit %d (128+%s); the trace holds both runs exactly (kernel=34 runtime=374), shipped by the "
+            "collector's finisher thread on the signal; note names %s" % (p.returncode, sig.name, sig.name))
 
 
 def opencl_signal(sig):
