@@ -28,22 +28,12 @@
 #error "DEVTRACE_LIBRARY_PATH (the path of libdevtrace.so) must be defined by the build"
 #endif
 
-#define SKIP_EXIT 77
-#define MAX_EVENTS 512
+#define OT_MAX_EVENTS 512
+#include "opencl_test.h" /* after OT_MAX_EVENTS: the shared event collector */
 #define IMAGE_W 16u
 #define IMAGE_H 8u
 #define IMAGE_BYTES (IMAGE_W * IMAGE_H * 4u * sizeof(float))
 #define STOP_TIMEOUT_MS 300
-
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
 
 static unsigned opencl_calls;
 #define CL(call) (opencl_calls++, (call))
@@ -53,39 +43,11 @@ static const char *kernel_source =
     "__kernel void second(__global int *x) { x[0] = 42; }\n"
     "__kernel void grid2d(__global int *x) { x[get_global_id(1) * get_global_size(0) + get_global_id(0)] = 1; }\n";
 
-typedef struct recorded {
-    devtrace_event ev;
-    char name[64];
-} recorded;
-
-static recorded events[MAX_EVENTS];
-static size_t nevents;
-
-static void collect(const devtrace_event *ev, const char *name, void *user)
-{
-    (void)user;
-    CHECK(nevents < MAX_EVENTS, "more than %d events", MAX_EVENTS);
-    events[nevents].ev = *ev;
-    snprintf(events[nevents].name, sizeof events[nevents].name, "%s", name ? name : "");
-    nevents++;
-}
-
 static uint64_t monotonic_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static devtrace_session *open_session(void)
-{
-    devtrace_config cfg;
-    devtrace_config_init(&cfg);
-    cfg.backend = "opencl";
-    devtrace_error err;
-    devtrace_session *s = devtrace_open(&cfg, &err);
-    CHECK(s, "devtrace_open: %s", err.message);
-    return s;
 }
 
 typedef struct objects {
@@ -336,15 +298,12 @@ static void check_first_session(const objects *o, devtrace_session *s)
 int main(void)
 {
     setenv("OPENCL_LAYERS", DEVTRACE_LIBRARY_PATH, 1);
-    devtrace_session *s = open_session();
-    if (strcmp(devtrace_backend_name(s), "opencl") != 0) {
-        const char *why = devtrace_unavailable_reason(s);
-        CHECK(strstr(why, "libOpenCL.so.1 not found"), "the opencl backend is unavailable: %s", why);
-        printf("SKIPPED: no OpenCL platform (%s)\n", why);
+    devtrace_session *s = ot_open_session();
+    if (ot_skip_without_loader(s)) {
         return SKIP_EXIT;
     }
     CHECK(devtrace_start(s) == 0, "devtrace_start");
-    devtrace_session *rival = open_session();
+    devtrace_session *rival = ot_open_session();
     CHECK(devtrace_start(rival) == DEVTRACE_ESTATE, "a second session recording OpenCL at once must be refused");
     devtrace_close(rival);
 
@@ -383,7 +342,7 @@ int main(void)
     clReleaseEvent(gate);
 
     /* A later session records on its own. */
-    devtrace_session *again = open_session();
+    devtrace_session *again = ot_open_session();
     CHECK(devtrace_start(again) == 0, "a session after the first one stopped");
     size_t global = 64;
     CHECK(clEnqueueNDRangeKernel(o.queue, o.clone, 1, NULL, &global, NULL, 0, NULL, NULL) == CL_SUCCESS &&

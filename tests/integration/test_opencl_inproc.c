@@ -34,22 +34,12 @@
 #error "DEVTRACE_LIBRARY_PATH (the path of libdevtrace.so) must be defined by the build"
 #endif
 
-#define SKIP_EXIT 77
 #define N 1024u
 #define LOCAL_SIZE 64u
 #define FILL_VALUE 2.0f
 #define SCALE 3.0f
-#define MAX_EVENTS 512
-
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#define OT_MAX_EVENTS 512
+#include "opencl_test.h" /* after OT_MAX_EVENTS: the shared event collector */
 
 /* Every OpenCL call goes through CL(): the count is what the trace must show. */
 static unsigned opencl_calls;
@@ -60,23 +50,6 @@ static const char *kernel_source =
     "{ size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n"
     "__kernel void scale(__global float *c, float k)\n"
     "{ size_t i = get_global_id(0); c[i] *= k; }\n";
-
-typedef struct recorded {
-    devtrace_event ev;
-    char name[64];
-} recorded;
-
-static recorded events[MAX_EVENTS];
-static size_t nevents;
-
-static void collect(const devtrace_event *ev, const char *name, void *user)
-{
-    (void)user;
-    CHECK(nevents < MAX_EVENTS, "more than %d events", MAX_EVENTS);
-    events[nevents].ev = *ev;
-    snprintf(events[nevents].name, sizeof events[nevents].name, "%s", name ? name : "");
-    nevents++;
-}
 
 static uint64_t realtime_ns(void)
 {
@@ -344,17 +317,8 @@ int main(void)
     /* Before any OpenCL call: the loader reads $OPENCL_LAYERS when it initialises. */
     setenv("OPENCL_LAYERS", DEVTRACE_LIBRARY_PATH, 1);
 
-    devtrace_config cfg;
-    devtrace_config_init(&cfg);
-    cfg.backend = "opencl";
-    devtrace_error err;
-    devtrace_session *s = devtrace_open(&cfg, &err);
-    CHECK(s, "devtrace_open: %s", err.message);
-    if (strcmp(devtrace_backend_name(s), "opencl") != 0) {
-        /* Only a missing OpenCL loader is a reason to skip; any other is a failure. */
-        const char *why = devtrace_unavailable_reason(s);
-        CHECK(strstr(why, "libOpenCL.so.1 not found"), "the opencl backend is unavailable: %s", why);
-        printf("SKIPPED: no OpenCL platform (%s)\n", why);
+    devtrace_session *s = ot_open_session();
+    if (ot_skip_without_loader(s)) {
         devtrace_close(s);
         return SKIP_EXIT;
     }

@@ -27,27 +27,17 @@
 #include <string.h>
 
 #include "devtrace.h"
+#include "opencl_test.h"
 
 #ifndef DEVTRACE_LIBRARY_PATH
 #error "DEVTRACE_LIBRARY_PATH (the path of libdevtrace.so) must be defined by the build"
 #endif
 
-#define SKIP_EXIT 77
 #define THREADS 4
 #define LAUNCHES 50
 #define KERNELS_PER_THREAD (LAUNCHES + 2)
 #define GLOBAL_SIZE 256u
 #define MAX_EVENTS 4096
-
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
 
 /* OpenCL calls made while the session records (CL) and outside it (CL_UNTRACED). */
 static atomic_uint traced_calls;
@@ -215,16 +205,8 @@ static void check_events(void)
 int main(void)
 {
     setenv("OPENCL_LAYERS", DEVTRACE_LIBRARY_PATH, 1);
-    devtrace_config cfg;
-    devtrace_config_init(&cfg);
-    cfg.backend = "opencl";
-    devtrace_error err;
-    devtrace_session *s = devtrace_open(&cfg, &err);
-    CHECK(s, "devtrace_open: %s", err.message);
-    if (strcmp(devtrace_backend_name(s), "opencl") != 0) {
-        const char *why = devtrace_unavailable_reason(s);
-        CHECK(strstr(why, "libOpenCL.so.1 not found"), "the opencl backend is unavailable: %s", why);
-        printf("SKIPPED: no OpenCL platform (%s)\n", why);
+    devtrace_session *s = ot_open_session();
+    if (ot_skip_without_loader(s)) {
         devtrace_close(s);
         return SKIP_EXIT;
     }
