@@ -1147,48 +1147,7 @@ void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, 
 dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
                               dt_cf_walk_counts *c)
 {
-    if (avail < 4) {
-        c->malformed++;
-        return DT_CF_TAKEN_TRUNCATED;
-    }
-    uint32_t kind = read_u32(rec);
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
-    if (!l) {
-        c->malformed++;
-        return DT_CF_TAKEN_UNKNOWN_KIND;
-    }
-    if (avail < d->check_size[kind]) {
-        c->malformed++;
-        return DT_CF_TAKEN_TRUNCATED;
-    }
-    c->records++;
-    if (mode != DT_CF_WALK_DECODE) {
-        if (l->dt_kind != DEVTRACE_KIND_EXTCORR) {
-            if (mode == DT_CF_WALK_POOL_FULL)
-                DT_COUNT(d->s, dropped_pool_full, 1);
-            else
-                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
-        }
-        return DT_CF_TAKEN;
-    }
-    devtrace_event ev;
-    memset(&ev, 0, sizeof ev);
-    switch (l->decode(d, rec, &ev)) {
-    case DT_CF_EMIT:
-        if (dt_emit(d->s, &ev) == 0)
-            c->emitted++;
-        return DT_CF_TAKEN;
-    case DT_CF_ZERO_TIME:
-        c->zero_time++;
-        return DT_CF_TAKEN;
-    case DT_CF_IGNORED:
-        c->ignored++;
-        return DT_CF_TAKEN;
-    case DT_CF_MALFORMED:
-    default:
-        c->malformed++;
-        return DT_CF_TAKEN_INVALID;
-    }
+    return dt_cf_take_record_inline(d, rec, avail, mode, c);
 }
 
 void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c)
@@ -1199,11 +1158,56 @@ void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c)
         DT_COUNT(d->s, zero_timestamp, c->zero_time);
 }
 
+enum { CF_ASK, CF_NEXT, CF_END };
+
+/* The step from the record at prev, when the layouts make it certain: CF_NEXT with *next
+ * where the library's iterator would go (prev's kind and the next record's kind were both
+ * seen to step by their layouts' sizes, and the next record fits), CF_END where it would
+ * report the end of the buffer (MAX_LIMIT_REACHED), CF_ASK otherwise: the library steps. */
+static inline int cf_stride(const dt_cf_decoder *d, uintptr_t prev, uintptr_t hi, uintptr_t *next)
+{
+    uint32_t kind = read_u32((const uint8_t *)prev);
+    if (kind >= DT_CF_MAX_KIND || atomic_load_explicit(&d->stride[kind], memory_order_relaxed) != DT_CF_STRIDE_OK)
+        return CF_ASK;
+    uintptr_t q = prev + d->by_kind[kind]->size;
+    if (q == hi)
+        return CF_END;
+    if (q > hi || hi - q < 4)
+        return CF_ASK;
+    uint32_t k2 = read_u32((const uint8_t *)q);
+    if (k2 >= DT_CF_MAX_KIND || atomic_load_explicit(&d->stride[k2], memory_order_relaxed) != DT_CF_STRIDE_OK ||
+        hi - q < d->by_kind[k2]->size)
+        return CF_ASK;
+    *next = q;
+    return CF_NEXT;
+}
+
+/* The library stepped from prev to p: when prev's kind has a layout for this version, the
+ * step says whether that kind can be stepped by its size from now on. */
+static void cf_learn_stride(dt_cf_decoder *d, uintptr_t prev, uintptr_t p)
+{
+    uint32_t kind = read_u32((const uint8_t *)prev);
+    if (kind >= DT_CF_MAX_KIND || !d->by_kind[kind] ||
+        atomic_load_explicit(&d->stride[kind], memory_order_relaxed) != DT_CF_STRIDE_UNSEEN)
+        return;
+    const dt_cf_layout *l = d->by_kind[kind];
+    if (d->check_size[kind] != l->size)
+        return; /* decoded by a prefix: the size is not this version's */
+    uint8_t expected = DT_CF_STRIDE_UNSEEN;
+    uint8_t verdict = p - prev == l->size ? DT_CF_STRIDE_OK : DT_CF_STRIDE_NO;
+    if (atomic_compare_exchange_strong(&d->stride[kind], &expected, verdict) && verdict == DT_CF_STRIDE_NO)
+        dt_add_note(d->s,
+                    "%s's record iterator stepped %llu bytes over a %s record (kind %u), whose layout has %u: "
+                    "records of that kind are stepped by the library's iterator only",
+                    d->desc->vendor_api, (unsigned long long)(p - prev), l->name, kind, l->size);
+}
+
 void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                        dt_cf_walk_counts *counts)
 {
     const dt_cf_descriptor *desc = d->desc;
-    dt_cf_walk_counts c = {0, 0, 0, 0, 0};
+    dt_cf_walk_counts c = {0};
+    dt_intern_walk_begin(); /* a name's address is checked once per buffer (dt_intern_ptr_in_walk) */
     if (desc->scan) {
         desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
         goto end;
@@ -1214,7 +1218,7 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         size_t off = 0;
         while (off < valid_size) {
             uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
-            dt_cf_taken t = dt_cf_take_record(d, buf + off, valid_size - off, mode, &c);
+            dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, &c);
             uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
                             : t == DT_CF_TAKEN_TRUNCATED   ? 0
                                                            : d->by_kind[kind]->size;
@@ -1228,21 +1232,31 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
     uint32_t unknown_kind = 0;
     void *rec = NULL;
     for (;;) {
-        int rc = d->next(buf, valid_size, &rec);
-        if (rc != desc->results.success) {
-            if (rc != desc->results.max_limit_reached && !(desc->quirks & DT_CF_QUIRK_ANY_ERROR_ENDS))
-                c.malformed++; /* an incomplete or invalid record: the rest is unreadable */
+        uintptr_t p = 0;
+        int step = prev && !d->iterator_only ? cf_stride(d, prev, hi, &p) : CF_ASK;
+        if (step == CF_END)
             break;
-        }
-        if (!rec) {
-            if (!(desc->quirks & DT_CF_QUIRK_NULL_RECORD_ENDS))
-                c.malformed++;
-            break;
-        }
-        uintptr_t p = (uintptr_t)rec;
-        if (p < lo || p >= hi || (prev && p <= prev)) {
-            c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
-            break;
+        if (step == CF_ASK) {
+            int rc = d->next(buf, valid_size, &rec);
+            if (rc != desc->results.success) {
+                if (rc != desc->results.max_limit_reached && !(desc->quirks & DT_CF_QUIRK_ANY_ERROR_ENDS))
+                    c.malformed++; /* an incomplete or invalid record: the rest is unreadable */
+                break;
+            }
+            if (!rec) {
+                if (!(desc->quirks & DT_CF_QUIRK_NULL_RECORD_ENDS))
+                    c.malformed++;
+                break;
+            }
+            p = (uintptr_t)rec;
+            if (p < lo || p >= hi || (prev && p <= prev)) {
+                c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
+                break;
+            }
+            if (prev)
+                cf_learn_stride(d, prev, p);
+        } else {
+            rec = (void *)p; /* where the library would have stepped: its next call starts here */
         }
         prev = p;
         if (unknown_at) {
@@ -1254,7 +1268,7 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         }
         /* An unknown kind is skipped (the vendor's iterator knows its size); a record that
          * does not fit in the valid bytes ends the buffer. */
-        dt_cf_taken t = dt_cf_take_record(d, (const uint8_t *)rec, hi - p, mode, &c);
+        dt_cf_taken t = dt_cf_take_record_inline(d, (const uint8_t *)rec, hi - p, mode, &c);
         if (t == DT_CF_TAKEN_TRUNCATED)
             break;
         if (t == DT_CF_TAKEN_UNKNOWN_KIND && p - lo <= UINT32_MAX) {
@@ -1263,6 +1277,7 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         }
     }
 end:
+    dt_intern_walk_end();
     dt_cf_commit_counts(d, &c);
     if (counts)
         *counts = c;
@@ -1344,7 +1359,7 @@ uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p)
     dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
     if (w)
         dt_raw_string(w, (uint64_t)(uintptr_t)p, p);
-    return dt_intern_ptr(&d->s->names, p);
+    return dt_intern_ptr_in_walk(&d->s->names, p);
 }
 
 typedef struct cf_rename {

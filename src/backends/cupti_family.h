@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backend.h"
 #include "core/session.h"
@@ -234,9 +235,17 @@ struct dt_cf_decoder {
     /* Kinds without a layout that the vendor's iterator stepped over, as (kind << 32 | size):
      * learned live (and saved in a raw capture), used by the offline stride. 0 = empty. */
     _Atomic uint64_t skip_sizes[DT_CF_SKIP_KINDS];
+    /* The iterator's step over each kind, checked against the layout's size: once a kind's
+     * step is seen to be its size (DT_CF_STRIDE_OK), records of that kind are stepped over
+     * by the size, with no call into the library; a kind whose step differs
+     * (DT_CF_STRIDE_NO) is always stepped by the library. iterator_only: never stride. */
+    _Atomic uint8_t stride[DT_CF_MAX_KIND];
+    int iterator_only;
     /* Counters for a descriptor's scanner (its own meaning per index), read by its finish. */
     _Atomic uint64_t scan_stats[DT_CF_SCAN_STATS];
 };
+
+enum { DT_CF_STRIDE_UNSEEN = 0, DT_CF_STRIDE_OK = 1, DT_CF_STRIDE_NO = 2 };
 
 /* What a walk over one buffer found. */
 struct dt_cf_walk_counts {
@@ -245,6 +254,7 @@ struct dt_cf_walk_counts {
     uint64_t malformed; /* rejected: unknown kind, bad pointer, too short, bad fields */
     uint64_t zero_time;
     uint64_t ignored;
+    dt_store_cursor cursor; /* where the walk's events are written (zero to start) */
 };
 
 /* Per-session state (the core allocates it zeroed: dt_backend.state_size). */
@@ -336,6 +346,64 @@ typedef enum dt_cf_taken {
 dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
                               dt_cf_walk_counts *c);
 void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c);
+
+/* dt_cf_take_record, inline in the walkers' loops: the decoder's state and the walk's
+ * counters stay in registers from one record to the next. */
+static inline __attribute__((always_inline)) dt_cf_taken
+dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+{
+    if (avail < 4) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    uint32_t kind;
+    memcpy(&kind, rec, sizeof kind);
+    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
+    if (!l) {
+        c->malformed++;
+        return DT_CF_TAKEN_UNKNOWN_KIND;
+    }
+    if (avail < d->check_size[kind]) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    c->records++;
+    if (mode != DT_CF_WALK_DECODE) {
+        if (l->dt_kind != DEVTRACE_KIND_EXTCORR) {
+            if (mode == DT_CF_WALK_POOL_FULL)
+                DT_COUNT(d->s, dropped_pool_full, 1);
+            else
+                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
+        }
+        return DT_CF_TAKEN;
+    }
+    /* Decoded in place in the thread's chunk (kept only when it is emitted), or, with the
+     * store at its bound, on the stack so that the record is still counted by what it is. */
+    devtrace_event scratch, *ev = dt_store_cursor_next(&c->cursor, &d->s->store);
+    if (!ev)
+        ev = &scratch;
+    dt_event_zero(ev);
+    switch (l->decode(d, rec, ev)) {
+    case DT_CF_EMIT:
+        if (ev != &scratch) {
+            dt_store_cursor_commit(&c->cursor);
+            c->emitted++;
+        } else {
+            dt_store_cursor_drop(&c->cursor);
+        }
+        return DT_CF_TAKEN;
+    case DT_CF_ZERO_TIME:
+        c->zero_time++;
+        return DT_CF_TAKEN;
+    case DT_CF_IGNORED:
+        c->ignored++;
+        return DT_CF_TAKEN;
+    case DT_CF_MALFORMED:
+    default:
+        c->malformed++;
+        return DT_CF_TAKEN_INVALID;
+    }
+}
 /* The interned name of a runtime callback id (cached; the first sight of an unknown id
  * counts one unresolved name). */
 uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid);

@@ -144,7 +144,7 @@ void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t val
             memcpy(&kind, rec, sizeof kind);
             /* Validation covers every check the decoders make, so the record is taken
              * (emitted, ignored or counted zero time), never rejected a second time. */
-            dt_cf_take_record(d, rec, avail, mode, c);
+            dt_cf_take_record_inline(d, rec, avail, mode, c);
             r.accepted++;
             off += dt_mcpti_record_size(kind); /* > 0 for a valid record: always advances */
             continue;
@@ -219,7 +219,7 @@ void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_
             }
             uint32_t kind;
             memcpy(&kind, buf + off, sizeof kind);
-            dt_cf_take_record(d, buf + off, valid_size - off, mode, c);
+            dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
             taken++;
             pos = off + dt_mcpti_record_size(kind);
         }

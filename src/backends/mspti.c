@@ -89,7 +89,7 @@ static void mspti_scan_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size,
     size_t off = 0;
     while (off < valid_size) {
         const uint8_t *rec = buf + off;
-        dt_cf_taken t = dt_cf_take_record(d, rec, valid_size - off, mode, counts);
+        dt_cf_taken t = dt_cf_take_record_inline(d, rec, valid_size - off, mode, counts);
         if (t == DT_CF_TAKEN_UNKNOWN_KIND || t == DT_CF_TAKEN_TRUNCATED)
             break;
         uint32_t kind;

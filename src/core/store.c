@@ -135,6 +135,43 @@ int dt_store_append(dt_store *st, const devtrace_event *ev)
     return 0;
 }
 
+dt_slot *dt_store_cursor_open_slow(dt_store_cursor *cur, dt_store *st)
+{
+    if (cur->failed)
+        return NULL;
+    cur->st = st;
+    cur->slot = slot_for_thread(st);
+    cur->failed = cur->slot == NULL;
+    return cur->slot;
+}
+
+/* The thread's chunk is full (or it has none): file it and take a new one. */
+devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
+{
+    dt_store *st = cur->st;
+    dt_slot *slot = cur->slot;
+    dt_chunk *c = slot->current;
+    if (c && atomic_load_explicit(&c->count, memory_order_relaxed) < c->capacity)
+        return dt_store_cursor_next(cur, st); /* not full: another caller refilled it */
+    if (c) {
+        slot->current = NULL;
+        file_chunk(st, c);
+    }
+    c = new_chunk(st);
+    if (!c)
+        return NULL;
+    slot->current = c;
+    cur->chunk = c;
+    cur->n = 0;
+    return &c->events[0];
+}
+
+void dt_store_cursor_drop(dt_store_cursor *cur)
+{
+    if (cur->slot)
+        atomic_fetch_add_explicit(&cur->slot->dropped, 1, memory_order_relaxed);
+}
+
 void dt_store_flush_thread(dt_store *st)
 {
     dt_slot *slot = slot_for_thread(st);

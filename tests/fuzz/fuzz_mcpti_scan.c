@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     /* the scanner alone from the start, with a cap: every byte is a record or skipped */
-    dt_cf_walk_counts c2 = {0, 0, 0, 0, 0};
+    dt_cf_walk_counts c2 = {0};
     dt_mcpti_scan_result r;
     dt_mcpti_scan_range(d, buf, 0, n, DT_CF_WALK_DECODE, &c2, cap, &r);
     dt_cf_commit_counts(d, &c2);

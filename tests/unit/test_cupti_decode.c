@@ -726,7 +726,7 @@ static void resync_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk
     while (off + 4 <= valid) {
         uint32_t kind;
         memcpy(&kind, buf + off, 4);
-        dt_cf_walk_counts one = {0, 0, 0, 0, 0};
+        dt_cf_walk_counts one = {0};
         dt_cf_taken t = dt_cf_take_record(d, buf + off, valid - off, mode, &one);
         if (t == DT_CF_TAKEN) {
             c->records += one.records, c->emitted += one.emitted, c->zero_time += one.zero_time;

@@ -613,7 +613,7 @@ static void the_record_cap_stops_a_scan_and_counts_the_rest(void **state)
 {
     fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = {0, 0, 0, 0, 0};
+    dt_cf_walk_counts c = {0};
     dt_mcpti_scan_result r;
     dt_mcpti_scan_range(f->d, f->buf, 0, f->used, DT_CF_WALK_DECODE, &c, 2, &r);
     dt_cf_commit_counts(f->d, &c);
