@@ -1253,7 +1253,7 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
                 c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
                 break;
             }
-            if (prev)
+            if (prev && !d->iterator_only)
                 cf_learn_stride(d, prev, p);
         } else {
             rec = (void *)p; /* where the library would have stepped: its next call starts here */

@@ -504,6 +504,137 @@ static void iterator_repeating_a_pointer_stops_the_walk(void **state)
     assert_int_equal(c.malformed, 1);
 }
 
+/* ---- stepping by verified sizes ---- */
+
+static unsigned g_next_calls;
+static size_t g_api_step = 40; /* what counting_next steps over an API record */
+
+/* stand_in_next that counts its calls and may step API records by a different size. */
+static int counting_next(uint8_t *buf, size_t valid, void **rec)
+{
+    g_next_calls++;
+    size_t off = 0;
+    if (*rec) {
+        uint32_t kind;
+        memcpy(&kind, *rec, 4);
+        off = (size_t)((uint8_t *)*rec - buf) + (kind == 5 ? g_api_step : record_size(kind));
+    }
+    if (off + 4 > valid)
+        return MAX_LIMIT;
+    *rec = buf + off;
+    return 0;
+}
+
+/* n launches: API record, kernel, external correlation, each API record followed by pad bytes. */
+static void write_launches(fixture *f, unsigned n, size_t pad)
+{
+    f->used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        f->used += write_api(f->buf + f->used, 5, 211, 10 + 100 * i, 20 + 100 * i, 1000 + i, 0);
+        memset(f->buf + f->used, 0, pad);
+        f->used += pad;
+        f->used += write_kernel(f->buf + f->used, 10, 30 + 100 * i, 90 + 100 * i, 1000 + i, 0, 216);
+        f->used += write_extcorr(f->buf + f->used, 3, 500 + i, 1000 + i);
+    }
+}
+
+static void verified_kinds_are_stepped_without_the_library(void **state)
+{
+    fixture *f = *state;
+    f->d->next = counting_next;
+    g_api_step = 40;
+    write_launches(f, 20, 0); /* 20 * 280 bytes */
+    g_next_calls = 0;
+    dt_cf_walk_counts c = walk(f);
+    /* the first record, then one step from each kind (API, kernel, external): after that
+     * every step is by size, and the end is the end of the valid bytes */
+    assert_int_equal(g_next_calls, 4);
+    assert_int_equal(c.records, 60);
+    assert_int_equal(c.emitted, 60);
+    assert_int_equal(c.malformed, 0);
+    assert_int_equal(f->nev, 60);
+    for (unsigned i = 0; i < 20; i++) {
+        assert_int_equal(f->ev[3 * i].kind, DEVTRACE_KIND_RUNTIME);
+        assert_int_equal(f->ev[3 * i].correlation, 1000 + i);
+        assert_int_equal(f->ev[3 * i + 1].kind, DEVTRACE_KIND_KERNEL);
+        assert_int_equal(f->ev[3 * i + 1].start_ns, 30 + 100 * i);
+        assert_int_equal(f->ev[3 * i + 2].kind, DEVTRACE_KIND_EXTCORR);
+        assert_int_equal(f->ev[3 * i + 2].external_id, 500 + i);
+    }
+    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    /* the next buffer: every kind known, one call for its first record */
+    g_next_calls = 0;
+    walk(f);
+    assert_int_equal(g_next_calls, 1);
+    assert_int_equal(f->s->stats.malformed_records, 0);
+    assert_int_equal(f->s->nnotes, 0);
+}
+
+static void iterator_only_walks_call_the_library_for_every_record(void **state)
+{
+    fixture *f = *state;
+    f->d->next = counting_next;
+    f->d->iterator_only = 1;
+    g_api_step = 40;
+    write_launches(f, 20, 0);
+    g_next_calls = 0;
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(g_next_calls, 61); /* 60 records and the end */
+    assert_int_equal(c.emitted, 60);
+    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_UNSEEN);
+}
+
+static void a_kind_the_library_steps_differently_stays_on_the_library(void **state)
+{
+    fixture *f = *state;
+    f->d->next = counting_next;
+    g_api_step = 48; /* 8 bytes the layout does not know of after each API record */
+    write_launches(f, 10, 8);
+    g_next_calls = 0;
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 30);
+    assert_int_equal(c.malformed, 0);
+    assert_int_equal(f->nev, 30);
+    for (unsigned i = 0; i < 10; i++) {
+        assert_int_equal(f->ev[3 * i].correlation, 1000 + i);
+        assert_int_equal(f->ev[3 * i + 1].correlation, 1000 + i);
+        assert_int_equal(f->ev[3 * i + 2].external_id, 500 + i);
+    }
+    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_NO);
+    assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    /* every step from an API record, and every step to one, asks the library: 10 + 9, then
+     * the first record and the first kernel -> external step: 21 */
+    assert_int_equal(g_next_calls, 21);
+    assert_int_equal(f->s->nnotes, 1);
+    assert_string_equal(f->s->notes[0], "CUPTI's record iterator stepped 48 bytes over a CUpti_ActivityAPI record "
+                                         "(kind 5), whose layout has 40: records of that kind are stepped by the "
+                                         "library's iterator only");
+}
+
+/* A name's address is trusted within one buffer, and checked again in the next. */
+static void a_reused_name_address_is_checked_again_in_the_next_buffer(void **state)
+{
+    fixture *f = *state;
+    static char name[] = "_ZN1a1fEv";
+    f->used = write_kernel(f->buf, 10, 100, 200, 1, 0, 216);
+    ut_putptr(f->buf, 104, name);
+    f->used += write_kernel(f->buf + f->used, 10, 300, 400, 2, 0, 216);
+    ut_putptr(f->buf, 216 + 104, name);
+    walk(f);
+    assert_int_equal(f->nev, 2);
+    assert_string_equal(name_of(f, &f->ev[0]), "_ZN1a1fEv");
+    assert_int_equal(f->ev[1].name_id, f->ev[0].name_id);
+    memcpy(name, "_ZN1b1gEv", sizeof name); /* the vendor reused the address */
+    walk(f);
+    assert_int_equal(f->nev, 4);
+    assert_string_equal(name_of(f, &f->ev[2]), "_ZN1b1gEv");
+    assert_string_equal(name_of(f, &f->ev[3]), "_ZN1b1gEv");
+    assert_string_equal(name_of(f, &f->ev[0]), "_ZN1a1fEv");
+}
+
 static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
 {
     fixture *f = *state;
@@ -783,6 +914,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(kernel_with_zero_grid_is_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_pointer_outside_the_buffer_stops_the_walk, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_repeating_a_pointer_stops_the_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(verified_kinds_are_stepped_without_the_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(iterator_only_walks_call_the_library_for_every_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_kind_the_library_steps_differently_stays_on_the_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_reused_name_address_is_checked_again_in_the_next_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(cuda12_library_uses_kernel9_and_memcpy5_strides, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_library_falls_back_to_the_checked_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(ppu_null_record_and_unknown_end_code_end_the_buffer, setup, teardown),

@@ -194,6 +194,85 @@ static void test_bound_smaller_than_one_chunk(void **state)
     dt_store_destroy(&st);
 }
 
+/* The cursor (decoders write in place): the same bound, order and drop count as appends,
+ * and an event left uncommitted is not stored. */
+static void test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append(void **state)
+{
+    (void)state;
+    enum { BOUND = 5000, N = 6000 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, BOUND), 0);
+    dt_store_cursor cur = {0};
+    int refused = 0, first_refused = -1;
+    for (uint64_t i = 0; i < N; i++) {
+        devtrace_event *ev = dt_store_cursor_next(&cur, &st);
+        if (!ev) {
+            if (first_refused < 0)
+                first_refused = (int)i;
+            refused++;
+            dt_store_cursor_drop(&cur);
+            continue;
+        }
+        *ev = seq_event(0, 999999); /* written, then abandoned: the place is reused */
+        assert_ptr_equal(dt_store_cursor_next(&cur, &st), ev);
+        *ev = seq_event(0, i);
+        dt_store_cursor_commit(&cur);
+    }
+    assert_int_equal(first_refused, BOUND);
+    assert_int_equal(refused, N - BOUND);
+    assert_int_equal(dt_store_count(&st), BOUND);
+    assert_int_equal(dt_store_dropped(&st), N - BOUND);
+    tally t;
+    tally_init(&t, 1, N);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {BOUND};
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    assert_int_equal(t.out_of_range, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+/* Appends and a cursor on one thread share its chunk: one sequence, in order. */
+static void test_cursor_and_append_share_the_thread_chunk(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, 100000), 0);
+    dt_store_cursor cur = {0};
+    for (uint64_t i = 0; i < 10000; i++) {
+        devtrace_event e = seq_event(0, i);
+        if (i % 3 == 0) {
+            assert_int_equal(dt_store_append(&st, &e), 0);
+        } else {
+            devtrace_event *ev = dt_store_cursor_next(&cur, &st);
+            assert_non_null(ev);
+            *ev = e;
+            dt_store_cursor_commit(&cur);
+        }
+    }
+    assert_int_equal(dt_store_count(&st), 10000);
+    tally t;
+    tally_init(&t, 1, 10000);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {10000};
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+static void test_event_zero_clears_every_byte(void **state)
+{
+    (void)state;
+    devtrace_event ev[3];
+    memset(ev, 0xA5, sizeof ev);
+    dt_event_zero(&ev[1]);
+    const unsigned char *b = (const unsigned char *)ev;
+    for (size_t i = 0; i < sizeof ev; i++)
+        assert_int_equal(b[i], i >= sizeof ev[0] && i < 2 * sizeof ev[0] ? 0 : 0xA5);
+}
+
 /* Threads. cmocka's asserts are not for other threads: workers only record. */
 typedef struct worker {
     dt_store *store;
@@ -480,6 +559,9 @@ int main(void)
         cmocka_unit_test(test_append_copies_the_event_unchanged),
         cmocka_unit_test(test_bound_stores_exactly_max_events_and_counts_the_rest),
         cmocka_unit_test(test_bound_smaller_than_one_chunk),
+        cmocka_unit_test(test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append),
+        cmocka_unit_test(test_cursor_and_append_share_the_thread_chunk),
+        cmocka_unit_test(test_event_zero_clears_every_byte),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
         cmocka_unit_test(test_bound_is_shared_by_all_threads),
         cmocka_unit_test(test_on_full_sees_each_full_chunk_when_it_fills),
