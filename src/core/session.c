@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +26,15 @@ void devtrace_config_init(devtrace_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->rank = -1;
     cfg->world_size = -1;
+}
+
+int dt_online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 int dt_parse_u64(const char *text, uint64_t *out)

@@ -100,6 +100,9 @@ int dt_session_finalize(dt_session *s);
 uint32_t dt_process_id(void);
 uint32_t dt_thread_id(void);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int dt_online_cpus(void);
+
 /* Configuration from the environment: strict parse of an unsigned number. */
 int dt_parse_u64(const char *text, uint64_t *out);
 
