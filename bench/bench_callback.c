@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "core/hostclock.h"
 
 #if defined(DT_HAVE_OPENCL) && __has_include(<CL/cl_layer.h>)
 #define BENCH_HAVE_OPENCL_LAYER 1
@@ -306,8 +307,10 @@ static void bench_roctracer(const bench_sizes *sz)
 
 #endif
 
-/* One read of the clock a runtime event's start and end come from (the OpenCL layer's
- * CLOCK_MONOTONIC_RAW): two per traced call, measured in the same run. */
+/* One read of the clock a runtime event's start and end come from when the TSC is not
+ * used (the OpenCL layer's CLOCK_MONOTONIC_RAW), and one read of the TSC (what a traced
+ * call reads instead where the kernel's clocksource is tsc): two per traced call,
+ * measured in the same run. */
 static void bench_clock_read(void)
 {
     enum { N = 2000000 };
@@ -323,7 +326,19 @@ static void bench_clock_read(void)
         bench_keep(&sum);
     }
     bench_report("callback.clock_read", bench_median(v, 5), "ns", BENCH_INFO, 0,
-                 "one clock_gettime(CLOCK_MONOTONIC_RAW): a traced call reads it twice (start, end)");
+                 "one clock_gettime(CLOCK_MONOTONIC_RAW): a traced call reads it twice (start, end) when the TSC "
+                 "is not used ($DEVTRACE_HOST_CLOCK)");
+#if DT_HAVE_TSC
+    for (int r = 0; r < 5; r++) {
+        uint64_t sum = 0, t0 = bench_now_ns();
+        for (int i = 0; i < N; i++)
+            sum += dt_tsc_read();
+        v[r] = (double)(bench_now_ns() - t0) / N;
+        bench_keep(&sum);
+    }
+    bench_report("callback.tsc_read", bench_median(v, 5), "ns", BENCH_INFO, 0,
+                 "one rdtsc: what a traced call reads instead, twice, where the kernel's clocksource is tsc");
+#endif
 }
 
 void bench_callback(const bench_sizes *sz, const bench_paths *paths)

@@ -70,7 +70,6 @@ static cl_icd_dispatch layer_dispatch;
 static cl_uint layer_entries;
 static const cl_icd_dispatch *layer_target; /* what the loader passed */
 static atomic_int layer_ready;
-static _Atomic uint64_t next_correlation = 1;
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER; /* start/stop */
 
 static const char *const api_names[DT_CL_FN_COUNT] = {
@@ -96,7 +95,7 @@ static inline int call_begin(dt_cl_call *c)
     c->rec = atomic_load_explicit(&dt_cl_recording_now, memory_order_acquire);
     if (__builtin_expect(c->rec == NULL, 1))
         return 0;
-    c->start_ns = dt_cl_host_ns();
+    c->start_ns = dt_cl_stamp(c->rec);
     return 1;
 }
 
@@ -116,18 +115,20 @@ static dt_cl_thread *section_enter(const dt_cl_call *c)
 }
 
 /* Emits the call's runtime event (inside a section); returns its correlation. */
-static uint64_t emit_runtime(const dt_cl_call *c, dt_cl_fn fn, uint64_t end_ns, cl_int status, dt_cl_external *ext)
+static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, uint64_t end_ns, cl_int status,
+                             dt_cl_external *ext)
 {
     dt_cl_recording *r = c->rec;
     devtrace_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = DEVTRACE_KIND_RUNTIME;
+    ev.flags = r->ticks ? DT_EVENT_TICKS : 0;
     ev.start_ns = c->start_ns;
     ev.end_ns = end_ns;
-    ev.correlation = atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
+    ev.correlation = dt_cl_next_correlation(t);
     ev.name_id = r->api_name[fn];
     ev.device = r->pid;
-    ev.stream = dt_thread_id();
+    ev.stream = dt_cl_thread_id(t);
     ev.u.runtime.return_value = status;
     ext->has = dt_current_external(r->session, &ext->id);
     if (ext->has) {
@@ -168,12 +169,12 @@ static void poll_when_due(dt_cl_thread *t, dt_cl_recording *r, int now)
  * for the device, so this thread's completed commands are read now. */
 static void call_end(const dt_cl_call *c, dt_cl_fn fn, cl_int status, int waits_for_device)
 {
-    uint64_t end_ns = dt_cl_host_ns();
+    uint64_t end_ns = dt_cl_stamp_end(c->rec);
     dt_cl_thread *t = section_enter(c);
     if (!t)
         return;
     dt_cl_external ext;
-    emit_runtime(c, fn, end_ns, status, &ext);
+    emit_runtime(t, c, fn, end_ns, status, &ext);
     poll_when_due(t, c->rec, waits_for_device);
     dt_cl_guard_exit(t);
 }
@@ -231,12 +232,12 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
 
 static void call_end_enqueue(const dt_cl_call *c, dt_cl_fn fn, cl_int status, dt_cl_enqueue *e)
 {
-    uint64_t end_ns = dt_cl_host_ns();
+    uint64_t end_ns = dt_cl_stamp_end(c->rec);
     int kept = 0;
     dt_cl_thread *t = section_enter(c);
     if (t) {
         dt_cl_external ext;
-        uint64_t correlation = emit_runtime(c, fn, end_ns, status, &ext);
+        uint64_t correlation = emit_runtime(t, c, fn, end_ns, status, &ext);
         if (status == CL_SUCCESS)
             kept = keep_device_event(t, c, e, correlation, &ext, end_ns);
         poll_when_due(t, c->rec, e->blocking);
@@ -819,6 +820,12 @@ static void add_method_notes(dt_session *s)
                    "and kernels no occupancy keys");
 }
 
+static int read_host_clock(uint64_t *ns)
+{
+    *ns = dt_cl_host_ns();
+    return 0;
+}
+
 static int opencl_start(dt_session *s, void *state)
 {
     static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -830,6 +837,7 @@ static int opencl_start(dt_session *s, void *state)
         dt_add_note(s, "another devtrace session already records OpenCL in this process: this one records nothing");
         return DEVTRACE_ESTATE;
     }
+    r->ticks = dt_ticks_start(s, read_host_clock);
     add_clock_sample(r);
     atomic_store(&dt_cl_recording_now, r);
     /* After the store: a device registered from now on publishes itself. */

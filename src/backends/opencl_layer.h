@@ -61,7 +61,20 @@ typedef struct dt_cl_recording {
     _Atomic uint64_t incomplete_at_stop;  /* not complete when the stop deadline passed */
     _Atomic uint64_t no_memory;           /* no memory for the pending record */
     _Atomic uint64_t last_sample_ns;      /* host clock of the last clock sample */
+    int ticks; /* calls are stamped with TSC ticks (DT_EVENT_TICKS), not the host clock (hostclock.h) */
 } dt_cl_recording;
+
+/* A call's start on the recording's clock: TSC ticks, else the host clock. */
+static inline uint64_t dt_cl_stamp(const dt_cl_recording *r)
+{
+    return r->ticks ? dt_tsc_read() : dt_cl_host_ns();
+}
+
+/* A call's end: the same, with the periodic tick sample when due. */
+static inline uint64_t dt_cl_stamp_end(const dt_cl_recording *r)
+{
+    return r->ticks ? dt_ticks_stamp(r->session) : dt_cl_host_ns();
+}
 
 /* The loader's dispatch table as clInitLayer received it (entries past the loader's
  * count are NULL): every wrapper calls through it, and so does the layer itself. */
@@ -210,6 +223,13 @@ DT_CL_API_ENQUEUE(DT_CL_DECLARE_DESCRIBE)
 
 typedef struct dt_cl_thread dt_cl_thread;
 
+/* Correlation ids: each thread takes a block of this many from the process-wide counter
+ * (one atomic add per block instead of one per call); ids are unique, not dense. */
+#define DT_CL_CORRELATION_BLOCK 1024u
+uint64_t dt_cl_next_correlation(dt_cl_thread *t);
+/* The thread's id (dt_thread_id), kept in its record. */
+uint32_t dt_cl_thread_id(dt_cl_thread *t);
+
 /* This thread's record, created (or adopted from an exited thread) on first use; NULL
  * only when out of memory. */
 dt_cl_thread *dt_cl_thread_self(void);
@@ -223,7 +243,7 @@ void dt_cl_guards_drain(void);
 /* Keeps a device event until its command completes. event: the command's event, one
  * reference owned by the layer (retain = 1 takes one first: the program's event).
  * device: the device event but for its times (its device field: the device index).
- * call_*: the enqueue call's interval on the host clock (checks the device's timer). Returns 0, or -1 (out of memory or
+ * call_*: the enqueue call's interval as stamped (dt_cl_stamp: ticks or the host clock; checks the device's timer). Returns 0, or -1 (out of memory or
  * the retain failed: nothing kept, the caller still owns what it owned). */
 int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
                       uint64_t call_end_ns);

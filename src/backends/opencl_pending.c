@@ -38,7 +38,7 @@
 typedef struct dt_cl_pending {
     struct dt_cl_pending *next;
     cl_event event;         /* one reference owned by the layer */
-    uint64_t call_start_ns; /* the enqueue call, host clock */
+    uint64_t call_start_ns; /* the enqueue call, as stamped (dt_cl_stamp: ticks or host clock) */
     uint64_t call_end_ns;
     devtrace_event device; /* complete but for its times; device = the device index */
 } dt_cl_pending;
@@ -56,7 +56,10 @@ struct dt_cl_thread {
     size_t npending;
     size_t poll_at;
     dt_cl_pending *free_entries;
-    dt_cl_slab *slabs; /* owned */
+    dt_cl_slab *slabs;     /* owned */
+    uint64_t corr_next;    /* this thread's block of correlation ids: [corr_next, corr_end) */
+    uint64_t corr_end;
+    uint32_t tid;          /* 0: not known yet */
 };
 
 static dt_cl_thread *_Atomic all_threads;
@@ -110,6 +113,7 @@ static dt_cl_thread *thread_attach(void)
         t = new_record();
     if (!t)
         return NULL;
+    t->tid = 0; /* an adopted record was another thread's */
     this_thread = t;
     pthread_setspecific(thread_exit_key, t);
     return t;
@@ -130,7 +134,28 @@ void dt_cl_guard_enter(dt_cl_thread *t)
 
 void dt_cl_guard_exit(dt_cl_thread *t)
 {
-    atomic_fetch_sub_explicit(&t->guard_depth, 1, memory_order_release);
+    /* Only the owner thread writes its depth: a release store (no read-modify-write)
+     * publishes what the section wrote to the stop that sees it. */
+    int depth = atomic_load_explicit(&t->guard_depth, memory_order_relaxed);
+    atomic_store_explicit(&t->guard_depth, depth - 1, memory_order_release);
+}
+
+static _Atomic uint64_t next_correlation = 1;
+
+uint64_t dt_cl_next_correlation(dt_cl_thread *t)
+{
+    if (__builtin_expect(t->corr_next == t->corr_end, 0)) {
+        t->corr_next = atomic_fetch_add_explicit(&next_correlation, DT_CL_CORRELATION_BLOCK, memory_order_relaxed);
+        t->corr_end = t->corr_next + DT_CL_CORRELATION_BLOCK;
+    }
+    return t->corr_next++;
+}
+
+uint32_t dt_cl_thread_id(dt_cl_thread *t)
+{
+    if (__builtin_expect(!t->tid, 0))
+        t->tid = dt_thread_id();
+    return t->tid;
 }
 
 static void pause_briefly(long ns)
@@ -157,6 +182,7 @@ void dt_cl_threads_forget_after_fork(void)
 {
     for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next) {
         atomic_store(&t->guard_depth, 0);
+        t->tid = 0; /* the child's thread has an id of its own */
         if (t != this_thread)
             atomic_store(&t->owned, 0);
         /* The parent's events mean nothing here: forget them (not released: the
@@ -224,9 +250,34 @@ static uint64_t device_to_host(cl_ulong device_ns, int64_t offset)
     return (uint64_t)((int64_t)device_ns + offset);
 }
 
+/* How a poll puts the enqueue calls' stamps on the host clock: ticks converted on the
+ * line through the session's first tick sample and one taken at the poll (every call
+ * polled lies between the two, and CLOCK_MONOTONIC_RAW is affine in the TSC). */
+typedef struct poll_clock {
+    int ticks;
+    dt_clock_sample anchor, now;
+} poll_clock;
+
+static poll_clock poll_clock_now(const dt_cl_recording *r)
+{
+    poll_clock pc = {0, {0, 0}, {0, 0}};
+    if (r->ticks && dt_ticks_pair(r->session->ticks.read, &pc.now) == 0) {
+        pc.ticks = 1;
+        pc.anchor = r->session->ticks.anchor;
+    }
+    return pc;
+}
+
+static uint64_t call_host_ns(const dt_cl_recording *r, const poll_clock *pc, uint64_t stamp)
+{
+    if (!r->ticks)
+        return stamp;
+    return pc->ticks ? dt_ticks_between(pc->anchor, pc->now, stamp) : 0;
+}
+
 /* Reads the command's times into the device event, on the host clock. 0; 1 when the
  * driver gave start == end == 0 (timing not collected); -1 when they cannot be read. */
-static int read_times(dt_cl_pending *p)
+static int read_times(const dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
 {
     cl_ulong queued = 0, start = 0, end = 0;
     cl_int rq =
@@ -239,7 +290,8 @@ static int read_times(dt_cl_pending *p)
         return 1;
     devtrace_event *ev = &p->device;
     int has_queued = rq == CL_SUCCESS && queued != 0;
-    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued, queued, p->call_start_ns, p->call_end_ns);
+    uint64_t call_start = call_host_ns(r, pc, p->call_start_ns), call_end = call_host_ns(r, pc, p->call_end_ns);
+    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued && call_start, queued, call_start, call_end);
     ev->start_ns = device_to_host(start, offset);
     ev->end_ns = device_to_host(end, offset);
     if (ev->kind == DEVTRACE_KIND_KERNEL && has_queued) {
@@ -249,9 +301,9 @@ static int read_times(dt_cl_pending *p)
     return 0;
 }
 
-static void emit_device_event(dt_cl_recording *r, dt_cl_pending *p)
+static void emit_device_event(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
 {
-    int rc = read_times(p);
+    int rc = read_times(r, pc, p);
     if (rc < 0) {
         atomic_fetch_add(&r->unreadable_times, 1);
         DT_COUNT(r->session, dropped_vendor, 1);
@@ -266,7 +318,7 @@ static void emit_device_event(dt_cl_recording *r, dt_cl_pending *p)
 
 /* 1 when the record is finished with (emitted or counted; reference released), 0 when
  * its command still runs. Never waits. */
-static int resolve_if_complete(dt_cl_recording *r, dt_cl_pending *p)
+static int resolve_if_complete(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
 {
     cl_int status = CL_COMPLETE;
     cl_int rc = dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
@@ -279,7 +331,7 @@ static int resolve_if_complete(dt_cl_recording *r, dt_cl_pending *p)
         atomic_fetch_add(&r->failed_commands, 1);
         DT_COUNT(r->session, dropped_vendor, 1);
     } else {
-        emit_device_event(r, p);
+        emit_device_event(r, pc, p);
     }
     dt_cl_target.clReleaseEvent(p->event);
     return 1;
@@ -288,9 +340,10 @@ static int resolve_if_complete(dt_cl_recording *r, dt_cl_pending *p)
 static size_t poll_thread(dt_cl_thread *t, dt_cl_recording *r)
 {
     dt_cl_pending **link = &t->pending;
+    poll_clock pc = poll_clock_now(r);
     while (*link) {
         dt_cl_pending *p = *link;
-        if (resolve_if_complete(r, p)) {
+        if (resolve_if_complete(r, &pc, p)) {
             *link = p->next;
             give_back_entry(t, p);
             t->npending--;

@@ -7,10 +7,12 @@
  *    on its own thread (roctracer_open_pool_expl, roctracer_flush_activity_expl);
  *  - runtime calls come from HIP_API callbacks (roctracer_enable_domain_callback) on the
  *    calling thread: on enter we take our own timestamp, on exit we store the runtime
- *    event, named by roctracer_op_string; both timestamps come from
- *    roctracer_get_timestamp, the clock of the activity records, so one clock map
+ *    event, named by roctracer_op_string; both timestamps are on
+ *    roctracer_get_timestamp's clock, the clock of the activity records, so one clock map
  *    (paired samples with host CLOCK_REALTIME at start, stop and every 100 ms of
- *    deliveries) serves both;
+ *    deliveries) serves both: read from it per call, or, where the TSC is usable
+ *    (hostclock.h), TSC ticks converted to it at finalise from (ticks, roctracer_get_timestamp)
+ *    pairs taken at start, stop and every 10 ms while calls arrive;
  *  - a kernel's grid, block and dynamic shared memory come from the launch call's
  *    arguments, remembered by correlation id on enter (a bounded lock-free table) and
  *    attached when the kernel's record is decoded. HIP API ids change between HIP
@@ -183,6 +185,7 @@ typedef struct roc_state {
     void *pool;             /* the vendor's, opened at open, closed at close */
     size_t buffer_size;
     _Atomic int accepting;  /* between start and the end of stop */
+    int ticks;              /* calls stamped with TSC ticks, converted to the roctracer clock at finalise */
     _Atomic uint64_t last_sample_ns;
     int attached;
     int activity_on, callbacks_on, devices_done;
@@ -748,7 +751,7 @@ static void roc_on_exit(roc_state *st, uint32_t cid, const dt_roc_api_data *p, u
     devtrace_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = DEVTRACE_KIND_RUNTIME;
-    ev.flags = DEVTRACE_EVENT_HAS_CBID;
+    ev.flags = (uint16_t)(DEVTRACE_EVENT_HAS_CBID | (st->ticks ? DT_EVENT_TICKS : 0));
     ev.start_ns = f.start;
     ev.end_ns = now >= f.start ? now : f.start;
     ev.correlation = f.correlation;
@@ -775,7 +778,9 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         dt_roc_api_data p;
         memcpy(&p, data, sizeof p);
         uint64_t now = 0;
-        if (G.api.get_timestamp(&now) != 0)
+        if (st->ticks)
+            now = p.phase == DT_ROC_PHASE_EXIT ? dt_ticks_stamp(st->s) : dt_tsc_read();
+        else if (G.api.get_timestamp(&now) != 0)
             atomic_fetch_add_explicit(&st->no_timestamp, 1, memory_order_relaxed);
         if (p.phase == DT_ROC_PHASE_ENTER)
             roc_on_enter(st, cid, &p, data, now);
@@ -963,6 +968,9 @@ static int roc_start(dt_session *s, void *state)
         return DEVTRACE_ESTATE;
     atomic_store(&st->last_sample_ns, dt_monotonic_ns());
     roc_clock_sample(st);
+    /* The API callbacks' stamps: TSC ticks paired with roctracer_get_timestamp (the clock of
+     * the activity records), so that one map still puts both on the host clock. */
+    st->ticks = dt_ticks_start(s, G.api.get_timestamp);
     atomic_store(&st->accepting, 1);
     if (G.api.start_tracing)
         G.api.start_tracing(); /* resumes tracing if another tool paused it (roctracer_stop) */

@@ -43,7 +43,9 @@ static const char record_usage[] =
     "  -h, --help          this text\n"
     "\n"
     "environment: DEVTRACE_MAX_EVENTS (bound on stored events), DEVTRACE_GZIP_LEVEL,\n"
-    "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE.\n";
+    "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE,\n"
+    "  DEVTRACE_HOST_CLOCK (tsc or clock: how runtime calls are stamped; default tsc\n"
+    "  where the kernel's clocksource is tsc).\n";
 
 typedef struct record_opts {
     const char *output;
@@ -152,6 +154,12 @@ static const struct env_setting {
 
 static int check_env(void)
 {
+    dt_host_clock_choice host_clock;
+    devtrace_error err = {0, ""};
+    if (dt_host_clock_choice_from_env(&host_clock, &err) != 0) {
+        fprintf(stderr, "devtrace record: %s\n", err.message);
+        return -1;
+    }
     for (size_t i = 0; i < sizeof env_settings / sizeof env_settings[0]; i++) {
         const struct env_setting *e = &env_settings[i];
         const char *v = getenv(e->name);

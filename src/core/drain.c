@@ -258,6 +258,7 @@ int dt_session_finalize(dt_session *s)
         return 0;
     if (s->state != DT_STOPPED)
         return DEVTRACE_ESTATE;
+    dt_ticks_convert(s); /* runtime calls stamped with the TSC, onto their backend's clock */
     s->stats.dropped_store_full += dt_store_dropped(&s->store);
     size_t total = (size_t)dt_store_count(&s->store);
     collect_ctx c = {calloc(total ? total : 1, sizeof(devtrace_event *)), 0};

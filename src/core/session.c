@@ -200,6 +200,9 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
     }
     if (!max_events)
         max_events = DT_DEFAULT_MAX_EVENTS;
+    dt_host_clock_choice host_clock;
+    if (dt_host_clock_choice_from_env(&host_clock, err) != 0)
+        return NULL;
     int rank = cfg->rank >= 0 ? cfg->rank : env_int("RANK", 0, err);
     int world = cfg->world_size >= 0 ? cfg->world_size : env_int("WORLD_SIZE", 1, err);
     if (rank == -2 || world == -2)
@@ -217,6 +220,7 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
     }
     s->rank = rank;
     s->world_size = world;
+    s->host_clock = host_clock;
     s->state = DT_OPEN;
     const char *raw = cfg->raw_path ? cfg->raw_path : getenv("DEVTRACE_RAW");
     snprintf(s->raw_path, sizeof s->raw_path, "%s", raw ? raw : "");
@@ -274,6 +278,7 @@ int devtrace_stop(devtrace_session *s)
     int rc = 0;
     if (s->backend && s->backend->stop)
         rc = s->backend->stop(s, s->bstate);
+    dt_ticks_sample(s); /* the last pair: every tick stamped lies between two */
     /* The window closes after the flush: records of work finished before stop, delivered
      * late by the vendor, still fall inside it. */
     pthread_mutex_lock(&s->lock);
@@ -538,6 +543,7 @@ void devtrace_close(devtrace_session *s)
     dt_store_destroy(&s->store);
     dt_intern_destroy(&s->names);
     free(s->samples);
+    free(s->tick_samples);
     free(s->sorted);
     dt_clock_map_free(&s->clock);
     for (int i = 0; i < s->nnotes; i++)

@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "clock.h"
 #include "devtrace.h"
+#include "hostclock.h"
 #include "intern.h"
 #include "store.h"
 
@@ -46,6 +47,10 @@ struct devtrace_session {
     pthread_mutex_t lock; /* samples, devices, notes */
     dt_clock_sample *samples;
     size_t nsamples, samples_cap;
+    dt_host_clock_choice host_clock; /* $DEVTRACE_HOST_CLOCK, read at open */
+    dt_ticks ticks;                  /* the callbacks stamp TSC ticks (hostclock.h) */
+    dt_clock_sample *tick_samples;   /* (ticks, backend clock ns) pairs; owned, under lock */
+    size_t ntick_samples, tick_samples_cap;
     uint64_t window_start, window_stop; /* host realtime ns; 0 = not set */
     dt_device_props devices[DT_MAX_DEVICES];
     int ndevices;
@@ -86,6 +91,27 @@ void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns);
 int dt_sample_vendor_clock(dt_session *s, int (*read_vendor)(uint64_t *ns), int success, uint64_t *vendor_ns,
                            uint64_t *host_ns);
 void dt_add_device(dt_session *s, const dt_device_props *p);
+
+/* The TSC as the backend's host timestamp (hostclock.h). dt_ticks_start, from a backend's
+ * start: 1 when calls are to be stamped with dt_ticks_stamp (and their events marked
+ * DT_EVENT_TICKS), after taking the first samples against read; 0: stamp with read (the
+ * counter is not usable, or $DEVTRACE_HOST_CLOCK=clock; a note says why when not chosen). */
+int dt_ticks_start(dt_session *s, dt_ticks_read_fn read);
+/* A paired sample now, when the session stamps ticks: 0, else -1. */
+int dt_ticks_sample(dt_session *s);
+void dt_add_tick_sample(dt_session *s, uint64_t ticks, uint64_t ns);
+void dt_ticks_sample_due(dt_session *s, uint64_t last);
+/* At finalise, first: ticks -> the backend's clock in every marked event. */
+void dt_ticks_convert(dt_session *s);
+
+/* A call's timestamp in ticks; a periodic sample when DT_TICKS_SAMPLE_PERIOD_MS passed. */
+static inline uint64_t dt_ticks_stamp(dt_session *s)
+{
+    uint64_t t = dt_tsc_read(), last = atomic_load_explicit(&s->ticks.last, memory_order_relaxed);
+    if (__builtin_expect((int64_t)(t - last) >= (int64_t)s->ticks.period, 0))
+        dt_ticks_sample_due(s, last);
+    return t;
+}
 void dt_add_note(dt_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dt_set_window(dt_session *s, uint64_t start_host_ns, uint64_t stop_host_ns);
 uint32_t dt_session_intern(dt_session *s, const char *name);

@@ -24,6 +24,7 @@ static struct {
     pthread_mutex_t ship_lock;
     uint32_t names_shipped;   /* names [1, names_shipped) are on the wire */
     size_t samples_shipped;
+    size_t tick_samples_shipped;
     atomic_int finished;
     atomic_int broken;        /* a write failed: the recorder is gone */
     int wake[2], done[2];     /* signal handler -> finisher thread -> handler */
@@ -75,6 +76,11 @@ static void ship_new_samples(dt_session *s)
         uint64_t pair[2] = {s->samples[col.samples_shipped].vendor_ns, s->samples[col.samples_shipped].host_ns};
         ship(DT_WIRE_CLOCK, pair, sizeof pair);
     }
+    for (; col.tick_samples_shipped < s->ntick_samples; col.tick_samples_shipped++) {
+        const dt_clock_sample *t = &s->tick_samples[col.tick_samples_shipped];
+        uint64_t pair[2] = {t->vendor_ns, t->host_ns};
+        ship(DT_WIRE_TICKS, pair, sizeof pair);
+    }
     uint64_t window[2] = {s->window_start, s->window_stop};
     pthread_mutex_unlock(&s->lock);
     ship(DT_WIRE_WINDOW, window, sizeof window);
@@ -85,6 +91,7 @@ static void on_chunk_full(void *user, const devtrace_event *events, size_t n)
     dt_session *s = user;
     if (getpid() != col.pid)
         return; /* a forked child: its parent ships */
+    dt_ticks_sample(s); /* the recorder converts this chunk's ticks between samples it already has */
     pthread_mutex_lock(&col.ship_lock);
     ship_new_names(s);
     ship_new_samples(s);

@@ -179,6 +179,11 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
             return -1;
         dt_add_clock_sample(s, read_u64(p), read_u64(p + 8));
         return 0;
+    case DT_WIRE_TICKS:
+        if (n != 16)
+            return -1;
+        dt_add_tick_sample(s, read_u64(p), read_u64(p + 8));
+        return 0;
     case DT_WIRE_WINDOW:
         if (n != 16)
             return -1;

@@ -25,7 +25,8 @@ typedef enum dt_wire_type {
     DT_WIRE_NOTE = 7,   /* text */
     DT_WIRE_STATS = 8,  /* devtrace_stats (loss counters), u64 events dropped by the store bound */
     DT_WIRE_END = 9,    /* the session stopped and everything was shipped */
-    DT_WIRE_RANK = 10   /* i32 rank, i32 world size */
+    DT_WIRE_RANK = 10,  /* i32 rank, i32 world size */
+    DT_WIRE_TICKS = 11  /* u64 TSC ticks, u64 backend clock ns: a sample converting DT_EVENT_TICKS events */
 } dt_wire_type;
 
 /* Writer: whole messages, retrying short writes and EINTR. Returns 0 or -1 (errno). */

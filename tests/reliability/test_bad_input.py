@@ -176,14 +176,14 @@ def environment():
         ("DEVTRACE_GZIP_LEVEL", "10"), ("DEVTRACE_GZIP_LEVEL", "x"), ("DEVTRACE_GZIP_LEVEL", "07"),
         ("DEVTRACE_BUFFER_SIZE", "100"), ("DEVTRACE_BUFFER_SIZE", "1GiB"), ("DEVTRACE_BUFFER_COUNT", "0"),
         ("DEVTRACE_BUFFER_COUNT", "99999"), ("DEVTRACE_FLUSH_TIMEOUT_MS", "0"), ("DEVTRACE_FLUSH_TIMEOUT_MS", "-5"),
-        ("DEVTRACE_OPENCL_STOP_TIMEOUT_MS", "soon"),
+        ("DEVTRACE_OPENCL_STOP_TIMEOUT_MS", "soon"), ("DEVTRACE_HOST_CLOCK", "rdtsc"), ("DEVTRACE_HOST_CLOCK", "TSC"),
     ]
     marker = os.path.join(tmp, "ran")
     for name, value in bad:
         one_line_error([args.devtrace, "record", "-q", "-o", dest, "--", "touch", marker], "$%s=" % name, rc=2,
                        env={name: value}, output=dest)
         assert not os.path.exists(marker), "the program ran with $%s=%r" % (name, value)
-    return ("%d bad values of 8 settings: `devtrace record: $NAME=\"value\" is not ...; fix it or unset it`, exit 2, "
+    return ("%d bad values of 9 settings: `devtrace record: $NAME=\"value\" is not ...; fix it or unset it`, exit 2, "
             "the program not started, the old trace untouched" % len(bad))
 
 

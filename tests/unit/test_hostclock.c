@@ -1,0 +1,287 @@
+/* test_hostclock.c: the TSC as a backend's host timestamp (src/core/hostclock.c).
+ *
+ * Covers: $DEVTRACE_HOST_CLOCK (unset, empty, tsc, clock, a bad value refused by
+ * devtrace_open with its one-line message); whether the counter is usable, from the
+ * clocksource file (tsc, another one; always refused off x86-64); ticks converted between
+ * two samples with exact values (interpolation, extrapolation on both sides, samples in
+ * either order, one point); a paired sample (the clock read inside the counter window, a
+ * failed read refused); finalise converting marked events exactly with a piecewise map
+ * from three samples, leaving unmarked events alone, and counting marked events it
+ * cannot convert (one sample) in bad_timestamps with a note; dt_ticks_start honouring
+ * "clock" (no counter) and, on x86-64, "tsc" (two samples, a period). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/hostclock.h"
+#include "core/session.h"
+#include "unit_session.h"
+
+static void test_env_unset_or_empty_is_automatic(void **state)
+{
+    (void)state;
+    dt_host_clock_choice c = DT_HOST_CLOCK_CLOCK;
+    devtrace_error err = {0, ""};
+    unsetenv("DEVTRACE_HOST_CLOCK");
+    assert_int_equal(dt_host_clock_choice_from_env(&c, &err), 0);
+    assert_int_equal(c, DT_HOST_CLOCK_AUTO);
+    setenv("DEVTRACE_HOST_CLOCK", "", 1);
+    assert_int_equal(dt_host_clock_choice_from_env(&c, &err), 0);
+    assert_int_equal(c, DT_HOST_CLOCK_AUTO);
+    unsetenv("DEVTRACE_HOST_CLOCK");
+}
+
+static void test_env_clock_forces_the_backend_clock(void **state)
+{
+    (void)state;
+    dt_host_clock_choice c = DT_HOST_CLOCK_AUTO;
+    devtrace_error err = {0, ""};
+    setenv("DEVTRACE_HOST_CLOCK", "clock", 1);
+    assert_int_equal(dt_host_clock_choice_from_env(&c, &err), 0);
+    assert_int_equal(c, DT_HOST_CLOCK_CLOCK);
+    unsetenv("DEVTRACE_HOST_CLOCK");
+}
+
+static void test_env_tsc_forces_the_counter_where_there_is_one(void **state)
+{
+    (void)state;
+    dt_host_clock_choice c = DT_HOST_CLOCK_AUTO;
+    devtrace_error err = {0, ""};
+    setenv("DEVTRACE_HOST_CLOCK", "tsc", 1);
+    int rc = dt_host_clock_choice_from_env(&c, &err);
+    unsetenv("DEVTRACE_HOST_CLOCK");
+#if DT_HAVE_TSC
+    assert_int_equal(rc, 0);
+    assert_int_equal(c, DT_HOST_CLOCK_TSC);
+#else
+    assert_int_equal(rc, -1);
+    assert_int_equal(err.code, DEVTRACE_EINVAL);
+    assert_string_equal(err.message, "$DEVTRACE_HOST_CLOCK=tsc: this CPU has no time-stamp counter devtrace can read "
+                                     "(x86-64 only); unset it or set clock");
+#endif
+}
+
+static void test_env_bad_value_refused_at_open_with_one_line(void **state)
+{
+    (void)state;
+    const char *bad[] = {"TSC", "tsc ", "rdtsc", "1", "clock,tsc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        devtrace_config cfg;
+        devtrace_config_init(&cfg);
+        cfg.backend = "none";
+        devtrace_error err = {0, ""};
+        setenv("DEVTRACE_HOST_CLOCK", bad[i], 1);
+        devtrace_session *s = devtrace_open(&cfg, &err);
+        unsetenv("DEVTRACE_HOST_CLOCK");
+        assert_null(s);
+        assert_int_equal(err.code, DEVTRACE_EINVAL);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "$DEVTRACE_HOST_CLOCK=\"%s\" is not tsc or clock; unset it (automatic) or set one of them", bad[i]);
+        assert_string_equal(err.message, want);
+        assert_null(strchr(err.message, '\n'));
+    }
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_counter_usable_only_with_the_tsc_clocksource(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/devtrace-clocksource-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char why[256] = "";
+    write_file(path, "tsc\n");
+    int tsc = dt_tsc_usable(path, why, sizeof why);
+    write_file(path, "kvm-clock\n");
+    int kvm = dt_tsc_usable(path, why, sizeof why);
+    unlink(path);
+#if DT_HAVE_TSC
+    assert_int_equal(tsc, 1);
+    assert_int_equal(kvm, 0);
+    assert_string_equal(why, "the kernel's clocksource is \"kvm-clock\", not tsc");
+#else
+    assert_int_equal(tsc, 0);
+    assert_int_equal(kvm, 0);
+    assert_string_equal(why, "no time-stamp counter on this architecture (x86-64 only)");
+#endif
+}
+
+static void test_ticks_between_two_samples_exact(void **state)
+{
+    (void)state;
+    /* 3 ticks per ns: 1000 ticks -> 5000 ns, 4000 ticks -> 6000 ns. */
+    dt_clock_sample a = {1000, 5000}, b = {4000, 6000};
+    assert_int_equal(dt_ticks_between(a, b, 1000), 5000);
+    assert_int_equal(dt_ticks_between(a, b, 4000), 6000);
+    assert_int_equal(dt_ticks_between(a, b, 2500), 5500);
+    assert_int_equal(dt_ticks_between(a, b, 2501), 5500); /* 5500.33 rounds down */
+    assert_int_equal(dt_ticks_between(a, b, 2502), 5501); /* 5500.67 rounds up */
+    assert_int_equal(dt_ticks_between(a, b, 7000), 7000); /* beyond the later sample, on the same line */
+    assert_int_equal(dt_ticks_between(a, b, 400), 4800);  /* before the earlier one */
+    assert_int_equal(dt_ticks_between(b, a, 2500), 5500); /* either order */
+    assert_int_equal(dt_ticks_between(a, a, 1500), 5500); /* one point: by its offset */
+}
+
+static uint64_t fake_clock_ns;
+static int fake_clock_fails;
+
+static int fake_read(uint64_t *ns)
+{
+    *ns = fake_clock_ns;
+    return fake_clock_fails ? -1 : 0;
+}
+
+static void test_pair_reads_the_clock_inside_the_counter_window(void **state)
+{
+    (void)state;
+    dt_clock_sample p;
+    fake_clock_ns = 123456789;
+    fake_clock_fails = 0;
+    uint64_t before = dt_tsc_read();
+    assert_int_equal(dt_ticks_pair(fake_read, &p), 0);
+    uint64_t after = dt_tsc_read();
+    assert_int_equal(p.host_ns, 123456789);
+#if DT_HAVE_TSC
+    assert_true(p.vendor_ns >= before && p.vendor_ns <= after);
+#else
+    (void)before, (void)after;
+#endif
+    fake_clock_fails = 1;
+    assert_int_equal(dt_ticks_pair(fake_read, &p), -1);
+    fake_clock_fails = 0;
+}
+
+typedef struct drained {
+    devtrace_event ev[8];
+    int n;
+} drained;
+
+static void collect(const devtrace_event *ev, const char *name, void *user)
+{
+    (void)name;
+    drained *d = user;
+    if (d->n < 8)
+        d->ev[d->n++] = *ev;
+}
+
+static devtrace_event ticks_runtime(uint64_t start, uint64_t end, uint64_t correlation)
+{
+    devtrace_event ev = ut_event(DEVTRACE_KIND_RUNTIME, start, end, correlation);
+    ev.flags = DT_EVENT_TICKS;
+    return ev;
+}
+
+static void test_finalise_converts_marked_events_exactly(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    /* Two segments: 3 ticks per ns, then 2 ticks per ns. */
+    dt_add_tick_sample(s, 4000, 6000);
+    dt_add_tick_sample(s, 1000, 5000); /* any order */
+    dt_add_tick_sample(s, 8000, 8000);
+    dt_emit(s, &(devtrace_event){0}); /* kind NONE: counted malformed, not converted */
+    devtrace_event a = ticks_runtime(2500, 5000, 1);  /* 5500, 6000 + 1000/2 = 6500 */
+    devtrace_event b = ticks_runtime(9000, 10001, 2); /* beyond: 8500, 9000.5 -> 9001 */
+    devtrace_event c = ut_runtime(7000, 7100, 3);     /* not marked: host clock already */
+    dt_emit(s, &a);
+    dt_emit(s, &b);
+    dt_emit(s, &c);
+    drained d = {.n = 0};
+    assert_int_equal(devtrace_drain(s, collect, &d), 3);
+    assert_int_equal(d.n, 3);
+    assert_int_equal(d.ev[0].start_ns, 5500);
+    assert_int_equal(d.ev[0].end_ns, 6500);
+    assert_int_equal(d.ev[1].start_ns, 7000);
+    assert_int_equal(d.ev[1].end_ns, 7100);
+    assert_int_equal(d.ev[2].start_ns, 8500);
+    assert_int_equal(d.ev[2].end_ns, 9001);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(d.ev[i].flags & DT_EVENT_TICKS, 0);
+    assert_int_equal(devtrace_stats_get(s)->bad_timestamps, 0);
+    devtrace_close(s);
+}
+
+static void test_marked_events_without_two_samples_counted_bad(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    dt_add_tick_sample(s, 1000, 5000);
+    devtrace_event a = ticks_runtime(2500, 5000, 1);
+    devtrace_event c = ut_runtime(7000, 7100, 3);
+    dt_emit(s, &a);
+    dt_emit(s, &c);
+    drained d = {.n = 0};
+    assert_int_equal(devtrace_drain(s, collect, &d), 1);
+    assert_int_equal(d.ev[0].correlation, 3);
+    assert_int_equal(devtrace_stats_get(s)->bad_timestamps, 1);
+    assert_int_equal(s->nnotes, 1);
+    assert_string_equal(s->notes[0], "1 runtime events were stamped with the TSC but the samples that convert its "
+                                     "ticks are missing (1 of the 2 needed): counted in bad_timestamps");
+    devtrace_close(s);
+}
+
+static int raw_clock(uint64_t *ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    *ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return 0;
+}
+
+static void test_start_honours_the_choice(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    s->host_clock = DT_HOST_CLOCK_CLOCK;
+    assert_int_equal(dt_ticks_start(s, raw_clock), 0);
+    assert_int_equal(s->ticks.on, 0);
+    assert_int_equal(s->ntick_samples, 0);
+    assert_int_equal(dt_ticks_sample(s), -1); /* not stamping: no sample */
+    s->host_clock = DT_HOST_CLOCK_TSC;
+    int on = dt_ticks_start(s, raw_clock);
+#if DT_HAVE_TSC
+    assert_int_equal(on, 1);
+    assert_int_equal(s->ntick_samples, 2);
+    assert_true(s->tick_samples[1].host_ns - s->tick_samples[0].host_ns >= 200000);
+    assert_true(s->ticks.period > 0);
+    assert_int_equal(dt_ticks_sample(s), 0);
+    assert_int_equal(s->ntick_samples, 3);
+#else
+    assert_int_equal(on, 0);
+#endif
+    devtrace_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_unset_or_empty_is_automatic),
+        cmocka_unit_test(test_env_clock_forces_the_backend_clock),
+        cmocka_unit_test(test_env_tsc_forces_the_counter_where_there_is_one),
+        cmocka_unit_test(test_env_bad_value_refused_at_open_with_one_line),
+        cmocka_unit_test(test_counter_usable_only_with_the_tsc_clocksource),
+        cmocka_unit_test(test_ticks_between_two_samples_exact),
+        cmocka_unit_test(test_pair_reads_the_clock_inside_the_counter_window),
+        cmocka_unit_test(test_finalise_converts_marked_events_exactly),
+        cmocka_unit_test(test_marked_events_without_two_samples_counted_bad),
+        cmocka_unit_test(test_start_honours_the_choice),
+    };
+    return cmocka_run_group_tests_name("hostclock", tests, NULL, NULL);
+}
