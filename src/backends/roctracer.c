@@ -555,7 +555,7 @@ void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_w
             continue;
         }
         devtrace_event ev;
-        memset(&ev, 0, sizeof ev);
+        dt_event_zero(&ev);
         ev.kind = (uint16_t)kind;
         ev.start_ns = r.begin_ns;
         ev.end_ns = r.end_ns;
@@ -749,7 +749,7 @@ static void roc_on_exit(roc_state *st, uint32_t cid, const dt_roc_api_data *p, u
         atomic_fetch_add_explicit(&st->unmatched_exits, (uint64_t)(t_calls.depth - 1 - at), memory_order_relaxed);
     t_calls.depth = at;
     devtrace_event ev;
-    memset(&ev, 0, sizeof ev);
+    dt_event_zero(&ev);
     ev.kind = DEVTRACE_KIND_RUNTIME;
     ev.flags = (uint16_t)(DEVTRACE_EVENT_HAS_CBID | (st->ticks ? DT_EVENT_TICKS : 0));
     ev.start_ns = f.start;

@@ -87,7 +87,7 @@ int dt_ticks_pair(dt_ticks_read_fn read, dt_clock_sample *out)
         uint64_t t1 = dt_tsc_read();
         if (rc != 0)
             return -1;
-        if (t1 - t0 < best) {
+        if (i == 0 || t1 - t0 < best) {
             best = t1 - t0;
             *out = (dt_clock_sample){t0 + (t1 - t0) / 2, ns};
         }

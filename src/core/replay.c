@@ -120,7 +120,7 @@ static void on_cpu_op(void *user, uint64_t start_ns, uint64_t end_ns, uint64_t e
 {
     replay_ctx *c = user;
     devtrace_event ev;
-    memset(&ev, 0, sizeof ev);
+    dt_event_zero(&ev);
     ev.kind = DEVTRACE_KIND_CPU_OP;
     ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK;
     ev.start_ns = start_ns;

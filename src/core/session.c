@@ -475,7 +475,7 @@ int devtrace_range_pop(devtrace_session *s)
     if (s->state != DT_RUNNING)
         return 0;
     devtrace_event ev;
-    memset(&ev, 0, sizeof ev);
+    dt_event_zero(&ev);
     ev.kind = DEVTRACE_KIND_CPU_OP;
     ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK;
     ev.start_ns = f.start_ns;
