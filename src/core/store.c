@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static atomic_uint_fast64_t store_generations = 1;
 
@@ -12,11 +14,151 @@ static _Thread_local struct {
     dt_slot *slot;
 } slot_cache;
 
+/* ---- the chunk provider ----
+ *
+ * A thread appending as fast as it can takes a page fault every 39 events in fresh memory
+ * (about 2 us each on these VMs: 50 ns an event). Once a first chunk of the store fills,
+ * a provider thread keeps a few chunks ready: it allocates 2 MiB regions, asks for huge
+ * pages (one fault per region where the kernel grants them), touches every page, and
+ * carves each region into four chunks. An appending thread takes a ready chunk under the
+ * provider's lock (once per chunk) and falls back to malloc when none is ready: it never
+ * waits for the provider. */
+
+#define PROVIDER_REGION (2u << 20)
+#define PROVIDER_READY DT_PROVIDER_READY
+
+static void chunk_free(dt_chunk *c)
+{
+    if (c && !c->from_region)
+        free(c);
+}
+
+/* A 2 MiB mapping at a 2 MiB boundary (where a huge page can back it), or NULL. */
+static void *region_map(void)
+{
+    size_t len = 2 * (size_t)PROVIDER_REGION;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    uintptr_t at = ((uintptr_t)m + PROVIDER_REGION - 1) & ~(uintptr_t)(PROVIDER_REGION - 1);
+    char *start = (char *)at;
+    if (start > m)
+        munmap(m, (size_t)(start - m));
+    size_t tail = (size_t)(m + len - (start + PROVIDER_REGION));
+    if (tail)
+        munmap(start + PROVIDER_REGION, tail);
+    return start;
+}
+
+static void *provider_main(void *arg)
+{
+    dt_chunk_provider *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        if (p->nready >= PROVIDER_READY) {
+            pthread_cond_wait(&p->wake, &p->lock);
+            continue;
+        }
+        if (p->nregions == p->regions_cap) {
+            size_t cap = p->regions_cap ? 2 * p->regions_cap : 16;
+            void **r = realloc(p->regions, cap * sizeof *r);
+            if (!r)
+                break;
+            p->regions = r;
+            p->regions_cap = cap;
+        }
+        pthread_mutex_unlock(&p->lock);
+        void *mem = region_map();
+        if (mem) {
+            madvise(mem, PROVIDER_REGION, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
+            for (size_t off = 0; off < PROVIDER_REGION; off += 4096)
+                ((volatile char *)mem)[off] = 0;
+        }
+        pthread_mutex_lock(&p->lock);
+        if (!mem)
+            break; /* out of memory: appenders allocate their own */
+        p->regions[p->nregions++] = mem;
+        for (unsigned i = 0; i < PROVIDER_REGION / DT_CHUNK_BYTES; i++) {
+            dt_chunk *c = (dt_chunk *)(void *)((char *)mem + (size_t)i * DT_CHUNK_BYTES);
+            c->from_region = 1;
+            c->next = p->ready;
+            p->ready = c;
+            p->nready++;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* A chunk of the store filled: from now on chunks are made ahead. */
+static void provider_start(dt_store *st)
+{
+    dt_chunk_provider *p = &st->provider;
+    if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 0)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if (p->state == 0) {
+        p->pid = (int)getpid();
+        p->state = pthread_create(&p->thread, NULL, provider_main, p) == 0 ? 1 : -1;
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* A ready chunk, or NULL (none ready, no provider, or a forked child: its copy of the
+ * lock may be held by a thread that does not exist in it). */
+static dt_chunk *provider_take(dt_store *st)
+{
+    dt_chunk_provider *p = &st->provider;
+    if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 1 || p->pid != (int)getpid())
+        return NULL;
+    pthread_mutex_lock(&p->lock);
+    dt_chunk *c = p->ready;
+    if (c) {
+        p->ready = c->next;
+        p->nready--;
+        pthread_cond_signal(&p->wake);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return c;
+}
+
+static void provider_destroy(dt_chunk_provider *p)
+{
+    int own = p->pid == (int)getpid();
+    if (p->state == 1 && own) {
+        pthread_mutex_lock(&p->lock);
+        p->stop = 1;
+        pthread_cond_signal(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->thread, NULL);
+    }
+    if (p->state != 1 || own || pthread_mutex_trylock(&p->lock) == 0) {
+        for (size_t i = 0; i < p->nregions; i++)
+            munmap(p->regions[i], PROVIDER_REGION);
+        free(p->regions);
+    } /* else: a forked child whose copy of the list may be mid-change: left */
+    if (p->state != 1 || own) {
+        /* Not in a forked child: its copy of the condition counts the parent's waiting
+         * provider, and pthread_cond_destroy would wait for it forever. */
+        pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->lock);
+    }
+}
+
 int dt_store_init(dt_store *st, uint64_t max_events)
 {
     memset(st, 0, sizeof *st);
     if (pthread_mutex_init(&st->lock, NULL) != 0)
         return -1;
+    if (pthread_mutex_init(&st->provider.lock, NULL) != 0) {
+        pthread_mutex_destroy(&st->lock);
+        return -1;
+    }
+    if (pthread_cond_init(&st->provider.wake, NULL) != 0) {
+        pthread_mutex_destroy(&st->provider.lock);
+        pthread_mutex_destroy(&st->lock);
+        return -1;
+    }
     st->max_events = max_events;
     st->full_tail = &st->full;
     st->generation = atomic_fetch_add(&store_generations, 1);
@@ -29,13 +171,14 @@ void dt_store_destroy(dt_store *st)
         return;
     for (dt_chunk *c = st->full, *next; c; c = next) {
         next = c->next;
-        free(c);
+        chunk_free(c);
     }
     for (dt_slot *s = st->slots, *next; s; s = next) {
         next = s->next;
-        free(s->current);
+        chunk_free(s->current);
         free(s);
     }
+    provider_destroy(&st->provider);
     pthread_mutex_destroy(&st->lock);
     memset(st, 0, sizeof *st);
 }
@@ -101,12 +244,16 @@ static dt_chunk *new_chunk(dt_store *st)
     uint32_t cap = reserve_capacity(st);
     if (!cap)
         return NULL;
-    dt_chunk *c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event));
-    if (!c)
-        return NULL;
+    dt_chunk *c = provider_take(st);
+    if (!c) {
+        c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event));
+        if (!c)
+            return NULL;
+        c->from_region = 0;
+    }
     c->next = NULL;
     atomic_init(&c->count, 0);
-    c->capacity = cap;
+    c->capacity = (uint16_t)cap;
     return c;
 }
 
@@ -121,6 +268,7 @@ int dt_store_append(dt_store *st, const devtrace_event *ev)
         if (c) {
             slot->current = NULL;
             file_chunk(st, c);
+            provider_start(st);
         }
         c = new_chunk(st);
         if (!c) {
@@ -156,6 +304,7 @@ devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
     if (c) {
         slot->current = NULL;
         file_chunk(st, c);
+        provider_start(st);
     }
     c = new_chunk(st);
     if (!c)

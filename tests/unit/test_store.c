@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -101,7 +103,7 @@ static void test_empty_store_counts_and_visits_nothing(void **state)
 static void test_ten_thousand_events_are_visited_once_in_append_order(void **state)
 {
     (void)state;
-    enum { N = 10000 }; /* two full 4096-event chunks and a partial third */
+    enum { N = 2 * DT_CHUNK_EVENTS + 1818 }; /* two full chunks and a partial third */
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     for (uint64_t i = 0; i < N; i++) {
@@ -154,7 +156,7 @@ static void test_append_copies_the_event_unchanged(void **state)
 static void test_bound_stores_exactly_max_events_and_counts_the_rest(void **state)
 {
     (void)state;
-    enum { BOUND = 5000, N = 6000 }; /* one full chunk of 4096, then 904 of the next */
+    enum { BOUND = DT_CHUNK_EVENTS + 904, N = BOUND + 1000 }; /* one full chunk, then 904 of the next */
     dt_store st;
     assert_int_equal(dt_store_init(&st, BOUND), 0);
     int refused = 0, first_refused = -1;
@@ -173,7 +175,7 @@ static void test_bound_stores_exactly_max_events_and_counts_the_rest(void **stat
     tally t;
     tally_init(&t, 1, N);
     dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {BOUND}; /* the first 5000, in order */
+    uint64_t stored[1] = {BOUND}; /* the first BOUND, in order */
     assert_int_equal(tally_missing(&t, stored), 0);
     assert_int_equal(t.out_of_order, 0);
     tally_free(&t);
@@ -259,6 +261,104 @@ static void test_cursor_and_append_share_the_thread_chunk(void **state)
     assert_int_equal(tally_missing(&t, stored), 0);
     assert_int_equal(t.out_of_order, 0);
     tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+/* Waits (at most 10 s) until the provider has n chunks ready; returns how many it has. */
+static unsigned provider_ready_within(dt_store *st, unsigned n)
+{
+    unsigned have = 0;
+    for (int i = 0; i < 10000; i++) {
+        pthread_mutex_lock(&st->provider.lock);
+        have = st->provider.nready;
+        pthread_mutex_unlock(&st->provider.lock);
+        if (have >= n)
+            break;
+        usleep(1000);
+    }
+    return have;
+}
+
+static uint16_t current_chunk_from_region(dt_store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    uint16_t r = st->slots && st->slots->current ? st->slots->current->from_region : 0xFFFF;
+    pthread_mutex_unlock(&st->lock);
+    return r;
+}
+
+/* No provider while no chunk has filled; after that, chunks come ready-made from it. */
+static void test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    uint64_t seq = 0;
+    for (; seq < DT_CHUNK_EVENTS; seq++) {
+        devtrace_event ev = seq_event(0, seq);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(st.provider.state, 0); /* full, but not yet filed */
+    assert_int_equal(current_chunk_from_region(&st), 0);
+    devtrace_event ev = seq_event(0, seq++);
+    assert_int_equal(dt_store_append(&st, &ev), 0); /* files the full chunk: the provider starts */
+    assert_int_equal(st.provider.state, 1);
+    assert_int_equal(current_chunk_from_region(&st), 0); /* nothing was ready yet: malloc */
+    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    for (; seq < 2 * DT_CHUNK_EVENTS + 1; seq++) {
+        ev = seq_event(0, seq);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(current_chunk_from_region(&st), 1);
+    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
+    for (; seq < 20 * DT_CHUNK_EVENTS; seq++) { /* many chunks through a cursor */
+        dt_store_cursor cur = {0};
+        devtrace_event *p = dt_store_cursor_next(&cur, &st);
+        assert_non_null(p);
+        *p = seq_event(0, seq);
+        dt_store_cursor_commit(&cur);
+    }
+    assert_int_equal(dt_store_count(&st), 20 * DT_CHUNK_EVENTS);
+    tally t;
+    tally_init(&t, 1, 20 * DT_CHUNK_EVENTS);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {20 * DT_CHUNK_EVENTS};
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&st); /* joins the provider, unmaps its regions */
+}
+
+/* A forked child has the store but not the provider thread: it appends with malloc'd
+ * chunks and destroys the store without waiting for a thread it does not have. */
+static void test_a_forked_child_appends_and_destroys_without_the_provider(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    for (uint64_t i = 0; i <= DT_CHUNK_EVENTS; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int bad = 0;
+        for (uint64_t i = DT_CHUNK_EVENTS + 1; i < 4 * DT_CHUNK_EVENTS; i++) {
+            devtrace_event ev = seq_event(0, i);
+            bad += dt_store_append(&st, &ev) != 0;
+        }
+        bad += current_chunk_from_region(&st) != 0;
+        bad += dt_store_count(&st) != 4 * DT_CHUNK_EVENTS;
+        dt_store_destroy(&st);
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(dt_store_count(&st), DT_CHUNK_EVENTS + 1);
     dt_store_destroy(&st);
 }
 
@@ -468,7 +568,7 @@ static void test_flush_thread_hands_over_the_partial_chunk_and_appending_continu
 static void test_file_all_and_on_full_see_every_event_of_every_thread_exactly_once(void **state)
 {
     (void)state;
-    enum { THREADS = 8, PER = 10000 }; /* not a multiple of the chunk size */
+    enum { THREADS = 8, PER = 2 * DT_CHUNK_EVENTS + 1818 }; /* not a multiple of the chunk size */
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     hook_tally h;
@@ -494,7 +594,7 @@ static void test_file_all_and_on_full_see_every_event_of_every_thread_exactly_on
 static void test_flush_thread_from_many_threads_hands_over_every_event_once(void **state)
 {
     (void)state;
-    enum { THREADS = 6, PER = 5000 };
+    enum { THREADS = 6, PER = DT_CHUNK_EVENTS + 904 }; /* a full chunk and a partial one */
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     hook_tally h;
@@ -562,6 +662,8 @@ int main(void)
         cmocka_unit_test(test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append),
         cmocka_unit_test(test_cursor_and_append_share_the_thread_chunk),
         cmocka_unit_test(test_event_zero_clears_every_byte),
+        cmocka_unit_test(test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks),
+        cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
         cmocka_unit_test(test_bound_is_shared_by_all_threads),
         cmocka_unit_test(test_on_full_sees_each_full_chunk_when_it_fills),
