@@ -45,7 +45,12 @@ typedef struct run {
     const dt_pipeline *p;
     pthread_mutex_t lock; /* guards everything below but the slots' contents, which
                              belong to whoever the phase says: maker, then writer */
-    pthread_cond_t changed;
+    pthread_cond_t to_writer;  /* piece writer_wants is ready */
+    pthread_cond_t room;       /* the writer has made room for piece room_wanted */
+    pthread_cond_t made;       /* a piece's text is final (for made_waiters) */
+    size_t writer_wants;       /* the piece the writer waits for (SIZE_MAX: none) */
+    size_t room_wanted;        /* the first piece waiting for room (SIZE_MAX: none) */
+    unsigned made_waiters;     /* workers waiting for the piece before theirs */
     slot *slots; /* owned */
     size_t nslots;
     size_t next;    /* the next piece to claim */
@@ -58,11 +63,15 @@ typedef struct worker_arg {
     void *state; /* borrowed: the caller's per-worker state */
 } worker_arg;
 
+/* Each wait has its own condition, signalled only when someone waits for it: on two
+ * cores, every needless wake-up of a worker takes the writer's core from the writer. */
 static void fail_locked(run *r, int err)
 {
     if (!r->error)
         r->error = err;
-    pthread_cond_broadcast(&r->changed);
+    pthread_cond_broadcast(&r->to_writer);
+    pthread_cond_broadcast(&r->room);
+    pthread_cond_broadcast(&r->made);
 }
 
 /* s's text deflated into s->z, primed with the end of prev's text (NULL: the first). */
@@ -121,8 +130,11 @@ static void *worker_main(void *arg)
         fail_locked(r, ENOMEM);
     while (!r->error && r->next < p->npieces) {
         size_t j = r->next++;
-        while (!r->error && j - r->written >= r->nslots - 1)
-            pthread_cond_wait(&r->changed, &r->lock);
+        while (!r->error && j - r->written >= r->nslots - 1) {
+            if (j < r->room_wanted)
+                r->room_wanted = j;
+            pthread_cond_wait(&r->room, &r->lock);
+        }
         if (r->error)
             break;
         slot *s = &r->slots[j % r->nslots];
@@ -140,11 +152,15 @@ static void *worker_main(void *arg)
             break;
         }
         s->phase = PIECE_MADE;
-        pthread_cond_broadcast(&r->changed);
+        if (r->made_waiters)
+            pthread_cond_broadcast(&r->made);
         if (gzip) {
             const slot *prev = j ? &r->slots[(j - 1) % r->nslots] : NULL;
-            while (prev && !r->error && !(prev->index == j - 1 && prev->phase >= PIECE_MADE))
-                pthread_cond_wait(&r->changed, &r->lock);
+            while (prev && !r->error && !(prev->index == j - 1 && prev->phase >= PIECE_MADE)) {
+                r->made_waiters++;
+                pthread_cond_wait(&r->made, &r->lock);
+                r->made_waiters--;
+            }
             if (r->error)
                 break;
             pthread_mutex_unlock(&r->lock);
@@ -156,7 +172,8 @@ static void *worker_main(void *arg)
             }
         }
         s->phase = PIECE_READY;
-        pthread_cond_broadcast(&r->changed);
+        if (r->writer_wants == j)
+            pthread_cond_signal(&r->to_writer);
     }
     pthread_mutex_unlock(&r->lock);
     if (zlib_ready)
@@ -198,8 +215,11 @@ static int write_piece(run *r, size_t j, uLong *crc, uint64_t *total)
 {
     slot *s = &r->slots[j % r->nslots];
     pthread_mutex_lock(&r->lock);
-    while (!r->error && !(s->index == j && s->phase == PIECE_READY))
-        pthread_cond_wait(&r->changed, &r->lock);
+    while (!r->error && !(s->index == j && s->phase == PIECE_READY)) {
+        r->writer_wants = j;
+        pthread_cond_wait(&r->to_writer, &r->lock);
+    }
+    r->writer_wants = SIZE_MAX;
     int err = r->error;
     pthread_mutex_unlock(&r->lock);
     if (err)
@@ -217,7 +237,10 @@ static int write_piece(run *r, size_t j, uLong *crc, uint64_t *total)
     } else {
         s->phase = PIECE_WRITTEN;
         r->written = j + 1;
-        pthread_cond_broadcast(&r->changed);
+        if (r->room_wanted - r->written < r->nslots - 1) { /* SIZE_MAX - written never is */
+            r->room_wanted = SIZE_MAX;
+            pthread_cond_broadcast(&r->room);
+        }
     }
     pthread_mutex_unlock(&r->lock);
     return err;
@@ -234,7 +257,7 @@ static void free_slots(slot *slots, size_t n)
 
 int dt_pipeline_write(const dt_pipeline *p)
 {
-    run r = {.p = p, .nslots = 2 * (size_t)p->nworkers + 1};
+    run r = {.p = p, .nslots = 2 * (size_t)p->nworkers + 1, .writer_wants = SIZE_MAX, .room_wanted = SIZE_MAX};
     pthread_t *threads = calloc(p->nworkers, sizeof *threads);
     worker_arg *args = calloc(p->nworkers, sizeof *args);
     r.slots = calloc(r.nslots, sizeof *r.slots);
@@ -250,7 +273,9 @@ int dt_pipeline_write(const dt_pipeline *p)
         return err;
     }
     pthread_mutex_init(&r.lock, NULL);
-    pthread_cond_init(&r.changed, NULL);
+    pthread_cond_init(&r.to_writer, NULL);
+    pthread_cond_init(&r.room, NULL);
+    pthread_cond_init(&r.made, NULL);
     unsigned started = 0;
     for (; started < p->nworkers; started++) { /* fewer threads than asked is fine */
         args[started] = (worker_arg){&r, p->workers[started]};
@@ -282,7 +307,9 @@ int dt_pipeline_write(const dt_pipeline *p)
     if (!err)
         err = r.error; /* a worker's failure after the last piece was claimed */
 end:
-    pthread_cond_destroy(&r.changed);
+    pthread_cond_destroy(&r.to_writer);
+    pthread_cond_destroy(&r.room);
+    pthread_cond_destroy(&r.made);
     pthread_mutex_destroy(&r.lock);
     free_slots(r.slots, r.nslots);
     free(threads), free(args);
