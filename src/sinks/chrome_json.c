@@ -496,7 +496,11 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
 }
 
 /* process_name/labels/sort_index for each device, thread_name for each stream and
- * host thread seen. */
+ * host thread seen. It scans every event, in the trace's first piece, which every other
+ * piece waits behind: a key seen lately is found in a small direct-mapped table of
+ * keys already listed before the list is searched. */
+#define SEEN_SLOTS 64
+
 static void write_metadata(writer *wr)
 {
     dt_session *s = wr->s;
@@ -505,13 +509,22 @@ static void write_metadata(writer *wr)
     uint64_t *pairs = calloc(2 * (s->nsorted + 1), sizeof *pairs);
     size_t npairs = 0;
     char text[64];
+    uint64_t seen[SEEN_SLOTS];
+    unsigned char seen_used[SEEN_SLOTS] = {0};
     for (size_t i = 0; i < s->nsorted; i++) {
         const devtrace_event *ev = s->sorted[i];
         int host = ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
         uint64_t key = ((uint64_t)host << 63) | ((uint64_t)ev->device << 32) | ev->stream;
+        unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 58);
+        if (seen_used[slot] && seen[slot] == key)
+            continue; /* listed already */
         int known = 0;
         for (size_t p = 0; p < npairs && !known; p++)
             known = pairs[p] == key;
+        if (pairs) {
+            seen[slot] = key;
+            seen_used[slot] = 1;
+        }
         if (known || !pairs)
             continue;
         pairs[npairs++] = key;
