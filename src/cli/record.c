@@ -146,6 +146,7 @@ static const struct env_setting {
     {"RANK", 0, 1u << 30, "a rank from 0 to 1073741824"},
     {"WORLD_SIZE", 0, 1u << 30, "a process count from 0 to 1073741824"},
     {"DEVTRACE_GZIP_LEVEL", 0, 9, "one digit, a gzip level from 0 to 9"},
+    {"DEVTRACE_WRITE_THREADS", 1, 64, "a thread count from 1 to 64"},
     {"DEVTRACE_BUFFER_SIZE", 4096, 256u << 20, "a buffer size in bytes from 4096 to 268435456"},
     {"DEVTRACE_BUFFER_COUNT", 1, 4096, "a buffer count from 1 to 4096"},
     {"DEVTRACE_FLUSH_TIMEOUT_MS", 1, UINT64_MAX, "a positive number of milliseconds"},

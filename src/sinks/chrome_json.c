@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/session.h"
 #include "jsonw.h"
+#include "pipeline.h"
 #include "sinks.h"
 
 typedef struct escaped_name {
@@ -30,32 +31,86 @@ typedef struct occ_memo {
 
 #define OCC_MEMO_SLOTS 16
 
+/* What every writer of one trace shares, read-only once made: every name escaped. */
+typedef struct trace_names {
+    escaped_name *names; /* owned: by name id */
+    uint32_t nnames;
+    char *text;          /* owned: the escaped names, one after another */
+} trace_names;
+
+/* One writer's state: a thread formatting part of a trace has its own. */
 typedef struct writer {
     dt_session *s;
     occ_memo occ[OCC_MEMO_SLOTS];
     dt_jsonw w;
-    escaped_name *names; /* by name id, filled lazily */
+    const escaped_name *names; /* borrowed from the trace's trace_names */
     uint32_t nnames;
     char category[6 * sizeof ((dt_session *)0)->runtime_category + 3]; /* the runtime category, escaped */
     size_t category_len;
 } writer;
 
-/* The escaped, quoted name of an id (built on first use). */
-static escaped_name *escaped(writer *wr, uint32_t id)
+/* Escapes every name of the session once, before any writer starts (they share them):
+ * their lengths first, then the text into one block. */
+static int trace_names_init(trace_names *tn, dt_session *s)
 {
-    static escaped_name empty = {(char *)"\"\"", 2};
-    if (id >= wr->nnames)
-        id = 0;
-    escaped_name *e = &wr->names[id];
-    if (!e->text) {
-        const char *s = dt_intern_get(&wr->s->names, id);
-        size_t n = strlen(s);
-        e->text = malloc(6 * n + 3);
-        if (!e->text)
-            return &empty;
-        e->len = (uint32_t)dt_json_escape(e->text, s, n);
+    memset(tn, 0, sizeof *tn);
+    uint32_t n = dt_intern_count(&s->names);
+    tn->nnames = n ? n : 1;
+    tn->names = calloc(tn->nnames, sizeof *tn->names);
+    size_t total = 0, longest = 0;
+    char *scratch = NULL;
+    for (uint32_t id = 0; tn->names && id < tn->nnames; id++) {
+        const char *name = dt_intern_get(&s->names, id);
+        size_t nlen = strlen(name);
+        if (6 * nlen + 3 > longest) {
+            free(scratch);
+            longest = 6 * nlen + 3;
+            if (!(scratch = malloc(longest)))
+                goto fail;
+        }
+        tn->names[id].len = (uint32_t)dt_json_escape(scratch, name, nlen);
+        total += tn->names[id].len;
     }
-    return e;
+    free(scratch);
+    tn->text = malloc(total ? total : 1);
+    if (!tn->names || !tn->text)
+        goto fail;
+    char *at = tn->text;
+    for (uint32_t id = 0; id < tn->nnames; id++) {
+        const char *name = dt_intern_get(&s->names, id);
+        tn->names[id].text = at;
+        at += dt_json_escape(at, name, strlen(name)); /* the length found above */
+    }
+    return 0;
+fail:
+    free(scratch);
+    free(tn->names);
+    free(tn->text);
+    memset(tn, 0, sizeof *tn);
+    return -1;
+}
+
+static void trace_names_free(trace_names *tn)
+{
+    free(tn->names);
+    free(tn->text);
+    memset(tn, 0, sizeof *tn);
+}
+
+static void writer_init(writer *wr, dt_session *s, const trace_names *tn)
+{
+    memset(wr, 0, sizeof *wr);
+    wr->s = s;
+    wr->names = tn->names;
+    wr->nnames = tn->nnames;
+    wr->category_len =
+        dt_json_escape(wr->category, s->runtime_category, strnlen(s->runtime_category, sizeof s->runtime_category));
+}
+
+/* The escaped, quoted name of an id. */
+static const escaped_name *escaped(const writer *wr, uint32_t id)
+{
+    return &wr->names[id < wr->nnames ? id : 0];
 }
 
 static void put_str(dt_jsonw *w, const char *s)
@@ -441,7 +496,11 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
 }
 
 /* process_name/labels/sort_index for each device, thread_name for each stream and
- * host thread seen. */
+ * host thread seen. It scans every event, in the trace's first piece, which every other
+ * piece waits behind: a key seen lately is found in a small direct-mapped table of
+ * keys already listed before the list is searched. */
+#define SEEN_SLOTS 64
+
 static void write_metadata(writer *wr)
 {
     dt_session *s = wr->s;
@@ -450,13 +509,22 @@ static void write_metadata(writer *wr)
     uint64_t *pairs = calloc(2 * (s->nsorted + 1), sizeof *pairs);
     size_t npairs = 0;
     char text[64];
+    uint64_t seen[SEEN_SLOTS];
+    unsigned char seen_used[SEEN_SLOTS] = {0};
     for (size_t i = 0; i < s->nsorted; i++) {
         const devtrace_event *ev = s->sorted[i];
         int host = ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
         uint64_t key = ((uint64_t)host << 63) | ((uint64_t)ev->device << 32) | ev->stream;
+        unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 58);
+        if (seen_used[slot] && seen[slot] == key)
+            continue; /* listed already */
         int known = 0;
         for (size_t p = 0; p < npairs && !known; p++)
             known = pairs[p] == key;
+        if (pairs) {
+            seen[slot] = key;
+            seen_used[slot] = 1;
+        }
         if (known || !pairs)
             continue;
         pairs[npairs++] = key;
@@ -483,12 +551,11 @@ static void write_metadata(writer *wr)
     free(pairs);
 }
 
-static void write_trace(writer *wr, const char *trace_name)
+/* The trace up to its first event: the top-level keys and the metadata events. */
+static void write_header(writer *wr)
 {
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
-    wr->category_len =
-        dt_json_escape(wr->category, s->runtime_category, strnlen(s->runtime_category, sizeof s->runtime_category));
     DT_JSONW_LIT(w, "{\n  \"schemaVersion\": 1,\n");
     write_device_properties(wr);
     DT_JSONW_LIT(w, "  \"distributedInfo\": {\"rank\": ");
@@ -501,7 +568,13 @@ static void write_trace(writer *wr, const char *trace_name)
     dt_jsonw_u64(w, s->base_ns);
     DT_JSONW_LIT(w, ",\n  \"traceEvents\": [\n");
     write_metadata(wr);
-    for (size_t i = 0; i < s->nsorted; i++) {
+}
+
+/* The sorted events first .. end-1, each with its flow line. */
+static void write_events(writer *wr, size_t first, size_t end)
+{
+    dt_session *s = wr->s;
+    for (size_t i = first; i < end; i++) {
         const devtrace_event *ev = s->sorted[i];
         switch (ev->kind) {
         case DEVTRACE_KIND_KERNEL:
@@ -518,6 +591,13 @@ static void write_trace(writer *wr, const char *trace_name)
         if (ev->flags & DT_EVENT_FLOW)
             write_flow(wr, ev);
     }
+}
+
+/* The trace after its last event. */
+static void write_tail(writer *wr, const char *trace_name)
+{
+    dt_jsonw *w = &wr->w;
+    dt_session *s = wr->s;
     DT_JSONW_LIT(w, "  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": ");
     uint64_t end = s->window_stop > s->base_ns ? s->window_stop - s->base_ns : 0;
     dt_jsonw_us3(w, end);
@@ -526,37 +606,172 @@ static void write_trace(writer *wr, const char *trace_name)
     DT_JSONW_LIT(w, "\n}\n");
 }
 
+static void write_trace(writer *wr, const char *trace_name)
+{
+    write_header(wr);
+    write_events(wr, 0, wr->s->nsorted);
+    write_tail(wr, trace_name);
+}
+
+/* The trace in pieces for the pipeline: the header, the events PIECE_EVENTS at a time
+ * (about 1.6 MiB of text: a ring of them stays in the last-level cache between the
+ * thread that writes one and the thread that hands it to the kernel), the tail. */
+#define PIECE_EVENTS 4096
+
+static size_t trace_pieces(const dt_session *s)
+{
+    return 2 + (s->nsorted + PIECE_EVENTS - 1) / PIECE_EVENTS;
+}
+
+typedef struct piece_writer {
+    writer wr;
+    const char *trace_name; /* borrowed */
+} piece_writer;
+
+static void make_piece(void *worker, size_t index, dt_jsonw *out)
+{
+    piece_writer *pw = worker;
+    writer *wr = &pw->wr;
+    size_t nsorted = wr->s->nsorted;
+    wr->w = *out; /* the piece's buffer, lent for the piece */
+    if (index == 0) {
+        write_header(wr);
+    } else if (index + 1 == trace_pieces(wr->s)) {
+        write_tail(wr, pw->trace_name);
+    } else {
+        size_t first = (index - 1) * PIECE_EVENTS;
+        write_events(wr, first, nsorted - first < PIECE_EVENTS ? nsorted : first + PIECE_EVENTS);
+    }
+    *out = wr->w;
+    memset(&wr->w, 0, sizeof wr->w);
+}
+
+/* The trace to f by the pipeline with `workers` threads: 0, an errno value, or -1 when no
+ * thread could be started (nothing written). */
+static int write_pieces(dt_session *s, const trace_names *tn, FILE *f, const char *trace_name, int gzip_level,
+                        unsigned workers)
+{
+    piece_writer *pws = calloc(workers, sizeof *pws);
+    void **states = calloc(workers, sizeof *states);
+    int rc = ENOMEM;
+    if (pws && states) {
+        for (unsigned i = 0; i < workers; i++) {
+            writer_init(&pws[i].wr, s, tn);
+            pws[i].trace_name = trace_name;
+            states[i] = &pws[i];
+        }
+        dt_pipeline p = {
+            .fd = fileno(f),
+            .gzip_level = gzip_level,
+            .npieces = trace_pieces(s),
+            .make = make_piece,
+            .workers = states,
+            .nworkers = workers,
+        };
+        rc = dt_pipeline_write(&p);
+    }
+    free(states);
+    free(pws);
+    return rc;
+}
+
+/* The trace to f by this thread, through a 1 MiB buffer (and gzdopen's stream): 0 or an
+ * errno value; *gz_failed when gzip compression could not start. */
+static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const char *trace_name, int gzip_level,
+                        int *gz_failed)
+{
+    writer *wr = malloc(sizeof *wr);
+    if (!wr)
+        return ENOMEM;
+    writer_init(wr, s, tn);
+    if (dt_jsonw_init(&wr->w, 1 << 20) != 0) {
+        free(wr);
+        return ENOMEM;
+    }
+    gzFile gzf = NULL;
+    if (gzip_level >= 0) {
+        char mode[4] = {'w', 'b', (char)('0' + gzip_level), '\0'};
+        gzf = gzdopen(dup(fileno(f)), mode);
+        if (!gzf) {
+            *gz_failed = 1;
+            dt_jsonw_free(&wr->w);
+            free(wr);
+            return ENOMEM;
+        }
+    }
+    wr->w.file = gzf ? NULL : f;
+    wr->w.gz = gzf;
+    write_trace(wr, trace_name);
+    dt_jsonw_flush(&wr->w);
+    int failed = wr->w.failed, saved = wr->w.err;
+    if (gzf && gzclose(gzf) != Z_OK && !failed) {
+        failed = 1;
+        saved = errno ? errno : EIO;
+    }
+    dt_jsonw_free(&wr->w);
+    free(wr);
+    return failed ? (saved ? saved : EIO) : 0;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest). */
+static int gzip_level(void)
+{
+    const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
+    return lvl && lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1] ? lvl[0] - '0' : 1;
+}
+
+unsigned dt_chrome_write_threads(dt_session *s)
+{
+    const char *v = getenv("DEVTRACE_WRITE_THREADS");
+    uint64_t n;
+    if (v && *v) {
+        if (dt_parse_u64(v, &n) == 0 && n >= 1 && n <= DT_WRITE_THREADS_MAX)
+            return (unsigned)n;
+        dt_add_note(s, "$DEVTRACE_WRITE_THREADS=\"%.100s\" is not a thread count from 1 to %d: one per CPU (at most %d) used",
+                    v, DT_WRITE_THREADS_MAX, DT_WRITE_THREADS_DEFAULT_MAX);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        return 1;
+    return cpus > DT_WRITE_THREADS_DEFAULT_MAX ? DT_WRITE_THREADS_DEFAULT_MAX : (unsigned)cpus;
+}
+
 int dt_chrome_write_buffer(dt_session *s, const char *trace_name, char **out, size_t *outlen)
 {
     if (dt_session_finalize(s) != 0)
         return DEVTRACE_ESTATE;
-    writer wr = {.s = s};
-    wr.nnames = dt_intern_count(&s->names);
-    wr.names = calloc(wr.nnames ? wr.nnames : 1, sizeof *wr.names);
-    if (!wr.names || dt_jsonw_init(&wr.w, 1 << 16) != 0) {
-        free(wr.names);
+    trace_names tn;
+    writer *wr = malloc(sizeof *wr);
+    if (!wr || trace_names_init(&tn, s) != 0) {
+        free(wr);
         return DEVTRACE_ENOMEM;
     }
-    write_trace(&wr, trace_name);
-    for (uint32_t i = 0; i < wr.nnames; i++)
-        free(wr.names[i].text);
-    free(wr.names);
-    if (wr.w.failed) {
-        dt_jsonw_free(&wr.w);
-        return DEVTRACE_ENOMEM;
+    writer_init(wr, s, &tn);
+    int rc = 0;
+    if (dt_jsonw_init(&wr->w, 1 << 16) != 0) {
+        rc = DEVTRACE_ENOMEM;
+    } else {
+        write_trace(wr, trace_name);
+        if (wr->w.failed) {
+            dt_jsonw_free(&wr->w);
+            rc = DEVTRACE_ENOMEM;
+        } else {
+            *out = wr->w.buf;
+            *outlen = wr->w.len;
+        }
     }
-    *out = wr.w.buf;
-    *outlen = wr.w.len;
-    return 0;
+    trace_names_free(&tn);
+    free(wr);
+    return rc;
 }
 
-int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err)
+int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err)
 {
     if (!s || !path || !*path)
         return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
@@ -570,8 +785,6 @@ int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error 
         return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
-    int gz = ends_with(path, ".gz");
-    writer wr = {.s = s};
     int rc = 0;
     FILE *f = fopen(tmp, "wb");
     if (!f) {
@@ -580,48 +793,41 @@ int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error 
         free(tmp);
         return rc;
     }
-    gzFile gzf = NULL;
-    if (gz) {
-        const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
-        char mode[8] = "wb1";
-        if (lvl && lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1])
-            mode[2] = lvl[0];
-        gzf = gzdopen(dup(fileno(f)), mode);
-        if (!gzf)
-            rc = dt_error_set(err, DEVTRACE_ENOMEM, "cannot start gzip compression");
-    }
-    wr.nnames = dt_intern_count(&s->names);
-    wr.names = calloc(wr.nnames ? wr.nnames : 1, sizeof *wr.names);
-    if (!rc && (!wr.names || dt_jsonw_init(&wr.w, 1 << 20) != 0))
+    int level = ends_with(path, ".gz") ? gzip_level() : -1;
+    trace_names tn;
+    if (trace_names_init(&tn, s) != 0) {
         rc = dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
-    if (!rc) {
-        wr.w.file = gz ? NULL : f;
-        wr.w.gz = gzf;
-        write_trace(&wr, path);
-        dt_jsonw_flush(&wr.w);
-        int saved = wr.w.err;
-        if (gzf && gzclose(gzf) != Z_OK && !wr.w.failed) {
-            wr.w.failed = 1;
-            saved = errno ? errno : EIO;
-        }
-        gzf = NULL;
-        if (wr.w.failed)
-            rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(saved));
+    } else {
+        int failed = workers ? write_pieces(s, &tn, f, path, level, workers) : -1;
+        int gz_failed = 0;
+        if (failed == -1) /* serial, asked for or for want of a thread */
+            failed = write_serial(s, &tn, f, path, level, &gz_failed);
+        if (gz_failed)
+            rc = dt_error_set(err, DEVTRACE_ENOMEM, "cannot start gzip compression");
+        else if (failed)
+            rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(failed));
+        trace_names_free(&tn);
     }
-    if (gzf)
-        gzclose(gzf);
     if (fclose(f) != 0 && !rc)
         rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(errno));
     if (!rc && rename(tmp, path) != 0)
         rc = dt_error_set(err, DEVTRACE_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (rc)
         unlink(tmp);
-    for (uint32_t i = 0; i < wr.nnames; i++)
-        free(wr.names[i].text);
-    free(wr.names);
-    dt_jsonw_free(&wr.w);
     free(tmp);
     return rc;
+}
+
+int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err)
+{
+    if (!s || !path || !*path)
+        return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
+    if (s->state == DT_RUNNING)
+        devtrace_stop(s);
+    if (dt_session_finalize(s) != 0)
+        return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
+    unsigned threads = dt_chrome_write_threads(s);
+    return dt_chrome_write_file(s, path, threads > 1 ? threads : 0, err);
 }
 
 const char *devtrace_kind_name(int kind)

@@ -8,6 +8,17 @@
 
 /* The whole Chrome trace into a malloc'd buffer (for tests and benchmarks). */
 int dt_chrome_write_buffer(dt_session *s, const char *trace_name, char **out, size_t *outlen);
+/* The whole Chrome trace written to path (through path.tmp, renamed) by `workers` threads
+ * that format (and compress) pieces of it while this thread writes them in order; 0: by
+ * this thread alone. The same bytes either way (compressed: the same text). This is
+ * devtrace_write_chrome with the thread count given. */
+int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err);
+/* Threads for writing a trace: $DEVTRACE_WRITE_THREADS (1 to DT_WRITE_THREADS_MAX; 1: this
+ * thread alone), else one per online CPU, at most DT_WRITE_THREADS_DEFAULT_MAX. A bad value
+ * is noted in the session (and so in its trace) and the default used. */
+#define DT_WRITE_THREADS_MAX 64
+#define DT_WRITE_THREADS_DEFAULT_MAX 8
+unsigned dt_chrome_write_threads(dt_session *s);
 /* The exit summary: counts per kind, losses, top kernels by total device time. */
 void dt_summary_print(dt_session *s, FILE *out, size_t top);
 

@@ -177,14 +177,15 @@ def environment():
         ("DEVTRACE_BUFFER_SIZE", "100"), ("DEVTRACE_BUFFER_SIZE", "1GiB"), ("DEVTRACE_BUFFER_COUNT", "0"),
         ("DEVTRACE_BUFFER_COUNT", "99999"), ("DEVTRACE_FLUSH_TIMEOUT_MS", "0"), ("DEVTRACE_FLUSH_TIMEOUT_MS", "-5"),
         ("DEVTRACE_OPENCL_STOP_TIMEOUT_MS", "soon"), ("DEVTRACE_HOST_CLOCK", "rdtsc"), ("DEVTRACE_HOST_CLOCK", "TSC"),
+        ("DEVTRACE_WRITE_THREADS", "0"), ("DEVTRACE_WRITE_THREADS", "65"), ("DEVTRACE_WRITE_THREADS", "two"),
     ]
     marker = os.path.join(tmp, "ran")
     for name, value in bad:
         one_line_error([args.devtrace, "record", "-q", "-o", dest, "--", "touch", marker], "$%s=" % name, rc=2,
                        env={name: value}, output=dest)
         assert not os.path.exists(marker), "the program ran with $%s=%r" % (name, value)
-    return ("%d bad values of 9 settings: `devtrace record: $NAME=\"value\" is not ...; fix it or unset it`, exit 2, "
-            "the program not started, the old trace untouched" % len(bad))
+    return ("%d bad values of %d settings: `devtrace record: $NAME=\"value\" is not ...; fix it or unset it`, exit 2, "
+            "the program not started, the old trace untouched" % (len(bad), len({name for name, _ in bad})))
 
 
 cases.run("workload_files", "emu-run", "malformed .wl files", workloads)
