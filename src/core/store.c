@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 static atomic_uint_fast64_t store_generations = 1;
@@ -18,78 +17,36 @@ static _Thread_local struct {
  *
  * A thread appending as fast as it can takes a page fault every 39 events in fresh memory
  * (about 2 us each on these VMs: 50 ns an event). Once a first chunk of the store fills,
- * a provider thread keeps a few chunks ready: it allocates 2 MiB regions, asks for huge
- * pages (one fault per region where the kernel grants them), touches every page, and
- * carves each region into four chunks. An appending thread takes a ready chunk under the
- * provider's lock (once per chunk) and falls back to malloc when none is ready: it never
- * waits for the provider. */
-
-#define PROVIDER_REGION (2u << 20)
-#define PROVIDER_READY DT_PROVIDER_READY
-
-static void chunk_free(dt_chunk *c)
-{
-    if (c && !c->from_region)
-        free(c);
-}
-
-/* A 2 MiB mapping at a 2 MiB boundary (where a huge page can back it), or NULL. */
-static void *region_map(void)
-{
-    size_t len = 2 * (size_t)PROVIDER_REGION;
-    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    uintptr_t at = ((uintptr_t)m + PROVIDER_REGION - 1) & ~(uintptr_t)(PROVIDER_REGION - 1);
-    char *start = (char *)at;
-    if (start > m)
-        munmap(m, (size_t)(start - m));
-    size_t tail = (size_t)(m + len - (start + PROVIDER_REGION));
-    if (tail)
-        munmap(start + PROVIDER_REGION, tail);
-    return start;
-}
+ * a provider thread keeps a few chunks ready: it allocates them and touches every page,
+ * off the appending threads. An appending thread takes a ready chunk under the provider's
+ * lock (once per chunk) and falls back to malloc when none is ready: it never waits for
+ * the provider. Chunks are malloc's like any other, so memory a closed session gave back
+ * is reused by the next one (a profiler's repeated windows) without faulting again. */
 
 static void *provider_main(void *arg)
 {
     dt_chunk_provider *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        if (p->nready >= PROVIDER_READY) {
+        if (p->nready >= DT_PROVIDER_READY) {
             pthread_cond_wait(&p->wake, &p->lock);
             continue;
         }
-        if (p->nregions == p->regions_cap) {
-            size_t cap = p->regions_cap ? 2 * p->regions_cap : 16;
-            void **r = realloc(p->regions, cap * sizeof *r);
-            if (!r)
-                break;
-            p->regions = r;
-            p->regions_cap = cap;
-        }
         pthread_mutex_unlock(&p->lock);
-        void *mem = region_map();
-        if (mem) {
-            madvise(mem, PROVIDER_REGION, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
-            for (size_t off = 0; off < PROVIDER_REGION; off += 4096)
-                ((volatile char *)mem)[off] = 0;
-        }
+        dt_chunk *c = malloc(DT_CHUNK_BYTES);
+        if (c)
+            for (size_t off = 0; off < DT_CHUNK_BYTES; off += 4096)
+                ((volatile char *)c)[off] = 0;
         pthread_mutex_lock(&p->lock);
-        if (!mem)
+        if (!c)
             break; /* out of memory: appenders allocate their own */
-        p->regions[p->nregions++] = mem;
-        for (unsigned i = 0; i < PROVIDER_REGION / DT_CHUNK_BYTES; i++) {
-            dt_chunk *c = (dt_chunk *)(void *)((char *)mem + (size_t)i * DT_CHUNK_BYTES);
-            c->from_region = 1;
-            c->next = p->ready;
-            p->ready = c;
-            p->nready++;
-        }
+        c->next = p->ready;
+        p->ready = c;
+        p->nready++;
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
 }
-
 /* A chunk of the store filled: from now on chunks are made ahead. */
 static void provider_start(dt_store *st)
 {
@@ -116,6 +73,7 @@ static dt_chunk *provider_take(dt_store *st)
     if (c) {
         p->ready = c->next;
         p->nready--;
+        p->handed++;
         pthread_cond_signal(&p->wake);
     }
     pthread_mutex_unlock(&p->lock);
@@ -132,17 +90,18 @@ static void provider_destroy(dt_chunk_provider *p)
         pthread_mutex_unlock(&p->lock);
         pthread_join(p->thread, NULL);
     }
-    if (p->state != 1 || own || pthread_mutex_trylock(&p->lock) == 0) {
-        for (size_t i = 0; i < p->nregions; i++)
-            munmap(p->regions[i], PROVIDER_REGION);
-        free(p->regions);
-    } /* else: a forked child whose copy of the list may be mid-change: left */
-    if (p->state != 1 || own) {
-        /* Not in a forked child: its copy of the condition counts the parent's waiting
-         * provider, and pthread_cond_destroy would wait for it forever. */
-        pthread_cond_destroy(&p->wake);
-        pthread_mutex_destroy(&p->lock);
+    if (p->state == 1 && !own) {
+        /* A forked child: its copy of the lock may be held and of the list mid-change, and
+         * its copy of the condition counts the parent's waiting provider (destroying it
+         * would wait forever). Left as they are. */
+        return;
     }
+    for (dt_chunk *c = p->ready, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
 }
 
 int dt_store_init(dt_store *st, uint64_t max_events)
@@ -171,11 +130,11 @@ void dt_store_destroy(dt_store *st)
         return;
     for (dt_chunk *c = st->full, *next; c; c = next) {
         next = c->next;
-        chunk_free(c);
+        free(c);
     }
     for (dt_slot *s = st->slots, *next; s; s = next) {
         next = s->next;
-        chunk_free(s->current);
+        free(s->current);
         free(s);
     }
     provider_destroy(&st->provider);
@@ -245,12 +204,8 @@ static dt_chunk *new_chunk(dt_store *st)
     if (!cap)
         return NULL;
     dt_chunk *c = provider_take(st);
-    if (!c) {
-        c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event));
-        if (!c)
-            return NULL;
-        c->from_region = 0;
-    }
+    if (!c && !(c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event))))
+        return NULL;
     c->next = NULL;
     atomic_init(&c->count, 0);
     c->capacity = (uint16_t)cap;

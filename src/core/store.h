@@ -12,7 +12,7 @@
 
 #include "devtrace.h"
 
-/* A chunk is 512 KiB (a 16-byte header and 5041 events): four fill a 2 MiB huge page. */
+/* A chunk is 512 KiB: a 16-byte header and 5041 events. */
 #define DT_CHUNK_BYTES (512u << 10)
 #define DT_CHUNK_EVENTS 5041u
 
@@ -33,8 +33,7 @@ static inline void dt_event_zero(devtrace_event *ev)
 typedef struct dt_chunk {
     struct dt_chunk *next;
     _Atomic uint32_t count; /* published with release by the owner thread */
-    uint16_t capacity;
-    uint16_t from_region; /* made by the store's provider: freed with its region */
+    uint32_t capacity;
     devtrace_event events[];
 } dt_chunk;
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
@@ -42,14 +41,13 @@ _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT
 
 /* Chunks made ahead, off the appending threads (store.c): a thread filling chunks as fast
  * as it can would otherwise take a page fault (about 2 us on these VMs) every 39 events. */
-#define DT_PROVIDER_READY 8u /* the provider makes chunks (four a region) while fewer are ready */
+#define DT_PROVIDER_READY 8u /* chunks the provider keeps ready */
 typedef struct dt_chunk_provider {
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    dt_chunk *ready;    /* prefaulted chunks, not yet handed out */
+    dt_chunk *ready;    /* allocated and touched, not yet handed out (owned) */
     unsigned nready;
-    void **regions;     /* the 2 MiB allocations the chunks were carved from (owned) */
-    size_t nregions, regions_cap;
+    uint64_t handed; /* chunks handed out */
     pthread_t thread;
     int state;          /* 0: not started; 1: running; -1: not available */
     int stop;
