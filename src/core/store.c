@@ -54,9 +54,10 @@ static void provider_start(dt_store *st)
     if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 0)
         return;
     pthread_mutex_lock(&p->lock);
-    if (p->state == 0) {
+    if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == 0) {
         p->pid = (int)getpid();
-        p->state = pthread_create(&p->thread, NULL, provider_main, p) == 0 ? 1 : -1;
+        int started = pthread_create(&p->thread, NULL, provider_main, p) == 0;
+        __atomic_store_n(&p->state, started ? 1 : -1, __ATOMIC_RELEASE); /* read without the lock */
     }
     pthread_mutex_unlock(&p->lock);
 }
