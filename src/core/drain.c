@@ -3,8 +3,55 @@
  * after stop; every event it drops is counted by cause. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "session.h"
+
+/* ---- scratch arrays ----
+ *
+ * Finalise's large scratch arrays (the correlation map, the sort's pairs) are zeroed
+ * mappings where huge pages may back them: one page fault per 2 MiB instead of one per
+ * 4 KiB (about 2 us each on these VMs: 30 k faults, half of finalise's time at 1 M
+ * events, went to first touches of these arrays). Small ones come from calloc. */
+#define SCRATCH_HUGE (2u << 20)
+
+typedef struct scratch {
+    void *mem;    /* owned */
+    size_t bytes; /* of the mapping; 0 when mem came from calloc */
+} scratch;
+
+static void *scratch_alloc(scratch *sc, size_t bytes)
+{
+    sc->mem = NULL;
+    sc->bytes = 0;
+    if (bytes < 4 * (size_t)SCRATCH_HUGE) {
+        sc->mem = calloc(1, bytes ? bytes : 1);
+        return sc->mem;
+    }
+    size_t len = (bytes + SCRATCH_HUGE - 1) & ~(size_t)(SCRATCH_HUGE - 1), over = len + SCRATCH_HUGE;
+    char *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *start = (char *)(((uintptr_t)m + SCRATCH_HUGE - 1) & ~(uintptr_t)(SCRATCH_HUGE - 1));
+    if (start > m)
+        munmap(m, (size_t)(start - m));
+    if (m + over > start + len)
+        munmap(start + len, (size_t)(m + over - (start + len)));
+    madvise(start, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
+    sc->mem = start;
+    sc->bytes = len;
+    return start;
+}
+
+static void scratch_free(scratch *sc)
+{
+    if (sc->bytes)
+        munmap(sc->mem, sc->bytes);
+    else
+        free(sc->mem);
+    sc->mem = NULL;
+    sc->bytes = 0;
+}
 
 /* Open-addressing map from a correlation id to its external id and flow state. */
 enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16 };
@@ -16,8 +63,9 @@ typedef struct corr_entry {
 } corr_entry;
 
 typedef struct corr_map {
-    corr_entry *slots;
+    corr_entry *slots; /* in mem */
     size_t mask;
+    scratch mem;
 } corr_map;
 
 static int corr_map_init(corr_map *m, size_t expected)
@@ -25,7 +73,7 @@ static int corr_map_init(corr_map *m, size_t expected)
     size_t n = 64;
     while (n < expected * 2)
         n <<= 1;
-    m->slots = calloc(n, sizeof *m->slots);
+    m->slots = scratch_alloc(&m->mem, n * sizeof *m->slots);
     m->mask = n - 1;
     return m->slots ? 0 : -1;
 }
@@ -194,10 +242,11 @@ static void *sort_half_run(void *arg)
 /* Marks the flows of ev[0, n) and sorts them by time (counting unpaired halves in s). */
 static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event **ev, size_t n)
 {
-    sort_item *a = n > 1 ? malloc(n * sizeof *a) : NULL, *b = n > 1 ? malloc(n * sizeof *b) : NULL;
+    scratch sa = {0}, sb = {0};
+    sort_item *a = n > 1 ? scratch_alloc(&sa, n * sizeof *a) : NULL, *b = n > 1 ? scratch_alloc(&sb, n * sizeof *b) : NULL;
     if (!a || !b) {
-        free(a);
-        free(b);
+        scratch_free(&sa);
+        scratch_free(&sb);
         DT_COUNT(s, unpaired_flows, mark_flows(m, ev, n, NULL));
         qsort(ev, n, sizeof *ev, by_time);
         return;
@@ -229,8 +278,8 @@ static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event
             ev[o++] = r2[j++].ev;
         DT_COUNT(s, unpaired_flows, first.unpaired + second.unpaired);
     }
-    free(a);
-    free(b);
+    scratch_free(&sa);
+    scratch_free(&sb);
 }
 
 static void align_clock(dt_session *s, devtrace_event *ev)
@@ -322,7 +371,7 @@ int dt_session_finalize(dt_session *s)
     corr_map m = {0};
     if (!all || corr_map_init(&m, total) != 0) {
         free(all);
-        free(m.slots);
+        scratch_free(&m.mem);
         return DEVTRACE_ENOMEM;
     }
     pthread_mutex_lock(&s->lock);
@@ -366,7 +415,7 @@ int dt_session_finalize(dt_session *s)
     }
     free(dn.map);
     mark_flows_and_sort(s, &m, all, out);
-    free(m.slots);
+    scratch_free(&m.mem);
     s->sorted = all;
     s->nsorted = out;
     s->base_ns = s->window_start;
