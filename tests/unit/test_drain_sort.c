@@ -123,10 +123,71 @@ static void test_one_and_two_thread_sorts_give_the_stable_order(void **state)
     free(ref);
 }
 
+/* Flow pairs for correlations 1 .. PAIRS_N: a runtime call and its kernel, except that
+ * every 10th correlation has only its kernel (an unpaired device half) and every 7th
+ * that is not a 10th has only its runtime call (not counted: nothing recorded its
+ * partner). Each sort thread marks the flows of its half; the totals must not depend on
+ * how many threads did. */
+#define PAIRS_N 100000u
+#define DEVICE_ONLY 10000u   /* multiples of 10 up to PAIRS_N */
+#define RUNTIME_ONLY 12857u  /* multiples of 7 (14285) less those of 70 (1428) */
+#define FLOW_EVENTS 154286u  /* 2 * (PAIRS_N - DEVICE_ONLY - RUNTIME_ONLY) */
+
+static uint8_t *flow_bits_in_order(uint64_t *unpaired)
+{
+    dt_session *s = ut_offline_session();
+    assert_non_null(s);
+    for (uint32_t i = 1; i <= PAIRS_N; i++) {
+        uint64_t t = 1000 + 10 * (uint64_t)i;
+        devtrace_event rt = ut_runtime(t, t + 5, i), k = ut_kernel(t + 3, t + 7, i);
+        if (i % 10 != 0)
+            assert_int_equal(dt_emit(s, &rt), 0);
+        if (i % 7 != 0 || i % 10 == 0)
+            assert_int_equal(dt_emit(s, &k), 0);
+    }
+    assert_int_equal(dt_session_finalize(s), 0);
+    assert_int_equal(s->nsorted, FLOW_EVENTS + DEVICE_ONLY + RUNTIME_ONLY);
+    uint8_t *bits = malloc(s->nsorted);
+    assert_non_null(bits);
+    for (size_t i = 0; i < s->nsorted; i++)
+        bits[i] = (s->sorted[i]->flags & DT_EVENT_FLOW) != 0;
+    *unpaired = s->stats.unpaired_flows;
+    devtrace_close(s);
+    return bits;
+}
+
+static void test_flows_are_marked_alike_by_one_and_two_threads(void **state)
+{
+    (void)state;
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, &all))
+            first = c;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    uint64_t unpaired_single = 0, unpaired_multi = 0;
+    uint8_t *single = flow_bits_in_order(&unpaired_single);
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    uint8_t *multi = flow_bits_in_order(&unpaired_multi);
+    assert_int_equal(unpaired_single, DEVICE_ONLY);
+    assert_int_equal(unpaired_multi, DEVICE_ONLY);
+    size_t n = FLOW_EVENTS + DEVICE_ONLY + RUNTIME_ONLY, flagged = 0;
+    assert_memory_equal(single, multi, n);
+    for (size_t i = 0; i < n; i++)
+        flagged += multi[i];
+    assert_int_equal(flagged, FLOW_EVENTS);
+    free(single);
+    free(multi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_and_two_thread_sorts_give_the_stable_order),
+        cmocka_unit_test(test_flows_are_marked_alike_by_one_and_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
