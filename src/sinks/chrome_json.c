@@ -691,8 +691,11 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     gzFile gzf = NULL;
     if (gzip_level >= 0) {
         char mode[4] = {'w', 'b', (char)('0' + gzip_level), '\0'};
-        gzf = gzdopen(dup(fileno(f)), mode);
+        int fd = dup(fileno(f));
+        gzf = fd >= 0 ? gzdopen(fd, mode) : NULL;
         if (!gzf) {
+            if (fd >= 0)
+                close(fd);
             *gz_failed = 1;
             dt_jsonw_free(&wr->w);
             free(wr);
@@ -719,11 +722,17 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest). */
-static int gzip_level(void)
+/* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest), with a note when it was set
+ * to anything else. */
+static int gzip_level(dt_session *s)
 {
     const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
-    return lvl && lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1] ? lvl[0] - '0' : 1;
+    if (!lvl || !*lvl)
+        return 1;
+    if (lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1])
+        return lvl[0] - '0';
+    dt_add_note(s, "$DEVTRACE_GZIP_LEVEL=\"%.100s\" is not a level from 0 to 9: 1 used", lvl);
+    return 1;
 }
 
 unsigned dt_chrome_write_threads(dt_session *s)
@@ -736,9 +745,7 @@ unsigned dt_chrome_write_threads(dt_session *s)
         dt_add_note(s, "$DEVTRACE_WRITE_THREADS=\"%.100s\" is not a thread count from 1 to %d: one per CPU (at most %d) used",
                     v, DT_WRITE_THREADS_MAX, DT_WRITE_THREADS_DEFAULT_MAX);
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        return 1;
+    int cpus = dt_online_cpus(); /* the CPUs this process may use, not all the machine has */
     return cpus > DT_WRITE_THREADS_DEFAULT_MAX ? DT_WRITE_THREADS_DEFAULT_MAX : (unsigned)cpus;
 }
 
@@ -793,7 +800,7 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
         free(tmp);
         return rc;
     }
-    int level = ends_with(path, ".gz") ? gzip_level() : -1;
+    int level = ends_with(path, ".gz") ? gzip_level(s) : -1;
     trace_names tn;
     if (trace_names_init(&tn, s) != 0) {
         rc = dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");

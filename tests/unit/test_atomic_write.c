@@ -334,6 +334,32 @@ static void test_gzip_level_comes_from_the_environment(void **state)
     free(plain);
 }
 
+static void test_a_bad_gzip_level_is_noted_and_level_1_used(void **state)
+{
+    fixture *f = *state;
+    char bad[512], one[512];
+    path_in(f, "bad-level.json.gz", bad, sizeof bad);
+    path_in(f, "level-1.json.gz", one, sizeof one);
+    devtrace_error err = {0, ""};
+    setenv("DEVTRACE_GZIP_LEVEL", "1", 1);
+    assert_int_equal(devtrace_write_chrome(f->s, one, &err), 0);
+    assert_int_equal(f->s->nnotes, 0);
+    setenv("DEVTRACE_GZIP_LEVEL", "07", 1);
+    assert_int_equal(devtrace_write_chrome(f->s, bad, &err), 0);
+    unsetenv("DEVTRACE_GZIP_LEVEL");
+    assert_int_equal(f->s->nnotes, 1);
+    assert_string_equal(f->s->notes[0], "$DEVTRACE_GZIP_LEVEL=\"07\" is not a level from 0 to 9: 1 used");
+    size_t bad_len, one_len;
+    char *b = read_file(bad, &bad_len), *o = read_file(one, &one_len);
+    assert_true(bad_len > 0 && bad_len < one_len * 2); /* compressed at level 1, not stored */
+    free(b);
+    free(o);
+    size_t got_len;
+    char *got = gunzip_file(bad, &got_len);
+    assert_true(got_len > 0 && strstr(got, "$DEVTRACE_GZIP_LEVEL=\\\"07\\\" is not a level") != NULL);
+    free(got);
+}
+
 static void test_missing_path_is_invalid(void **state)
 {
     fixture *f = *state;
@@ -374,6 +400,7 @@ int main(void)
         T(test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp),
         T(test_gz_output_is_gzip_of_the_plain_trace),
         T(test_gzip_level_comes_from_the_environment),
+        T(test_a_bad_gzip_level_is_noted_and_level_1_used),
         T(test_missing_path_is_invalid),
         T(test_session_that_never_started_writes_nothing),
     };
