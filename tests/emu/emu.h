@@ -188,6 +188,9 @@ typedef struct emu_vendor {
     const char *kernel_type;   /* EMU_F_KERNEL_TYPE of kernel records, or NULL */
     uint64_t first_correlation; /* the first correlation id (0: 1); ids are u64, written at the
                                    layout's width */
+    /* A vendor whose callback data carries more than the layout's fields (ROCtracer's args
+     * union) completes the block here, once per call, after the fields; or NULL. */
+    void (*complete_callback_data)(uint8_t *block, int call, const wl_stmt *st);
 } emu_vendor;
 
 /* ---- faults ---- */

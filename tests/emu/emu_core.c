@@ -7,7 +7,9 @@
  * that filled them (FlushAll: on the flushing thread). Device work is placed on a
  * virtual per-stream timeline in the vendor clock. Many threads may call at once:
  * records are appended under one mutex, external correlation stacks are per thread,
- * counters are atomic, and every record is either delivered or counted as dropped. */
+ * counters are atomic (the callback count per thread), and every record is either
+ * delivered or counted as dropped. A subscriber callback gets one block of callback data
+ * per call, written at its first callback from the layout's field list. */
 #include "emu.h"
 
 #include <math.h>
@@ -51,11 +53,12 @@ static _Atomic uint64_t g_pending_zero_time, g_pending_malformed, g_pending_drop
 
 static _Atomic uint64_t g_dropped_unread; /* reset by GetNumDroppedRecords */
 
-/* The devemu_stats fields, in one list for the counters, reset and read. */
+/* The devemu_stats fields counted in shared counters, in one list for the counters, reset
+ * and read; callbacks_fired is counted per thread (below). */
 #define EMU_STAT_NAMES(X)                                                                                    \
     X(runtime_calls) X(api_records) X(kernel_records) X(memcpy_records) X(memset_records)                    \
     X(external_correlation_records) X(injected_zero_time) X(injected_malformed) X(dropped_records)           \
-    X(buffers_requested) X(buffers_refused) X(buffers_completed) X(callbacks_fired)
+    X(buffers_requested) X(buffers_refused) X(buffers_completed)
 
 static struct {
 #define EMU__DECLARE_STAT(name) _Atomic uint64_t name;
@@ -127,6 +130,102 @@ static _Noreturn void die(const char *what)
 }
 
 static void count(_Atomic uint64_t *counter) { atomic_fetch_add_explicit(counter, 1, memory_order_relaxed); }
+
+/* ---- per-thread statistics ----
+ *
+ * callbacks_fired grows twice per traced call: counted by the calling thread in a record
+ * of its own, so that threads calling at once share no cache line for it. A read sums
+ * every record (and the fallback counter) less the sum at the last reset; a reset writes
+ * no record, so no count of a thread calling meanwhile is lost or doubled. A record
+ * outlives its thread: released at the thread's exit, adopted by a later thread. */
+typedef struct emu_thread_counts {
+    struct emu_thread_counts *next;   /* g_thread_counts.all: pushed once, never removed */
+    _Atomic int owned;                /* a live thread counts here */
+    _Atomic uint64_t callbacks_fired; /* written by the owning thread alone */
+} emu_thread_counts;
+
+static struct {
+    _Atomic(emu_thread_counts *) all;
+    _Atomic uint64_t callbacks_fired_unowned; /* threads that could get no record */
+    _Atomic uint64_t callbacks_fired_at_reset;
+    pthread_once_t once;
+    pthread_key_t key;
+    int has_key;
+} g_thread_counts = {.once = PTHREAD_ONCE_INIT};
+
+static _Thread_local emu_thread_counts *t_counts;
+
+static void thread_counts_release(void *p)
+{
+    emu_thread_counts *t = p;
+    t_counts = NULL;
+    atomic_store_explicit(&t->owned, 0, memory_order_release);
+}
+
+static void thread_counts_make_key(void)
+{
+    g_thread_counts.has_key = pthread_key_create(&g_thread_counts.key, thread_counts_release) == 0;
+}
+
+__attribute__((destructor)) static void thread_counts_unload(void)
+{
+    if (g_thread_counts.has_key)
+        pthread_key_delete(g_thread_counts.key); /* no exiting thread calls into an unloaded library */
+}
+
+/* The calling thread's record: adopted from an exited thread, else made; NULL when none
+ * can be had (the thread then counts in the shared fallback). */
+static __attribute__((noinline)) emu_thread_counts *thread_counts_attach(void)
+{
+    pthread_once(&g_thread_counts.once, thread_counts_make_key);
+    if (!g_thread_counts.has_key)
+        return NULL;
+    emu_thread_counts *t = atomic_load(&g_thread_counts.all);
+    for (; t; t = t->next) {
+        int unowned = 0;
+        if (atomic_compare_exchange_strong(&t->owned, &unowned, 1))
+            break;
+    }
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return NULL;
+        atomic_init(&t->owned, 1);
+        t->next = atomic_load(&g_thread_counts.all);
+        while (!atomic_compare_exchange_weak(&g_thread_counts.all, &t->next, t))
+            ;
+    }
+    if (pthread_setspecific(g_thread_counts.key, t) != 0) {
+        atomic_store(&t->owned, 0);
+        return NULL;
+    }
+    t_counts = t;
+    return t;
+}
+
+static emu_thread_counts *thread_counts(void)
+{
+    emu_thread_counts *t = t_counts;
+    return __builtin_expect(t != NULL, 1) ? t : thread_counts_attach();
+}
+
+static void count_callback_fired(emu_thread_counts *t)
+{
+    if (!t) {
+        count(&g_thread_counts.callbacks_fired_unowned);
+        return;
+    }
+    uint64_t n = atomic_load_explicit(&t->callbacks_fired, memory_order_relaxed);
+    atomic_store_explicit(&t->callbacks_fired, n + 1, memory_order_relaxed);
+}
+
+static uint64_t callbacks_fired_total(void)
+{
+    uint64_t n = atomic_load(&g_thread_counts.callbacks_fired_unowned);
+    for (emu_thread_counts *t = atomic_load(&g_thread_counts.all); t; t = t->next)
+        n += atomic_load_explicit(&t->callbacks_fired, memory_order_relaxed);
+    return n;
+}
 
 /* Takes one unit from a fault counter; 1 when there was one. */
 static int take_one(_Atomic uint64_t *counter)
@@ -755,6 +854,12 @@ typedef struct call_ctx {
     int has_device_work;
     int return_value;          /* what the emulated call returns (always 0) */
     uint64_t correlation_data; /* the subscriber's per-call slot */
+    /* The callback data, written at the call's first callback and handed to both, as a
+     * runtime hands its tracer one prebuilt struct: only the site changes at exit. */
+    uint8_t *cb_block;            /* EMU_MAX_RECORD bytes on emu_runtime_call's stack */
+    const emu_field_at *cb_site;  /* the site's place in it, or NULL */
+    emu_thread_counts *counts;    /* the calling thread's statistics */
+    int cb_built;
 } call_ctx;
 
 static uint64_t next_correlation(void)
@@ -764,6 +869,24 @@ static uint64_t next_correlation(void)
         id = atomic_fetch_add(&g_next_correlation, 1);
     while (id == 0);
     return id;
+}
+
+/* Every field, one by one (keep in step with call_ctx): an initializer of the whole
+ * struct compiles to rep stos, whose start-up costs more than the rest of a plain call. */
+static void call_ctx_init(call_ctx *c, int call, const wl_stmt *st, uint8_t *cb_block)
+{
+    c->call = call;
+    c->st = st;
+    c->cbid = g_vendor->cbid[call];
+    c->correlation = next_correlation();
+    c->start = c->end = c->queued = c->dev_start = c->dev_end = 0;
+    c->has_device_work = 0;
+    c->return_value = 0;
+    c->correlation_data = 0;
+    c->cb_block = cb_block;
+    c->cb_site = NULL;
+    c->counts = NULL;
+    c->cb_built = 0;
 }
 
 static uint32_t thread_id(void)
@@ -778,6 +901,49 @@ static const char *symbol_of(const call_ctx *c)
     return c->st && c->st->kind == WL_STMT_LAUNCH ? c->st->u.launch.kernel : NULL;
 }
 
+/* What a callback-data field carries for call c at site; 0 for a field a callback has not. */
+static uint64_t callback_value(call_ctx *c, int field, uint32_t site)
+{
+    switch (field) {
+    case EMU_F_CB_SITE:
+        return site;
+    case EMU_F_CB_FUNCTION_NAME:
+        return (uintptr_t)g_vendor->api_name[c->call];
+    case EMU_F_CB_RETURN_VALUE_PTR:
+        return (uintptr_t)&c->return_value;
+    case EMU_F_CB_SYMBOL_NAME:
+        return (uintptr_t)symbol_of(c);
+    case EMU_F_CB_CONTEXT_PTR:
+        return (uintptr_t)&g_context_token;
+    case EMU_F_CB_CONTEXT_UID:
+        return 1;
+    case EMU_F_CB_CORRELATION_DATA:
+        return (uintptr_t)&c->correlation_data;
+    case EMU_F_CORRELATION:
+        return c->correlation;
+    default:
+        return 0;
+    }
+}
+
+/* The call's callback data, from the layout's field list (zero where no field is). */
+static void build_callback_block(call_ctx *c, uint32_t site)
+{
+    const emu_layout *l = &g_vendor->callback_data;
+    memset(c->cb_block, 0, l->size);
+    c->cb_site = NULL;
+    for (uint32_t i = 0; i < l->nfields; i++) {
+        const emu_field_at *f = &l->fields[i];
+        put_field(c->cb_block, f, callback_value(c, f->field, site));
+        if (f->field == EMU_F_CB_SITE)
+            c->cb_site = f;
+    }
+    if (g_vendor->complete_callback_data)
+        g_vendor->complete_callback_data(c->cb_block, c->call, c->st);
+    c->counts = thread_counts();
+    c->cb_built = 1;
+}
+
 static void fire_callback(call_ctx *c, uint32_t site)
 {
     if (!atomic_load_explicit(&g_sub.active, memory_order_acquire) || c->cbid >= EMU_MAX_CBIDS ||
@@ -785,19 +951,12 @@ static void fire_callback(call_ctx *c, uint32_t site)
         return;
     emu_callback_fn fn = atomic_load(&g_sub.fn);
     void *userdata = atomic_load(&g_sub.userdata);
-    uint64_t v[EMU_F_COUNT] = {0};
-    _Alignas(8) uint8_t block[EMU_MAX_RECORD];
-    v[EMU_F_CB_SITE] = site;
-    v[EMU_F_CB_FUNCTION_NAME] = (uintptr_t)g_vendor->api_name[c->call];
-    v[EMU_F_CB_RETURN_VALUE_PTR] = (uintptr_t)&c->return_value;
-    v[EMU_F_CB_SYMBOL_NAME] = (uintptr_t)symbol_of(c);
-    v[EMU_F_CB_CONTEXT_PTR] = (uintptr_t)&g_context_token;
-    v[EMU_F_CB_CONTEXT_UID] = 1;
-    v[EMU_F_CB_CORRELATION_DATA] = (uintptr_t)&c->correlation_data;
-    v[EMU_F_CORRELATION] = c->correlation;
-    layout_write(&g_vendor->callback_data, block, v);
-    count(&g_stats.callbacks_fired);
-    fn(userdata, (int)g_vendor->callback_domain_runtime, c->cbid, block);
+    if (!c->cb_built)
+        build_callback_block(c, site);
+    else if (c->cb_site)
+        put_field(c->cb_block, c->cb_site, site);
+    count_callback_fired(c->counts);
+    fn(userdata, (int)g_vendor->callback_domain_runtime, c->cbid, c->cb_block);
 }
 
 static void emit_external_correlations(const call_ctx *c)
@@ -1055,7 +1214,9 @@ int emu_runtime_call(int call, const wl_stmt *st)
     if (!g_vendor || call < 0 || call >= WL_CALL_COUNT)
         return -1;
     emu_ensure_injected();
-    call_ctx c = {.call = call, .st = st, .cbid = g_vendor->cbid[call], .correlation = next_correlation()};
+    _Alignas(8) uint8_t cb_block[EMU_MAX_RECORD]; /* written only when a callback fires */
+    call_ctx c;
+    call_ctx_init(&c, call, st, cb_block);
     count(&g_stats.runtime_calls);
     fire_callback(&c, g_vendor->callback_site_enter);
     c.start = emu_now();
@@ -1137,6 +1298,7 @@ void emu_core_reset(void)
 #define EMU__ZERO(name) atomic_store(&g_stats.name, 0);
     EMU_STAT_NAMES(EMU__ZERO)
 #undef EMU__ZERO
+    atomic_store(&g_thread_counts.callbacks_fired_at_reset, callbacks_fired_total());
     arm_faults();
 }
 
@@ -1145,4 +1307,5 @@ void emu_stats_get(devemu_stats *out)
 #define EMU__READ(name) out->name = atomic_load(&g_stats.name);
     EMU_STAT_NAMES(EMU__READ)
 #undef EMU__READ
+    out->callbacks_fired = callbacks_fired_total() - atomic_load(&g_thread_counts.callbacks_fired_at_reset);
 }

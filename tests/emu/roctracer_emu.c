@@ -15,10 +15,11 @@
  *  - activity: HIP_OPS (kernels, copies, fills), HIP_API (API records, each preceded by an
  *    EXT_API record when an external id is pushed); other domains are accepted and idle;
  *    roctracer_stop pauses every callback and record of the process, roctracer_start resumes;
- *  - callbacks: HIP_API only, enter and exit of every workload statement, with a
- *    hip_api_data_t whose args carry the launch configuration (hipLaunchKernel's layout:
- *    newer HIP, with args__val; DEVEMU_HIP_LAUNCH_ARGS=without-val gives the older one),
- *    hipMemcpy's and hipMemsetAsync's arguments;
+ *  - callbacks: HIP_API only, enter and exit of every workload statement, with one
+ *    hip_api_data_t per call (its phase rewritten at exit) whose args carry the launch
+ *    configuration (hipLaunchKernel's layout: newer HIP, with args__val;
+ *    DEVEMU_HIP_LAUNCH_ARGS=without-val gives the older one), hipMemcpy's and
+ *    hipMemsetAsync's arguments;
  *  - HIP API ids are the emulator's own (roctracer_table.c): roctracer_op_code and
  *    roctracer_op_string translate them; the clock is CLOCK_BOOTTIME-like (an epoch
  *    offset from CLOCK_REALTIME) unless DEVEMU_FAULTS sets clock-epoch/clock-rate.
@@ -39,27 +40,12 @@
 
 #define ROC_POISON 0xDD
 
-/* ---- the statement being run (ld --wrap=emu_runtime_call) ---- */
-
-static _Thread_local const wl_stmt *t_stmt;
-
-int __real_emu_runtime_call(int call, const wl_stmt *st);
-int __wrap_emu_runtime_call(int call, const wl_stmt *st);
-
-/* Every runtime call the driving side makes passes here: the HIP_API callback needs the
- * statement's arguments, which the core's callback data has no fields for. */
-int __wrap_emu_runtime_call(int call, const wl_stmt *st)
-{
-    const wl_stmt *saved = t_stmt;
-    t_stmt = st;
-    int rc = __real_emu_runtime_call(call, st);
-    t_stmt = saved;
-    return rc;
-}
-
 /* ---- state ---- */
 
 static emu_vendor g_vendor; /* the table, with the clock epoch of this process */
+#ifndef DEVEMU_OMIT_CALLBACK
+static void complete_api_data(uint8_t *block, int call, const wl_stmt *st);
+#endif
 static int g_launch_args_with_val = 1;
 
 static _Thread_local char t_error[256];
@@ -114,6 +100,9 @@ __attribute__((constructor)) static void roctracer_emu_load(void)
         }
     }
     g_vendor = emu_roctracer_vendor;
+#ifndef DEVEMU_OMIT_CALLBACK
+    g_vendor.complete_callback_data = complete_api_data;
+#endif
     /* vendor clock = CLOCK_REALTIME - epoch: CLOCK_BOOTTIME, to the moment of loading. */
     g_vendor.clock_epoch_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
     emu_install(&g_vendor);
@@ -477,7 +466,15 @@ static void fill_args(uint8_t *args, int call, const wl_stmt *st)
     }
 }
 
-/* The core's subscriber callback, as ROCtracer's HIP_API callback. */
+/* The core's callback data is the whole emulated hip_api_data_t: the args union is filled
+ * in once per call, when the core writes the block. */
+static void complete_api_data(uint8_t *block, int call, const wl_stmt *st)
+{
+    fill_args(block + EMU_ROC_ARGS_OFFSET, call, st);
+}
+
+/* The core's subscriber callback, as ROCtracer's HIP_API callback: the core's block is
+ * handed on as it is, one struct for the call's enter and exit, as ROCtracer does. */
 static void api_adapter(void *userdata, int domain, uint32_t cbid, const void *cbdata)
 {
     (void)userdata;
@@ -485,10 +482,7 @@ static void api_adapter(void *userdata, int domain, uint32_t cbid, const void *c
     void *arg = atomic_load(&A.arg);
     if (!fn || domain != EMU_ROC_DOMAIN_HIP_API || atomic_load(&g_stopped))
         return;
-    _Alignas(8) uint8_t data[EMU_ROC_API_DATA_SIZE];
-    memcpy(data, cbdata, sizeof data);
-    fill_args(data + EMU_ROC_ARGS_OFFSET, emu_call_for_cbid(cbid), t_stmt);
-    fn(EMU_ROC_DOMAIN_HIP_API, cbid, data, arg);
+    fn(EMU_ROC_DOMAIN_HIP_API, cbid, cbdata, arg);
 }
 
 EMU_EXPORT int roctracer_enable_domain_callback(uint32_t domain, emu_roc_api_callback callback, void *arg)

@@ -5,7 +5,7 @@
  * with a properties struct), hands [begin, end) of fixed 64-byte records to one
  * completion callback on its own thread, and calls a per-domain API callback
  * void(domain, cid, data, arg) with a hip_api_data_t. roctracer_emu.c adapts the shared
- * emulated runtime (emu_core.c) to that protocol without changing it:
+ * emulated runtime (emu_core.c) to that protocol through its vendor table:
  *  - the core writes "staged" 64-byte records through roctracer_table.c's layouts (every
  *    field already at its ROCtracer offset, a small staging kind at offset 0); before a
  *    buffer is handed to the tracer the adapter rewrites domain, kind and op in place and
@@ -13,9 +13,9 @@
  *    callback returns (names in newer ROCtracer live in the pool buffer);
  *  - buffers come from the pool's allocator; full ones and flushes go to a consumer
  *    thread that calls buffer_callback_fun, one at a time, as ROCtracer's MemoryPool;
- *  - the core's CUPTI-shaped subscriber callback becomes the HIP_API callback, with
- *    the launch, copy and fill arguments filled in from the workload statement being run
- *    (the emulator's link wraps emu_runtime_call, ld --wrap, to see it).
+ *  - the core's CUPTI-shaped subscriber callback becomes the HIP_API callback: the core's
+ *    callback data is the whole hip_api_data_t, its launch, copy and fill arguments
+ *    filled in from the workload statement by the table's complete_callback_data.
  * Numbers marked [H] are from the public ROCtracer/HIP headers, [U] from code that ran
  * on the hardware, [I] inference; everything else is the emulator's own choice. */
 #ifndef DEVEMU_ROCTRACER_EMU_H

@@ -228,6 +228,69 @@ static void test_enable_callback_selects_one_cbid(void **state)
     assert_int_equal(cuptiUnsubscribe(sub), SUCCESS);
 }
 
+/* callbacks_fired is counted per thread and summed when read: every thread's callbacks,
+ * those of threads that have exited and of threads that took over their records, counted
+ * once; a reset starts again from 0. */
+#define FIRED_THREADS 8
+#define FIRED_CALLS 500
+
+static void on_callback_count_only(void *userdata, int domain, uint32_t cbid, const void *cbdata)
+{
+    (void)userdata, (void)domain, (void)cbid, (void)cbdata;
+}
+
+static void *fired_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < FIRED_CALLS; i++)
+        devemu_call(WL_CALL_GET_DEVICE);
+    return NULL;
+}
+
+static void run_fired_threads(void)
+{
+    pthread_t threads[FIRED_THREADS];
+    for (int t = 0; t < FIRED_THREADS; t++)
+        assert_int_equal(pthread_create(&threads[t], NULL, fired_thread, NULL), 0);
+    for (int t = 0; t < FIRED_THREADS; t++)
+        pthread_join(threads[t], NULL);
+}
+
+static void test_callbacks_fired_sums_every_thread_once(void **state)
+{
+    static const int none[] = {0};
+    void *sub = NULL;
+    devemu_stats stats;
+    (void)state;
+    tt_start("", none);
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 0);
+    assert_int_equal(cuptiSubscribe(&sub, on_callback_count_only, NULL), SUCCESS);
+    assert_int_equal(cuptiEnableDomain(1, sub, DOMAIN_RUNTIME), SUCCESS);
+    run_fired_threads(); /* every thread has exited when read */
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 2 * FIRED_THREADS * FIRED_CALLS);
+    assert_int_equal(stats.runtime_calls, FIRED_THREADS * FIRED_CALLS);
+    run_fired_threads(); /* new threads, counting in the records the first ones left */
+    assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 2 * (2 * FIRED_THREADS * FIRED_CALLS + 1));
+    assert_int_equal(cuptiEnableDomain(0, sub, DOMAIN_RUNTIME), SUCCESS);
+    assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0); /* no callback: not counted */
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 2 * (2 * FIRED_THREADS * FIRED_CALLS + 1));
+    assert_int_equal(cuptiUnsubscribe(sub), SUCCESS);
+    devemu_reset();
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 0);
+    assert_int_equal(cuptiSubscribe(&sub, on_callback_count_only, NULL), SUCCESS);
+    assert_int_equal(cuptiEnableDomain(1, sub, DOMAIN_RUNTIME), SUCCESS);
+    assert_int_equal(devemu_call(WL_CALL_GET_DEVICE), 0);
+    devemu_get_stats(&stats);
+    assert_int_equal(stats.callbacks_fired, 2);
+    assert_int_equal(cuptiUnsubscribe(sub), SUCCESS);
+}
+
 /* ---- the buffer protocol ---- */
 
 static void test_flush_delivers_on_the_flushing_thread_and_allows_reentry(void **state)
@@ -592,6 +655,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_nothing_is_recorded_without_enabled_kinds),
         cmocka_unit_test(test_callbacks_fire_enter_and_exit_for_every_call),
         cmocka_unit_test(test_enable_callback_selects_one_cbid),
+        cmocka_unit_test(test_callbacks_fired_sums_every_thread_once),
         cmocka_unit_test(test_flush_delivers_on_the_flushing_thread_and_allows_reentry),
         cmocka_unit_test(test_full_buffers_come_back_without_a_flush),
         cmocka_unit_test(test_get_next_record_edges),
