@@ -114,6 +114,7 @@ static struct cf_engine {
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .overflow_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local int t_in_vendor_init;
+static _Thread_local dt_guard_thread *t_guard; /* this thread's record in G.guard */
 
 void dt_cf_set_in_vendor_init(int on)
 {
@@ -428,8 +429,8 @@ static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
 
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    unsigned e;
-    dt_cf_state *st = dt_guard_enter(&G.guard, &e);
+    dt_guard_pass pass;
+    dt_cf_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     *max_records = 0;
     uint8_t *b = pool_take();
     if (b) {
@@ -444,7 +445,7 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
         if (!b && st)
             CF_COUNT_LOSS(st, refused_buffers, 1);
     }
-    dt_guard_leave(&G.guard, e);
+    dt_guard_leave(&G.guard, &pass);
 }
 
 static void cf_clock_sample(dt_cf_state *st)
@@ -470,8 +471,8 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
 {
     if (!buffer)
         return;
-    unsigned e;
-    dt_cf_state *st = dt_guard_enter(&G.guard, &e);
+    dt_guard_pass pass;
+    dt_cf_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     int idx = pool_index(buffer);
     if (idx >= 0) {
         if (valid_size > G.buffer_size) {
@@ -505,7 +506,7 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
     }
     if (st)
         cf_maybe_sample(st);
-    dt_guard_leave(&G.guard, e);
+    dt_guard_leave(&G.guard, &pass);
 }
 
 static void cf_buffer_completed(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid_size)

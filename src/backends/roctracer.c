@@ -31,8 +31,9 @@
  *
  * The API callback and the record decoder allocate nothing, take no global lock (the
  * name table's lock only on a name's first sight) and format no text. The vendor's
- * callbacks reach the session through a static pointer guarded by a two-epoch counter,
- * so close waits for callbacks in flight and they never touch freed state.
+ * callbacks reach the session through a static pointer guarded by two-epoch counters
+ * kept per thread (callback_guard.h), so close waits for callbacks in flight and they
+ * never touch freed state.
  *
  * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
 #include <dlfcn.h>
@@ -598,18 +599,20 @@ void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_w
 
 /* ---- the vendor's callbacks ---- */
 
+static _Thread_local dt_guard_thread *t_guard; /* this thread's record in G.guard */
+
 /* ROCtracer's thread: a full buffer, or a flush. */
 static void roc_buffer_callback(const char *begin, const char *end, void *arg)
 {
     (void)arg;
-    unsigned e;
-    roc_state *st = dt_guard_enter(&G.guard, &e);
+    dt_guard_pass pass;
+    roc_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     if (st) {
         int live = atomic_load(&st->accepting);
         dt_roc_walk(&st->dec, begin, end, live ? DT_ROC_WALK_DECODE : DT_ROC_WALK_OUT_OF_WINDOW, NULL);
         roc_maybe_sample(st);
     }
-    dt_guard_leave(&G.guard, e);
+    dt_guard_leave(&G.guard, &pass);
 }
 
 /* One open HIP call on this thread. */
@@ -772,8 +775,8 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     (void)arg;
     if (domain != DT_ROC_DOMAIN_HIP_API || !data)
         return;
-    unsigned e;
-    roc_state *st = dt_guard_enter(&G.guard, &e);
+    dt_guard_pass pass;
+    roc_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed)) {
         dt_roc_api_data p;
         memcpy(&p, data, sizeof p);
@@ -787,7 +790,7 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         else if (p.phase == DT_ROC_PHASE_EXIT)
             roc_on_exit(st, cid, &p, now);
     }
-    dt_guard_leave(&G.guard, e);
+    dt_guard_leave(&G.guard, &pass);
 }
 
 /* ---- device properties (occupancy) ---- */
