@@ -30,10 +30,11 @@
  * libgalaxyhip.so.5 exports the roctracer symbols; the loader's search; the process.
  *
  * The API callback and the record decoder allocate nothing, take no global lock (the
- * name table's lock only on a name's first sight) and format no text. The vendor's
- * callbacks reach the session through a static pointer guarded by two-epoch counters
- * kept per thread (callback_guard.h), so close waits for callbacks in flight and they
- * never touch freed state.
+ * name table's lock only on a name's first sight) and format no text; a runtime event is
+ * written in place in the thread's chunk of the store. The vendor's callbacks reach the
+ * session through a static pointer guarded by two-epoch counters kept per thread
+ * (callback_guard.h), so close waits for callbacks in flight and they never touch freed
+ * state.
  *
  * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
 #include <dlfcn.h>
@@ -207,6 +208,7 @@ static struct roc_engine {
     char path[512];
     roc_api api;
     dt_callback_guard guard;
+    int atfork_registered; /* roc_forget_ids_in_child */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- finding the library ---- */
@@ -599,22 +601,6 @@ void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_w
 
 /* ---- the vendor's callbacks ---- */
 
-static _Thread_local dt_guard_thread *t_guard; /* this thread's record in G.guard */
-
-/* ROCtracer's thread: a full buffer, or a flush. */
-static void roc_buffer_callback(const char *begin, const char *end, void *arg)
-{
-    (void)arg;
-    dt_guard_pass pass;
-    roc_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
-    if (st) {
-        int live = atomic_load(&st->accepting);
-        dt_roc_walk(&st->dec, begin, end, live ? DT_ROC_WALK_DECODE : DT_ROC_WALK_OUT_OF_WINDOW, NULL);
-        roc_maybe_sample(st);
-    }
-    dt_guard_leave(&G.guard, &pass);
-}
-
 /* One open HIP call on this thread. */
 typedef struct roc_frame {
     uint64_t correlation;
@@ -624,12 +610,39 @@ typedef struct roc_frame {
     int has_external;
 } roc_frame;
 
-static _Thread_local struct {
-    uint64_t generation; /* the session the frames belong to */
+/* What a thread keeps between its callbacks. */
+typedef struct roc_thread {
+    uint64_t generation;    /* the session the frames and the cursor belong to */
     int depth;
-    int overflow; /* enters beyond ROC_FRAMES not yet exited */
+    int overflow;           /* enters beyond ROC_FRAMES not yet exited */
+    uint32_t pid, tid;      /* 0 until the first event; cleared in a forked child */
+    dt_guard_thread *guard; /* this thread's record in G.guard (for every session) */
+    dt_store_cursor cur;    /* where the thread's runtime events go in the session's store */
     roc_frame frames[ROC_FRAMES];
-} t_calls;
+} roc_thread;
+
+static _Thread_local roc_thread t_roc;
+
+/* In a forked child (on the one thread it has): its process and thread ids are new. */
+static void roc_forget_ids_in_child(void)
+{
+    t_roc.pid = 0;
+    t_roc.tid = 0;
+}
+
+/* ROCtracer's thread: a full buffer, or a flush. */
+static void roc_buffer_callback(const char *begin, const char *end, void *arg)
+{
+    (void)arg;
+    dt_guard_pass pass;
+    roc_state *st = dt_guard_enter(&G.guard, &t_roc.guard, &pass);
+    if (st) {
+        int live = atomic_load(&st->accepting);
+        dt_roc_walk(&st->dec, begin, end, live ? DT_ROC_WALK_DECODE : DT_ROC_WALK_OUT_OF_WINDOW, NULL);
+        roc_maybe_sample(st);
+    }
+    dt_guard_leave(&G.guard, &pass);
+}
 
 /* The launch configuration in a launch call's arguments. */
 static void read_launch(uint8_t call_kind, const void *data, dt_roc_launch *l)
@@ -664,28 +677,36 @@ static void read_launch(uint8_t call_kind, const void *data, dt_roc_launch *l)
             l->has_grid = 0; /* not a launch anyone could make: keep no configuration */
 }
 
-static void roc_on_enter(roc_state *st, uint32_t cid, const dt_roc_api_data *p, const void *data, uint64_t now)
+/* The thread's first call in this session: its frames and its place in the store are the
+ * previous session's. */
+static __attribute__((noinline)) void roc_thread_bind(roc_thread *t, const dt_session *s)
+{
+    t->generation = s->generation;
+    t->depth = 0;
+    t->overflow = 0;
+    memset(&t->cur, 0, sizeof t->cur);
+}
+
+static void roc_on_enter(roc_state *st, roc_thread *t, uint32_t cid, uint64_t correlation, const void *data,
+                         uint64_t now)
 {
     dt_session *s = st->s;
-    if (t_calls.generation != s->generation) {
-        t_calls.generation = s->generation;
-        t_calls.depth = 0;
-        t_calls.overflow = 0;
-    }
+    if (__builtin_expect(t->generation != s->generation, 0))
+        roc_thread_bind(t, s);
     uint8_t call_kind = cid < ROC_MAX_CID ? st->call_kind[cid] : ROC_CALL_OTHER;
     if (call_kind != ROC_CALL_OTHER) {
         dt_roc_launch l;
         if (call_kind != ROC_CALL_DEVICE_WORK)
             read_launch(call_kind, data, &l);
-        dt_roc_pending_put(&st->dec, p->correlation_id, call_kind == ROC_CALL_DEVICE_WORK ? NULL : &l);
+        dt_roc_pending_put(&st->dec, correlation, call_kind == ROC_CALL_DEVICE_WORK ? NULL : &l);
     }
-    if (t_calls.depth == ROC_FRAMES) {
-        t_calls.overflow++;
+    if (t->depth == ROC_FRAMES) {
+        t->overflow++;
         atomic_fetch_add_explicit(&st->frames_overflow, 1, memory_order_relaxed);
         return;
     }
-    roc_frame *f = &t_calls.frames[t_calls.depth++];
-    f->correlation = p->correlation_id;
+    roc_frame *f = &t->frames[t->depth++];
+    f->correlation = correlation;
     f->start = now;
     f->cid = cid;
     f->has_external = dt_current_external(s, &f->external);
@@ -729,44 +750,58 @@ static uint32_t roc_api_name(roc_state *st, uint32_t cid)
     return roc_api_name_slow(st, cid);
 }
 
-static void roc_on_exit(roc_state *st, uint32_t cid, const dt_roc_api_data *p, uint64_t now)
+/* The process and thread ids, kept in the thread's record. */
+static __attribute__((noinline)) void roc_thread_ids(roc_thread *t)
+{
+    t->pid = dt_process_id();
+    t->tid = dt_thread_id();
+}
+
+static void roc_on_exit(roc_state *st, roc_thread *t, uint32_t cid, uint64_t correlation, uint64_t now)
 {
     dt_session *s = st->s;
-    if (t_calls.generation != s->generation) {
+    if (t->generation != s->generation) {
         atomic_fetch_add_explicit(&st->unmatched_exits, 1, memory_order_relaxed);
         return;
     }
-    if (t_calls.overflow) {
-        t_calls.overflow--; /* the innermost calls were the ones not kept */
+    if (t->overflow) {
+        t->overflow--; /* the innermost calls were the ones not kept */
         return;
     }
-    int at = t_calls.depth - 1;
-    while (at >= 0 && t_calls.frames[at].correlation != p->correlation_id)
+    int at = t->depth - 1;
+    while (at >= 0 && t->frames[at].correlation != correlation)
         at--;
     if (at < 0) {
         atomic_fetch_add_explicit(&st->unmatched_exits, 1, memory_order_relaxed);
         return;
     }
-    roc_frame f = t_calls.frames[at];
-    if (t_calls.depth - 1 > at) /* inner calls that never exited */
-        atomic_fetch_add_explicit(&st->unmatched_exits, (uint64_t)(t_calls.depth - 1 - at), memory_order_relaxed);
-    t_calls.depth = at;
-    devtrace_event ev;
-    dt_event_zero(&ev);
-    ev.kind = DEVTRACE_KIND_RUNTIME;
-    ev.flags = (uint16_t)(DEVTRACE_EVENT_HAS_CBID | (st->ticks ? DT_EVENT_TICKS : 0));
-    ev.start_ns = f.start;
-    ev.end_ns = now >= f.start ? now : f.start;
-    ev.correlation = f.correlation;
-    if (f.has_external) {
-        ev.flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
-        ev.external_id = f.external;
+    const roc_frame *f = &t->frames[at];
+    if (t->depth - 1 > at) /* inner calls that never exited */
+        atomic_fetch_add_explicit(&st->unmatched_exits, (uint64_t)(t->depth - 1 - at), memory_order_relaxed);
+    t->depth = at;
+    if (__builtin_expect(!t->tid, 0))
+        roc_thread_ids(t);
+    devtrace_event *ev = dt_store_cursor_next(&t->cur, &s->store); /* written in place */
+    if (!ev) {
+        dt_store_cursor_drop(&t->cur); /* the store is at its bound */
+        t->cur.failed = 0;             /* no slot could be made: try again next time */
+        return;
     }
-    ev.name_id = roc_api_name(st, cid);
-    ev.device = dt_process_id();
-    ev.stream = dt_thread_id();
-    ev.u.runtime.cbid = cid;
-    dt_emit(s, &ev);
+    dt_event_zero(ev);
+    ev->kind = DEVTRACE_KIND_RUNTIME;
+    ev->flags = (uint16_t)(DEVTRACE_EVENT_HAS_CBID | (st->ticks ? DT_EVENT_TICKS : 0));
+    ev->start_ns = f->start;
+    ev->end_ns = now >= f->start ? now : f->start;
+    ev->correlation = f->correlation;
+    if (f->has_external) {
+        ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
+        ev->external_id = f->external;
+    }
+    ev->name_id = roc_api_name(st, cid);
+    ev->device = t->pid;
+    ev->stream = t->tid;
+    ev->u.runtime.cbid = cid;
+    dt_store_cursor_commit(&t->cur);
 }
 
 /* The calling thread, on entering and leaving each HIP call. */
@@ -775,8 +810,9 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     (void)arg;
     if (domain != DT_ROC_DOMAIN_HIP_API || !data)
         return;
+    roc_thread *t = &t_roc;
     dt_guard_pass pass;
-    roc_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
+    roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
     if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed)) {
         dt_roc_api_data p;
         memcpy(&p, data, sizeof p);
@@ -786,9 +822,9 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         else if (G.api.get_timestamp(&now) != 0)
             atomic_fetch_add_explicit(&st->no_timestamp, 1, memory_order_relaxed);
         if (p.phase == DT_ROC_PHASE_ENTER)
-            roc_on_enter(st, cid, &p, data, now);
+            roc_on_enter(st, t, cid, p.correlation_id, data, now);
         else if (p.phase == DT_ROC_PHASE_EXIT)
-            roc_on_exit(st, cid, &p, now);
+            roc_on_exit(st, t, cid, p.correlation_id, now);
     }
     dt_guard_leave(&G.guard, &pass);
 }
@@ -901,6 +937,8 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
     int code = DEVTRACE_EUNAVAILABLE;
     st->s = s;
     pthread_mutex_lock(&G.lock);
+    if (!G.atfork_registered)
+        G.atfork_registered = pthread_atfork(NULL, NULL, roc_forget_ids_in_child) == 0;
     if (atomic_load(&G.guard.active)) {
         snprintf(why, sizeof why, "another devtrace session of this process is using ROCtracer; close it first");
         code = DEVTRACE_ESTATE;
