@@ -10,7 +10,8 @@
  * CPU time is summed (the machines have 2 cores: wall time would measure the
  * scheduler) and divided by the calls.
  *
- * ROCtracer: the enter/exit path through the emulated runtime, when the backend exists. */
+ * ROCtracer: the enter/exit path through the emulated runtime, when the backend exists,
+ * and its two parts: the emulator's dispatch to a callback, and devtrace's callback. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,21 @@ static void bench_opencl_layer(const bench_sizes *sz)
 #include "wl.h"
 
 typedef int (*devemu_call_fn)(int generic);
+typedef void (*roc_api_callback_fn)(uint32_t domain, uint32_t cid, const void *data, void *arg);
+
+/* The emulator's own roctracer_enable/disable_domain_callback: a subscriber that does
+ * nothing measures what the stand-in runtime spends to call one. */
+static struct {
+    int (*enable)(uint32_t domain, roc_api_callback_fn callback, void *arg);
+    int (*disable)(uint32_t domain);
+} roc_emu;
+
+#define ROC_DOMAIN_HIP_API 3u
+
+static void roc_nothing(uint32_t domain, uint32_t cid, const void *data, void *arg)
+{
+    (void)domain, (void)cid, (void)data, (void)arg;
+}
 
 typedef struct roc_arg {
     devemu_call_fn call;
@@ -239,13 +255,26 @@ static double roc_ns_per_call(devemu_call_fn call, int nthreads, uint64_t calls)
     return (double)total / (double)(calls * (uint64_t)nthreads);
 }
 
+/* Per repetition, alternately: the emulated call with no subscriber (off), with a no-op
+ * HIP_API callback (the stand-in's dispatch), with a session recording (on). The figure is
+ * on - off; its two parts, on - no-op (devtrace's) and no-op - off (the emulator's), are
+ * reported beside it. */
 static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uint64_t calls, int reps, double max_ns)
 {
     double *added = calloc((size_t)reps, sizeof *added), *off = calloc((size_t)reps, sizeof *off);
-    char note[320];
+    double *dispatch = calloc((size_t)reps, sizeof *dispatch), *own = calloc((size_t)reps, sizeof *own);
+    char note[320], figure[64];
     uint64_t events = 0;
-    for (int i = 0; added && off && i < reps; i++) {
+    int have_noop = roc_emu.enable && roc_emu.disable;
+    for (int i = 0; added && off && dispatch && own && i < reps; i++) {
         off[i] = roc_ns_per_call(call, nthreads, calls);
+        double noop = off[i];
+        if (have_noop && roc_emu.enable(ROC_DOMAIN_HIP_API, roc_nothing, NULL) == 0) {
+            noop = roc_ns_per_call(call, nthreads, calls);
+            roc_emu.disable(ROC_DOMAIN_HIP_API);
+        } else {
+            have_noop = 0;
+        }
         devtrace_config cfg;
         devtrace_config_init(&cfg);
         cfg.backend = "roctracer";
@@ -256,7 +285,7 @@ static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uin
             bench_unmeasurable(name, "ns/call", BENCH_AT_MOST, max_ns, "the roctracer backend would not record: %s",
                                s ? devtrace_unavailable_reason(s) : err.message);
             devtrace_close(s);
-            free(added), free(off);
+            free(added), free(off), free(dispatch), free(own);
             return;
         }
         double on = roc_ns_per_call(call, nthreads, calls);
@@ -264,14 +293,26 @@ static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uin
         events = dt_store_count(&s->store);
         devtrace_close(s);
         added[i] = on - off[i];
+        dispatch[i] = noop - off[i];
+        own[i] = on - noop;
     }
     snprintf(note, sizeof note,
              "hipGetDevice through the ROCtracer emulator's runtime, %d thread%s x %llu calls, a session recording "
-             "vs none (%llu events stored), median of %d; the emulated call alone: %.0f ns",
+             "vs none (%llu events stored), median of %d; the emulated call alone: %.0f ns; includes the emulator's "
+             "dispatch (.dispatch)",
              nthreads, nthreads > 1 ? "s" : "", (unsigned long long)calls, (unsigned long long)events, reps,
              off ? bench_median(off, reps) : 0.0);
     bench_report(name, bench_median(added, reps), "ns/call", BENCH_AT_MOST, max_ns, note);
-    free(added), free(off);
+    if (have_noop && dispatch && own) {
+        snprintf(figure, sizeof figure, "%s.dispatch", name);
+        bench_report(figure, bench_median(dispatch, reps), "ns/call", BENCH_INFO, 0,
+                     "the emulator calling a HIP_API callback that does nothing (enter and exit) vs no callback: "
+                     "the stand-in runtime's part of the figure");
+        snprintf(figure, sizeof figure, "%s.devtrace", name);
+        bench_report(figure, bench_median(own, reps), "ns/call", BENCH_INFO, 0,
+                     "a session recording vs the do-nothing callback: devtrace's part of the figure");
+    }
+    free(added), free(off), free(dispatch), free(own);
 }
 
 static void bench_roctracer(const bench_sizes *sz)
@@ -279,6 +320,11 @@ static void bench_roctracer(const bench_sizes *sz)
     setenv("DEVTRACE_ROCTRACER_LIBRARY", DT_BENCH_ROCTRACER_EMU, 1);
     void *h = dlopen(DT_BENCH_ROCTRACER_EMU, RTLD_NOW | RTLD_GLOBAL);
     devemu_call_fn call = h ? (devemu_call_fn)(uintptr_t)dlsym(h, "devemu_call") : NULL;
+    if (h) {
+        void *en = dlsym(h, "roctracer_enable_domain_callback"), *dis = dlsym(h, "roctracer_disable_domain_callback");
+        memcpy(&roc_emu.enable, &en, sizeof en);
+        memcpy(&roc_emu.disable, &dis, sizeof dis);
+    }
     if (!call) {
         const char *e = dlerror();
         bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "cannot load the emulator %s: %s",
