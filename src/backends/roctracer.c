@@ -804,29 +804,47 @@ static void roc_on_exit(roc_state *st, roc_thread *t, uint32_t cid, uint64_t cor
     dt_store_cursor_commit(&t->cur);
 }
 
+/* A call's timestamp when the session does not stamp ticks. */
+static uint64_t roc_api_timestamp(roc_state *st)
+{
+    uint64_t now = 0;
+    if (G.api.get_timestamp(&now) != 0)
+        atomic_fetch_add_explicit(&st->no_timestamp, 1, memory_order_relaxed);
+    return now;
+}
+
+static __attribute__((noinline)) void roc_api_enter(uint32_t cid, uint64_t correlation, const void *data)
+{
+    roc_thread *t = &t_roc;
+    dt_guard_pass pass;
+    roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
+    if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed))
+        roc_on_enter(st, t, cid, correlation, data, st->ticks ? dt_tsc_read() : roc_api_timestamp(st));
+    dt_guard_leave(&G.guard, &pass);
+}
+
+static __attribute__((noinline)) void roc_api_exit(uint32_t cid, uint64_t correlation)
+{
+    roc_thread *t = &t_roc;
+    dt_guard_pass pass;
+    roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
+    if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed))
+        roc_on_exit(st, t, cid, correlation, st->ticks ? dt_ticks_stamp(st->s) : roc_api_timestamp(st));
+    dt_guard_leave(&G.guard, &pass);
+}
+
 /* The calling thread, on entering and leaving each HIP call. */
 static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, void *arg)
 {
     (void)arg;
     if (domain != DT_ROC_DOMAIN_HIP_API || !data)
         return;
-    roc_thread *t = &t_roc;
-    dt_guard_pass pass;
-    roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
-    if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed)) {
-        dt_roc_api_data p;
-        memcpy(&p, data, sizeof p);
-        uint64_t now = 0;
-        if (st->ticks)
-            now = p.phase == DT_ROC_PHASE_EXIT ? dt_ticks_stamp(st->s) : dt_tsc_read();
-        else if (G.api.get_timestamp(&now) != 0)
-            atomic_fetch_add_explicit(&st->no_timestamp, 1, memory_order_relaxed);
-        if (p.phase == DT_ROC_PHASE_ENTER)
-            roc_on_enter(st, t, cid, p.correlation_id, data, now);
-        else if (p.phase == DT_ROC_PHASE_EXIT)
-            roc_on_exit(st, t, cid, p.correlation_id, now);
-    }
-    dt_guard_leave(&G.guard, &pass);
+    dt_roc_api_data p;
+    memcpy(&p, data, sizeof p);
+    if (p.phase == DT_ROC_PHASE_ENTER)
+        roc_api_enter(cid, p.correlation_id, data);
+    else if (p.phase == DT_ROC_PHASE_EXIT)
+        roc_api_exit(cid, p.correlation_id);
 }
 
 /* ---- device properties (occupancy) ---- */
