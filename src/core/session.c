@@ -16,7 +16,6 @@
 #include "errors.h"
 
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024)
-#define DT_EXTERNAL_DEPTH 128
 
 static atomic_uint_fast64_t session_generations = 1;
 static dt_session *_Atomic default_session;
@@ -372,46 +371,26 @@ uint32_t dt_session_intern(dt_session *s, const char *name)
     return dt_intern_str(&s->names, name);
 }
 
-/* Per-thread stack of external ids (and annotation ranges), per session. */
-typedef struct external_frame {
-    uint64_t id;
-    uint64_t start_ns; /* ranges only */
-    uint32_t name_id;  /* ranges only */
-    int is_range;
-} external_frame;
-
-static _Thread_local struct {
-    uint64_t generation;
-    int depth;
-    int overflow; /* pushes beyond the depth, popped without effect */
-    external_frame frames[DT_EXTERNAL_DEPTH];
-} ext_stack;
+/* Per-thread stack of external ids (and annotation ranges), per session (session.h). */
+_Thread_local dt_external_stack dt__external_stack;
 
 static void ext_stack_bind(dt_session *s)
 {
-    if (ext_stack.generation != s->generation) {
-        ext_stack.generation = s->generation;
-        ext_stack.depth = 0;
-        ext_stack.overflow = 0;
+    if (dt__external_stack.generation != s->generation) {
+        dt__external_stack.generation = s->generation;
+        dt__external_stack.depth = 0;
+        dt__external_stack.overflow = 0;
     }
-}
-
-int dt_current_external(dt_session *s, uint64_t *id)
-{
-    if (ext_stack.generation != s->generation || ext_stack.depth == 0)
-        return 0;
-    *id = ext_stack.frames[ext_stack.depth - 1].id;
-    return 1;
 }
 
 static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t start_ns, int is_range)
 {
     ext_stack_bind(s);
-    if (ext_stack.depth == DT_EXTERNAL_DEPTH) {
-        ext_stack.overflow++;
+    if (dt__external_stack.depth == DT_EXTERNAL_DEPTH) {
+        dt__external_stack.overflow++;
         return DEVTRACE_ENOMEM;
     }
-    ext_stack.frames[ext_stack.depth++] = (external_frame){id, start_ns, name_id, is_range};
+    dt__external_stack.frames[dt__external_stack.depth++] = (dt_external_frame){id, start_ns, name_id, is_range};
     if (s->backend && s->backend->push_external)
         s->backend->push_external(s->bstate, id);
     return 0;
@@ -419,18 +398,18 @@ static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t sta
 
 /* Pops the innermost frame if it is of the kind asked for (a range, or a plain id);
  * a mismatch leaves the stack as it was and returns DEVTRACE_ESTATE. */
-static int pop_frame(dt_session *s, int want_range, external_frame *out)
+static int pop_frame(dt_session *s, int want_range, dt_external_frame *out)
 {
     ext_stack_bind(s);
-    if (ext_stack.overflow) {
-        ext_stack.overflow--;
+    if (dt__external_stack.overflow) {
+        dt__external_stack.overflow--;
         return DEVTRACE_ENOMEM;
     }
-    if (ext_stack.depth == 0)
+    if (dt__external_stack.depth == 0)
         return DEVTRACE_EEMPTY;
-    if (ext_stack.frames[ext_stack.depth - 1].is_range != want_range)
+    if (dt__external_stack.frames[dt__external_stack.depth - 1].is_range != want_range)
         return DEVTRACE_ESTATE;
-    *out = ext_stack.frames[--ext_stack.depth];
+    *out = dt__external_stack.frames[--dt__external_stack.depth];
     if (s->backend && s->backend->pop_external) {
         uint64_t ignored;
         s->backend->pop_external(s->bstate, &ignored);
@@ -449,7 +428,7 @@ int devtrace_pop_external(devtrace_session *s, uint64_t *id)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    external_frame f;
+    dt_external_frame f;
     int rc = pop_frame(s, 0, &f);
     if (rc == 0 && id)
         *id = f.id;
@@ -468,7 +447,7 @@ int devtrace_range_pop(devtrace_session *s)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    external_frame f;
+    dt_external_frame f;
     int rc = pop_frame(s, 1, &f);
     if (rc != 0)
         return rc;

@@ -116,8 +116,32 @@ void dt_add_note(dt_session *s, const char *fmt, ...) __attribute__((format(prin
 void dt_set_window(dt_session *s, uint64_t start_host_ns, uint64_t stop_host_ns);
 uint32_t dt_session_intern(dt_session *s, const char *name);
 
+/* The thread's stack of external ids (and annotation ranges) of one session, kept by
+ * session.c; here so that the runtime callbacks read the innermost id inline. */
+#define DT_EXTERNAL_DEPTH 128
+typedef struct dt_external_frame {
+    uint64_t id;
+    uint64_t start_ns; /* ranges only */
+    uint32_t name_id;  /* ranges only */
+    int is_range;
+} dt_external_frame;
+typedef struct dt_external_stack {
+    uint64_t generation; /* the session the frames belong to */
+    int depth;
+    int overflow; /* pushes beyond the depth, popped without effect */
+    dt_external_frame frames[DT_EXTERNAL_DEPTH];
+} dt_external_stack;
+extern _Thread_local dt_external_stack dt__external_stack;
+
 /* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
-int dt_current_external(dt_session *s, uint64_t *id);
+static inline int dt_current_external(const dt_session *s, uint64_t *id)
+{
+    const dt_external_stack *x = &dt__external_stack;
+    if (x->generation != s->generation || x->depth == 0)
+        return 0;
+    *id = x->frames[x->depth - 1].id;
+    return 1;
+}
 
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
 int dt_session_finalize(dt_session *s);
