@@ -15,7 +15,7 @@
  * must be strict JSON (the unit tests' reader), whatever the records said.
  *
  * Input: u8 descriptor, u8 version, u8 flags (walk mode, iterator, quirks, clock samples), u8 window
- * (bit 0), u8 script length (x3 bytes), 64 bytes of clock samples and window, the script, the buffer. */
+ * (bit 0: a capture window; bit 1: no stepping by layout sizes), u8 script length (x3 bytes), 64 bytes of clock samples and window, the script, the buffer. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -280,7 +280,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         abort();
     memcpy(buf, in.p, in.n);
-    if (stride_scanner(&desc)) {
+    /* The engine steps over a kind by its layout's size once the iterator's step matched it,
+     * without calling the iterator, so the honest iterator's records are patched beforehand
+     * along its stride. A hostile iterator hands out records anywhere: with it the engine is
+     * kept on the iterator (iterator_only), so that only records it handed out (and patched)
+     * are read. Window bit 1 keeps an honest walk on the iterator too. */
+    d.iterator_only = it.hostile || (window & 2);
+    if (stride_scanner(&desc) || !it.hostile) {
         for (size_t off = 0; off + 4 <= in.n;) {
             uint32_t kind, rec_size;
             memcpy(&kind, buf + off, 4);

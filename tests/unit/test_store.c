@@ -302,13 +302,16 @@ static void test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks(voi
     devtrace_event ev = seq_event(0, seq++);
     assert_int_equal(dt_store_append(&st, &ev), 0); /* files the full chunk: the provider starts */
     assert_int_equal(st.provider.state, 1);
-    assert_int_equal(chunks_handed(&st), 0); /* nothing was ready yet: malloc */
+    /* The second chunk was taken just after the provider started: from it only if it had
+     * made one already (it usually has not), else from malloc. */
+    uint64_t second = chunks_handed(&st);
+    assert_true(second <= 1);
     assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
     for (; seq < 2 * DT_CHUNK_EVENTS + 1; seq++) {
         ev = seq_event(0, seq);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_int_equal(chunks_handed(&st), 1); /* the third chunk came from the provider */
+    assert_int_equal(chunks_handed(&st), second + 1); /* the third came from the provider's ready ones */
     assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
     for (; seq < 20 * DT_CHUNK_EVENTS; seq++) { /* many chunks through a cursor */
         dt_store_cursor cur = {0};
@@ -328,7 +331,7 @@ static void test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks(voi
     /* Chunks 3 to 20 each came from the provider or, when it had none ready, from malloc
      * (appenders never wait): how many from each depends on timing. */
     uint64_t handed = chunks_handed(&st);
-    assert_true(handed >= 1 && handed <= 18);
+    assert_true(handed >= second + 1 && handed <= 19);
     dt_store_destroy(&st); /* joins the provider, frees its ready chunks */
 }
 
@@ -344,6 +347,7 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
     assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    uint64_t handed = chunks_handed(&st); /* 0 or 1: the second chunk may have come from it */
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
@@ -352,7 +356,7 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
             devtrace_event ev = seq_event(0, i);
             bad += dt_store_append(&st, &ev) != 0;
         }
-        bad += st.provider.handed != 0; /* the child's copy: nothing taken from it */
+        bad += st.provider.handed != handed; /* the child's copy: nothing taken from it */
         bad += dt_store_count(&st) != 4 * DT_CHUNK_EVENTS;
         dt_store_destroy(&st);
         _exit(bad ? 1 : 0);
