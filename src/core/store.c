@@ -16,18 +16,23 @@ static _Thread_local struct {
 /* ---- the chunk provider ----
  *
  * A thread appending as fast as it can takes a page fault every 39 events in fresh memory
- * (about 2 us each on these VMs: 50 ns an event). Once a first chunk of the store fills,
- * a provider thread keeps a few chunks ready: it allocates them and touches every page,
- * off the appending threads. An appending thread takes a ready chunk under the provider's
- * lock (once per chunk) and falls back to malloc when none is ready: it never waits for
- * the provider. Chunks are malloc's like any other, so memory a closed session gave back
- * is reused by the next one (a profiler's repeated windows) without faulting again. */
+ * (about 2 us each on these VMs: 50 ns an event). Once a first chunk of any store fills, a
+ * provider thread (one for the process, for every store) keeps a few chunks ready: it
+ * allocates them and touches every page, off the appending threads. An appending thread
+ * takes a ready chunk under the provider's lock (once per chunk) and falls back to malloc
+ * when none is ready: it never waits for the provider. Chunks are malloc's like any other,
+ * from the provider's arena: memory a closed session gave back returns there and is made
+ * into the next session's chunks (a profiler's repeated windows) without faulting again,
+ * as long as malloc keeps it. The thread lives as long as the process; a forked child does
+ * not have it and allocates its own chunks. */
+
+static dt_chunk_provider provider = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0};
 
 static void *provider_main(void *arg)
 {
     dt_chunk_provider *p = arg;
     pthread_mutex_lock(&p->lock);
-    while (!p->stop) {
+    for (;;) {
         if (p->nready >= DT_PROVIDER_READY) {
             pthread_cond_wait(&p->wake, &p->lock);
             continue;
@@ -44,19 +49,26 @@ static void *provider_main(void *arg)
         p->ready = c;
         p->nready++;
     }
+    __atomic_store_n(&p->state, -1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&p->lock);
     return NULL;
 }
-/* A chunk of the store filled: from now on chunks are made ahead. */
-static void provider_start(dt_store *st)
+
+/* A chunk filled: from now on chunks are made ahead. */
+static void provider_start(void)
 {
-    dt_chunk_provider *p = &st->provider;
+    dt_chunk_provider *p = &provider;
     if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 0)
         return;
     pthread_mutex_lock(&p->lock);
     if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == 0) {
         p->pid = (int)getpid();
-        int started = pthread_create(&p->thread, NULL, provider_main, p) == 0;
+        pthread_attr_t attr;
+        pthread_t t;
+        int started = pthread_attr_init(&attr) == 0;
+        started = started && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                  pthread_create(&t, &attr, provider_main, p) == 0;
+        pthread_attr_destroy(&attr);
         __atomic_store_n(&p->state, started ? 1 : -1, __ATOMIC_RELEASE); /* read without the lock */
     }
     pthread_mutex_unlock(&p->lock);
@@ -64,9 +76,9 @@ static void provider_start(dt_store *st)
 
 /* A ready chunk, or NULL (none ready, no provider, or a forked child: its copy of the
  * lock may be held by a thread that does not exist in it). */
-static dt_chunk *provider_take(dt_store *st)
+static dt_chunk *provider_take(void)
 {
-    dt_chunk_provider *p = &st->provider;
+    dt_chunk_provider *p = &provider;
     if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 1 || p->pid != (int)getpid())
         return NULL;
     pthread_mutex_lock(&p->lock);
@@ -81,28 +93,13 @@ static dt_chunk *provider_take(dt_store *st)
     return c;
 }
 
-static void provider_destroy(dt_chunk_provider *p)
+void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed)
 {
-    int own = p->pid == (int)getpid();
-    if (p->state == 1 && own) {
-        pthread_mutex_lock(&p->lock);
-        p->stop = 1;
-        pthread_cond_signal(&p->wake);
-        pthread_mutex_unlock(&p->lock);
-        pthread_join(p->thread, NULL);
-    }
-    if (p->state == 1 && !own) {
-        /* A forked child: its copy of the lock may be held and of the list mid-change, and
-         * its copy of the condition counts the parent's waiting provider (destroying it
-         * would wait forever). Left as they are. */
-        return;
-    }
-    for (dt_chunk *c = p->ready, *next; c; c = next) {
-        next = c->next;
-        free(c);
-    }
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_lock(&provider.lock);
+    *state = provider.state;
+    *nready = provider.nready;
+    *handed = provider.handed;
+    pthread_mutex_unlock(&provider.lock);
 }
 
 int dt_store_init(dt_store *st, uint64_t max_events)
@@ -110,15 +107,7 @@ int dt_store_init(dt_store *st, uint64_t max_events)
     memset(st, 0, sizeof *st);
     if (pthread_mutex_init(&st->lock, NULL) != 0)
         return -1;
-    if (pthread_mutex_init(&st->provider.lock, NULL) != 0) {
-        pthread_mutex_destroy(&st->lock);
-        return -1;
-    }
-    if (pthread_cond_init(&st->provider.wake, NULL) != 0) {
-        pthread_mutex_destroy(&st->provider.lock);
-        pthread_mutex_destroy(&st->lock);
-        return -1;
-    }
+
     st->max_events = max_events;
     st->full_tail = &st->full;
     st->generation = atomic_fetch_add(&store_generations, 1);
@@ -138,7 +127,6 @@ void dt_store_destroy(dt_store *st)
         free(s->current);
         free(s);
     }
-    provider_destroy(&st->provider);
     pthread_mutex_destroy(&st->lock);
     memset(st, 0, sizeof *st);
 }
@@ -204,7 +192,7 @@ static dt_chunk *new_chunk(dt_store *st)
     uint32_t cap = reserve_capacity(st);
     if (!cap)
         return NULL;
-    dt_chunk *c = provider_take(st);
+    dt_chunk *c = provider_take();
     if (!c && !(c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event))))
         return NULL;
     c->next = NULL;
@@ -224,7 +212,7 @@ int dt_store_append(dt_store *st, const devtrace_event *ev)
         if (c) {
             slot->current = NULL;
             file_chunk(st, c);
-            provider_start(st);
+            provider_start();
         }
         c = new_chunk(st);
         if (!c) {
@@ -260,7 +248,7 @@ devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
     if (c) {
         slot->current = NULL;
         file_chunk(st, c);
-        provider_start(st);
+        provider_start();
     }
     c = new_chunk(st);
     if (!c)

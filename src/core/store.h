@@ -40,19 +40,20 @@ _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT
                "a chunk fits its 512 KiB");
 
 /* Chunks made ahead, off the appending threads (store.c): a thread filling chunks as fast
- * as it can would otherwise take a page fault (about 2 us on these VMs) every 39 events. */
+ * as it can would otherwise take a page fault (about 2 us on these VMs) every 39 events.
+ * One for the process. */
 #define DT_PROVIDER_READY 8u /* chunks the provider keeps ready */
 typedef struct dt_chunk_provider {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     dt_chunk *ready;    /* allocated and touched, not yet handed out (owned) */
     unsigned nready;
-    uint64_t handed; /* chunks handed out */
-    pthread_t thread;
+    uint64_t handed;    /* chunks handed out */
     int state;          /* 0: not started; 1: running; -1: not available */
-    int stop;
     int pid;            /* the process that started the thread (a forked child does not have it) */
 } dt_chunk_provider;
+/* The provider's state, ready chunks and chunks handed out so far (for tests). */
+void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed);
 
 typedef struct dt_slot {
     struct dt_slot *next;
@@ -75,7 +76,6 @@ struct dt_store {
     _Atomic uint64_t reserved; /* event capacity handed out to chunks */
     dt_chunk_full_fn on_full;
     void *on_full_user;
-    dt_chunk_provider provider; /* started when a first chunk fills */
 };
 
 int dt_store_init(dt_store *st, uint64_t max_events);

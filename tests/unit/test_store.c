@@ -265,13 +265,13 @@ static void test_cursor_and_append_share_the_thread_chunk(void **state)
 }
 
 /* Waits (at most 10 s) until the provider has n chunks ready; returns how many it has. */
-static unsigned provider_ready_within(dt_store *st, unsigned n)
+static unsigned provider_ready_within(unsigned n)
 {
     unsigned have = 0;
     for (int i = 0; i < 10000; i++) {
-        pthread_mutex_lock(&st->provider.lock);
-        have = st->provider.nready;
-        pthread_mutex_unlock(&st->provider.lock);
+        int state;
+        uint64_t handed;
+        dt_store_provider_read(&state, &have, &handed);
         if (have >= n)
             break;
         usleep(1000);
@@ -279,40 +279,45 @@ static unsigned provider_ready_within(dt_store *st, unsigned n)
     return have;
 }
 
-static uint64_t chunks_handed(dt_store *st)
+static uint64_t chunks_handed(void)
 {
-    pthread_mutex_lock(&st->provider.lock);
-    uint64_t n = st->provider.handed;
-    pthread_mutex_unlock(&st->provider.lock);
-    return n;
+    int state;
+    unsigned ready;
+    uint64_t handed;
+    dt_store_provider_read(&state, &ready, &handed);
+    return handed;
 }
 
-/* No provider while no chunk has filled; after that, chunks come ready-made from it. */
-static void test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks(void **state)
+static int provider_state(void)
+{
+    int state;
+    unsigned ready;
+    uint64_t handed;
+    dt_store_provider_read(&state, &ready, &handed);
+    return state;
+}
+
+/* The provider (one for the process) runs once a chunk has filled; with chunks ready, each
+ * new chunk comes from it. */
+static void test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks(void **state)
 {
     (void)state;
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     uint64_t seq = 0;
-    for (; seq < DT_CHUNK_EVENTS; seq++) {
+    for (; seq <= DT_CHUNK_EVENTS; seq++) { /* the last one files the full chunk */
         devtrace_event ev = seq_event(0, seq);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_int_equal(st.provider.state, 0); /* full, but not yet filed */
-    devtrace_event ev = seq_event(0, seq++);
-    assert_int_equal(dt_store_append(&st, &ev), 0); /* files the full chunk: the provider starts */
-    assert_int_equal(st.provider.state, 1);
-    /* The second chunk was taken just after the provider started: from it only if it had
-     * made one already (it usually has not), else from malloc. */
-    uint64_t second = chunks_handed(&st);
-    assert_true(second <= 1);
-    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    assert_int_equal(provider_state(), 1);
+    assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    uint64_t before = chunks_handed();
     for (; seq < 2 * DT_CHUNK_EVENTS + 1; seq++) {
-        ev = seq_event(0, seq);
+        devtrace_event ev = seq_event(0, seq);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_int_equal(chunks_handed(&st), second + 1); /* the third came from the provider's ready ones */
-    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
+    assert_int_equal(chunks_handed(), before + 1); /* the third chunk came from the ready ones */
+    assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
     for (; seq < 20 * DT_CHUNK_EVENTS; seq++) { /* many chunks through a cursor */
         dt_store_cursor cur = {0};
         devtrace_event *p = dt_store_cursor_next(&cur, &st);
@@ -328,15 +333,17 @@ static void test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks(voi
     assert_int_equal(tally_missing(&t, stored), 0);
     assert_int_equal(t.out_of_order, 0);
     tally_free(&t);
-    /* Chunks 3 to 20 each came from the provider or, when it had none ready, from malloc
+    /* Chunks 4 to 20 each came from the provider or, when it had none ready, from malloc
      * (appenders never wait): how many from each depends on timing. */
-    uint64_t handed = chunks_handed(&st);
-    assert_true(handed >= second + 1 && handed <= 19);
-    dt_store_destroy(&st); /* joins the provider, frees its ready chunks */
+    uint64_t handed = chunks_handed() - before;
+    assert_true(handed >= 1 && handed <= 18);
+    dt_store_destroy(&st);
+    /* The provider outlives the store: a second store finds it running. */
+    assert_int_equal(provider_state(), 1);
 }
 
 /* A forked child has the store but not the provider thread: it appends with malloc'd
- * chunks and destroys the store without waiting for a thread it does not have. */
+ * chunks and destroys the store without the provider. */
 static void test_a_forked_child_appends_and_destroys_without_the_provider(void **state)
 {
     (void)state;
@@ -346,8 +353,8 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
         devtrace_event ev = seq_event(0, i);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_true(provider_ready_within(&st, DT_PROVIDER_READY) >= DT_PROVIDER_READY);
-    uint64_t handed = chunks_handed(&st); /* 0 or 1: the second chunk may have come from it */
+    assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY);
+    uint64_t handed = chunks_handed();
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
@@ -356,8 +363,10 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
             devtrace_event ev = seq_event(0, i);
             bad += dt_store_append(&st, &ev) != 0;
         }
-        bad += st.provider.handed != handed; /* the child's copy: nothing taken from it */
         bad += dt_store_count(&st) != 4 * DT_CHUNK_EVENTS;
+        /* Nothing taken from the parent's ready chunks (its provider was waiting, with
+         * chunks ready, when the process forked: the lock was free). */
+        bad += chunks_handed() != handed;
         dt_store_destroy(&st);
         _exit(bad ? 1 : 0);
     }
@@ -669,7 +678,7 @@ int main(void)
         cmocka_unit_test(test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append),
         cmocka_unit_test(test_cursor_and_append_share_the_thread_chunk),
         cmocka_unit_test(test_event_zero_clears_every_byte),
-        cmocka_unit_test(test_provider_starts_when_a_chunk_fills_and_hands_out_its_chunks),
+        cmocka_unit_test(test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks),
         cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
         cmocka_unit_test(test_bound_is_shared_by_all_threads),
