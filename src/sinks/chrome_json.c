@@ -786,6 +786,10 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
         devtrace_stop(s);
     if (dt_session_finalize(s) != 0)
         return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
+    if (workers == DT_WRITE_THREADS_AUTO) {
+        unsigned threads = dt_chrome_write_threads(s);
+        workers = threads > 1 ? threads : 0;
+    }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 5);
     if (!tmp)
@@ -827,14 +831,7 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
 
 int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err)
 {
-    if (!s || !path || !*path)
-        return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
-    if (s->state == DT_RUNNING)
-        devtrace_stop(s);
-    if (dt_session_finalize(s) != 0)
-        return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
-    unsigned threads = dt_chrome_write_threads(s);
-    return dt_chrome_write_file(s, path, threads > 1 ? threads : 0, err);
+    return dt_chrome_write_file(s, path, DT_WRITE_THREADS_AUTO, err);
 }
 
 const char *devtrace_kind_name(int kind)

@@ -10,8 +10,9 @@
 int dt_chrome_write_buffer(dt_session *s, const char *trace_name, char **out, size_t *outlen);
 /* The whole Chrome trace written to path (through path.tmp, renamed) by `workers` threads
  * that format (and compress) pieces of it while this thread writes them in order; 0: by
- * this thread alone. The same bytes either way (compressed: the same text). This is
- * devtrace_write_chrome with the thread count given. */
+ * this thread alone; DT_WRITE_THREADS_AUTO: dt_chrome_write_threads's count (what
+ * devtrace_write_chrome does). The same bytes either way (compressed: the same text). */
+#define DT_WRITE_THREADS_AUTO (~0u)
 int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err);
 /* Threads for writing a trace: $DEVTRACE_WRITE_THREADS (1 to DT_WRITE_THREADS_MAX; 1: this
  * thread alone), else one per online CPU, at most DT_WRITE_THREADS_DEFAULT_MAX. A bad value

@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "unit_files.h"
+
 #include "unit_session.h"
 
 typedef struct fixture {
@@ -96,23 +98,6 @@ static int entries_in(const char *dir)
     return n;
 }
 
-/* The whole file, malloc'd; *len its size. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
-    fclose(fp);
-    buf[size] = '\0';
-    *len = (size_t)size;
-    return buf;
-}
-
 static void write_text(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "wb");
@@ -141,7 +126,7 @@ static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
     assert_false(exists(tmp));
     assert_int_equal(entries_in(f->dir), 1);
     size_t got_len, want_len;
-    char *got = read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
+    char *got = ut_read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
     assert_int_equal(got_len, want_len);
     assert_memory_equal(got, want, want_len);
     free(got);
@@ -157,7 +142,7 @@ static void test_write_replaces_an_existing_file(void **state)
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
     size_t len;
-    char *got = read_file(path, &len);
+    char *got = ut_read_file(path, &len);
     assert_true(len > 1000);
     assert_int_equal(got[0], '{');
     assert_int_equal(entries_in(f->dir), 1);
@@ -192,7 +177,7 @@ static void test_failed_write_leaves_the_old_file_untouched(void **state)
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
     assert_non_null(strstr(err.message, path));
     size_t len;
-    char *got = read_file(path, &len);
+    char *got = ut_read_file(path, &len);
     assert_string_equal(got, "the previous trace");
     free(got);
     struct stat st;
@@ -247,7 +232,7 @@ static void test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp(vo
         assert_int_equal(err.code, DEVTRACE_EIO);
         assert_non_null(strstr(err.message, path));
         size_t len;
-        char *got = read_file(path, &len);
+        char *got = ut_read_file(path, &len);
         assert_string_equal(got, "the previous trace");
         free(got);
         assert_false(exists(tmp));
@@ -304,7 +289,7 @@ static void test_gz_output_is_gzip_of_the_plain_trace(void **state)
     char *got = gunzip_file(path, &got_len), *want = expected_trace(f, path, &want_len);
     assert_int_equal(got_len, want_len);
     assert_memory_equal(got, want, want_len);
-    free(read_file(path, &file_len));
+    free(ut_read_file(path, &file_len));
     assert_true(file_len < want_len / 4); /* it is compressed */
     free(got);
     free(want);
@@ -323,8 +308,8 @@ static void test_gzip_level_comes_from_the_environment(void **state)
     assert_int_equal(devtrace_write_chrome(f->s, best, &err), 0);
     size_t stored_len, best_len, plain_len, out_len;
     char *plain = expected_trace(f, stored, &plain_len);
-    free(read_file(stored, &stored_len));
-    free(read_file(best, &best_len));
+    free(ut_read_file(stored, &stored_len));
+    free(ut_read_file(best, &best_len));
     assert_true(stored_len > plain_len);
     assert_true(best_len < plain_len / 4);
     char *out = gunzip_file(stored, &out_len);
@@ -350,7 +335,7 @@ static void test_a_bad_gzip_level_is_noted_and_level_1_used(void **state)
     assert_int_equal(f->s->nnotes, 1);
     assert_string_equal(f->s->notes[0], "$DEVTRACE_GZIP_LEVEL=\"07\" is not a level from 0 to 9: 1 used");
     size_t bad_len, one_len;
-    char *b = read_file(bad, &bad_len), *o = read_file(one, &one_len);
+    char *b = ut_read_file(bad, &bad_len), *o = ut_read_file(one, &one_len);
     assert_true(bad_len > 0 && bad_len < one_len * 2); /* compressed at level 1, not stored */
     free(b);
     free(o);

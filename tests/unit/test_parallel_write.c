@@ -29,6 +29,8 @@
 
 #include <cmocka.h>
 
+#include "unit_files.h"
+
 #include "sinks/pipeline.h"
 #include "unit_session.h"
 
@@ -184,22 +186,6 @@ static dt_session *mixed_session(size_t events, uint64_t seed)
 
 /* ---- files ---- */
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
-    fclose(fp);
-    buf[size] = '\0';
-    *len = (size_t)size;
-    return buf;
-}
-
 static int exists(const char *path)
 {
     struct stat st;
@@ -222,7 +208,7 @@ static char *written(dt_session *s, const char *path, unsigned workers, size_t *
 {
     devtrace_error err = {0, ""};
     assert_int_equal(dt_chrome_write_file(s, path, workers, &err), 0);
-    return read_file(path, len);
+    return ut_read_file(path, len);
 }
 
 /* A gzip file's bytes inflated as zlib does (windowBits 31): exactly one member, ending
@@ -341,7 +327,7 @@ static void test_pipeline_writes_every_piece_once_in_order(void **state)
                 made += cws[i].made;
             assert_int_equal(made, 3000);
             size_t want_len, got_len, file_len;
-            char *want = numbered_text(3000, &want_len), *file = read_file(f->path, &file_len);
+            char *want = numbered_text(3000, &want_len), *file = ut_read_file(f->path, &file_len);
             char *got = level < 0 ? file : gunzip_one_member(file, file_len, &got_len);
             if (level < 0)
                 got_len = file_len;
@@ -367,7 +353,7 @@ static void test_pipeline_stops_with_enomem_when_a_piece_runs_out_of_memory(void
         if (level >= 0)
             continue;
         size_t len, pieces = 0; /* the file: pieces 0 .. k-1 for some k <= 500, whole, in order */
-        char *file = read_file(f->path, &len);
+        char *file = ut_read_file(f->path, &len);
         for (size_t i = 0; i < len; i++)
             pieces += file[i] == '\n';
         assert_true(pieces <= 500);
@@ -460,11 +446,11 @@ static void test_gzip_levels_0_and_9_hold_the_plain_trace(void **state)
     char *plain = plain_named(s, f->gz_path, &plain_len);
     setenv("DEVTRACE_GZIP_LEVEL", "0", 1);
     check_gzip_holds_the_plain_trace(f, s, 2);
-    free(read_file(f->gz_path, &gz_len));
+    free(ut_read_file(f->gz_path, &gz_len));
     assert_true(gz_len > plain_len); /* stored */
     setenv("DEVTRACE_GZIP_LEVEL", "9", 1);
     check_gzip_holds_the_plain_trace(f, s, 2);
-    free(read_file(f->gz_path, &gz_len));
+    free(ut_read_file(f->gz_path, &gz_len));
     assert_true(gz_len < plain_len / 8);
     free(plain);
     devtrace_close(s);
@@ -529,7 +515,7 @@ static void test_bad_write_threads_is_noted_in_the_trace(void **state)
     assert_true(has_note(s, "$DEVTRACE_WRITE_THREADS=\"many\" is not a thread count from 1 to 64: one per CPU (at "
                             "most 8) used"));
     size_t len;
-    char *text = read_file(f->path, &len);
+    char *text = ut_read_file(f->path, &len);
     assert_non_null(strstr(text, "\"$DEVTRACE_WRITE_THREADS=\\\"many\\\" is not a thread count from 1 to 64"));
     free(text);
     devtrace_close(s);
@@ -543,10 +529,10 @@ static void test_write_chrome_gives_the_same_file_for_every_thread_count(void **
     setenv("DEVTRACE_WRITE_THREADS", "1", 1); /* this thread alone */
     assert_int_equal(devtrace_write_chrome(s, f->path, &err), 0);
     size_t want_len, got_len;
-    char *want = read_file(f->path, &want_len);
+    char *want = ut_read_file(f->path, &want_len);
     setenv("DEVTRACE_WRITE_THREADS", "4", 1);
     assert_int_equal(devtrace_write_chrome(s, f->path, &err), 0);
-    char *got = read_file(f->path, &got_len);
+    char *got = ut_read_file(f->path, &got_len);
     assert_int_equal(got_len, want_len);
     assert_memory_equal(got, want, want_len);
     free(want), free(got);

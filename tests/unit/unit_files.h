@@ -1,0 +1,26 @@
+/* unit_files.h: reading a whole file in the unit tests (header only). */
+#ifndef UNIT_FILES_H
+#define UNIT_FILES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The whole file, malloc'd and NUL-terminated; *len its size. Fails the test when it
+ * cannot be read. */
+static inline char *ut_read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    buf[size] = '\0';
+    *len = (size_t)size;
+    return buf;
+}
+
+#endif
