@@ -87,17 +87,6 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-static int entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
 static void write_text(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "wb");
@@ -124,7 +113,7 @@ static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
     assert_true(exists(path));
     assert_false(exists(tmp));
-    assert_int_equal(entries_in(f->dir), 1);
+    assert_int_equal(ut_entries_in(f->dir), 1);
     size_t got_len, want_len;
     char *got = ut_read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
     assert_int_equal(got_len, want_len);
@@ -145,7 +134,7 @@ static void test_write_replaces_an_existing_file(void **state)
     char *got = ut_read_file(path, &len);
     assert_true(len > 1000);
     assert_int_equal(got[0], '{');
-    assert_int_equal(entries_in(f->dir), 1);
+    assert_int_equal(ut_entries_in(f->dir), 1);
     free(got);
 }
 
@@ -162,7 +151,7 @@ static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothi
     assert_non_null(strstr(err.message, "No such file or directory"));  /* the cause */
     assert_non_null(strstr(err.message, "check that the directory exists")); /* the fix */
     assert_false(exists(missing));
-    assert_int_equal(entries_in(f->dir), 0);
+    assert_int_equal(ut_entries_in(f->dir), 0);
 }
 
 static void test_failed_write_leaves_the_old_file_untouched(void **state)
@@ -237,7 +226,7 @@ static void test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp(vo
         free(got);
         assert_false(exists(tmp));
     }
-    assert_int_equal(entries_in(f->dir), 2);
+    assert_int_equal(ut_entries_in(f->dir), 2);
 }
 
 /* The decompressed content of a gzip file, malloc'd. */
@@ -369,7 +358,7 @@ static void test_session_that_never_started_writes_nothing(void **state)
     path_in(f, "trace.json", path, sizeof path);
     assert_int_equal(devtrace_write_chrome(s, path, &err), DEVTRACE_ESTATE);
     assert_non_null(strstr(err.message, "devtrace_start"));
-    assert_int_equal(entries_in(f->dir), 0);
+    assert_int_equal(ut_entries_in(f->dir), 0);
     devtrace_close(s);
 }
 

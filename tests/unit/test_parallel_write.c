@@ -192,17 +192,6 @@ static int exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
-static int entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
 /* The file written with `workers` threads (0: this thread alone), malloc'd. */
 static char *written(dt_session *s, const char *path, unsigned workers, size_t *len)
 {
@@ -397,7 +386,7 @@ static void test_plain_trace_by_1_2_and_5_workers_is_byte_for_byte_the_serial_on
     assert_non_null(strstr(want, "\"quote\\\"inside\""));
     assert_non_null(strstr(want, "\"control\\u0001\\u001f chars\""));
     assert_non_null(strstr(want, "\"invalid utf-8 \\ufffd\\ufffd\\ufffd\""));
-    assert_int_equal(entries_in(f->dir), 1);
+    assert_int_equal(ut_entries_in(f->dir), 1);
     free(want);
     devtrace_close(s);
 }
@@ -560,7 +549,7 @@ static void test_a_full_disk_partway_fails_with_eio_and_leaves_nothing(void **st
             assert_string_equal(err.message, want);
             assert_false(exists(tmp));
             assert_false(exists(paths[p]));
-            assert_int_equal(entries_in(f->dir), 0);
+            assert_int_equal(ut_entries_in(f->dir), 0);
         }
     }
     devtrace_close(s);

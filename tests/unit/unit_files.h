@@ -1,9 +1,11 @@
-/* unit_files.h: reading a whole file in the unit tests (header only). */
+/* unit_files.h: files and folders in the unit tests (header only). */
 #ifndef UNIT_FILES_H
 #define UNIT_FILES_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The whole file, malloc'd and NUL-terminated; *len its size. Fails the test when it
  * cannot be read. */
@@ -21,6 +23,18 @@ static inline char *ut_read_file(const char *path, size_t *len)
     buf[size] = '\0';
     *len = (size_t)size;
     return buf;
+}
+
+/* How many entries a folder has, "." and ".." not counted. */
+static inline int ut_entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 #endif
