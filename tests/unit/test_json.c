@@ -309,23 +309,7 @@ typedef struct fixture {
 
 static void add_device(dt_session *s)
 {
-    dt_device_props d;
-    memset(&d, 0, sizeof d);
-    d.id = 0;
-    snprintf(d.name, sizeof d.name, "Unit \"Test\" GPU");
-    d.total_global_mem = 85899345920ull;
-    d.compute_major = 9;
-    d.compute_minor = 0;
-    d.max_threads_per_block = 1024;
-    d.max_threads_per_sm = 2048;
-    d.max_blocks_per_sm = 32;
-    d.regs_per_block = 65536;
-    d.regs_per_sm = 65536;
-    d.warp_size = 32;
-    d.num_sms = 80;
-    d.smem_per_block = 48 * 1024;
-    d.smem_per_sm = 100 * 1024;
-    d.has_occupancy = 1;
+    dt_device_props d = ut_occupancy_device("Unit \"Test\" GPU", 9, 80, 48 * 1024, 100 * 1024);
     dt_add_device(s, &d);
 }
 

@@ -58,16 +58,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    ut_remove_tree(f->dir);
     free(f);
     unsetenv("DEVTRACE_WRITE_THREADS");
     unsetenv("DEVTRACE_GZIP_LEVEL");
@@ -106,22 +100,7 @@ static dt_session *mixed_session(size_t events, uint64_t seed)
 {
     dt_session *s = ut_offline_session();
     assert_non_null(s);
-    dt_device_props d;
-    memset(&d, 0, sizeof d);
-    d.id = 0;
-    snprintf(d.name, sizeof d.name, "Device \"zero\" \\ with occupancy");
-    d.total_global_mem = 85899345920ull;
-    d.compute_major = 8;
-    d.max_threads_per_block = 1024;
-    d.max_threads_per_sm = 2048;
-    d.max_blocks_per_sm = 32;
-    d.regs_per_block = 65536;
-    d.regs_per_sm = 65536;
-    d.warp_size = 32;
-    d.num_sms = 108;
-    d.smem_per_block = 49152;
-    d.smem_per_sm = 167936;
-    d.has_occupancy = 1;
+    dt_device_props d = ut_occupancy_device("Device \"zero\" \\ with occupancy", 8, 108, 49152, 167936);
     dt_add_device(s, &d);
     uint32_t ids[NODD];
     for (size_t i = 0; i < NODD; i++)

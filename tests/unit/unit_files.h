@@ -3,6 +3,7 @@
 #define UNIT_FILES_H
 
 #include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,18 @@ static inline int ut_entries_in(const char *dir)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
+}
+
+static inline int ut_remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes a folder and everything in it (links not followed). */
+static inline void ut_remove_tree(const char *dir)
+{
+    nftw(dir, ut_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif

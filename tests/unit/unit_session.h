@@ -4,6 +4,7 @@
 #define UNIT_SESSION_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/session.h"
@@ -49,6 +50,29 @@ static inline devtrace_event ut_extcorr(uint64_t correlation, uint64_t external_
     ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL;
     ev.external_id = external_id;
     return ev;
+}
+
+/* A device with every attribute occupancy needs (an A100/H100-like SM: 1024 threads a
+ * block, 2048 and 32 blocks an SM, 64 K registers, warps of 32), 80 GiB. */
+static inline dt_device_props ut_occupancy_device(const char *name, int major, int num_sms, uint64_t smem_per_block,
+                                                  uint64_t smem_per_sm)
+{
+    dt_device_props d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    d.total_global_mem = 85899345920ull;
+    d.compute_major = major;
+    d.max_threads_per_block = 1024;
+    d.max_threads_per_sm = 2048;
+    d.max_blocks_per_sm = 32;
+    d.regs_per_block = 65536;
+    d.regs_per_sm = 65536;
+    d.warp_size = 32;
+    d.num_sms = num_sms;
+    d.smem_per_block = smem_per_block;
+    d.smem_per_sm = smem_per_sm;
+    d.has_occupancy = 1;
+    return d;
 }
 
 /* An offline session whose runtime category is "cuda_runtime". */
