@@ -4,6 +4,7 @@
  * and the tables shared by the CUDA-shaped vendors (layouts, memcpy kinds, the CUDA
  * runtime callback-id names). */
 #include "cupti_family.h"
+#include "cupti_decode.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -1208,7 +1209,6 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
 {
     const dt_cf_descriptor *desc = d->desc;
     dt_cf_walk_counts c = {0};
-    dt_intern_walk_begin(); /* a name's address is checked once per buffer (dt_intern_ptr_in_walk) */
     if (desc->scan) {
         desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
         goto end;
@@ -1278,7 +1278,6 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         }
     }
 end:
-    dt_intern_walk_end();
     dt_cf_commit_counts(d, &c);
     if (counts)
         *counts = c;
@@ -1320,7 +1319,7 @@ static const char *lookup_cbid(const dt_cf_descriptor *desc, uint32_t cbid)
 }
 
 /* First sight of a cbid in this session: intern its name (once per distinct id). */
-static __attribute__((noinline)) uint32_t runtime_name_slow(dt_cf_decoder *d, uint32_t cbid)
+uint32_t dt_cf_runtime_name_slow(dt_cf_decoder *d, uint32_t cbid)
 {
     const char *name = lookup_cbid(d->desc, cbid);
     char buf[96];
@@ -1341,12 +1340,7 @@ static __attribute__((noinline)) uint32_t runtime_name_slow(dt_cf_decoder *d, ui
 
 uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid)
 {
-    if (cbid < DT_CF_CBID_CACHE) {
-        uint32_t id = atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed);
-        if (id)
-            return id;
-    }
-    return runtime_name_slow(d, cbid);
+    return dt_cf_runtime_name_inline(d, cbid);
 }
 
 uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p)
@@ -1360,7 +1354,18 @@ uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p)
     dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
     if (w)
         dt_raw_string(w, (uint64_t)(uintptr_t)p, p);
-    return dt_intern_ptr_in_walk(&d->s->names, p);
+    return dt_intern_ptr(&d->s->names, p);
+}
+
+uint32_t dt_cf_vendor_string_miss(dt_cf_decoder *d, dt_cf_name_cache *nc, const char *p)
+{
+    uint32_t id = dt_cf_vendor_string(d, p);
+    if (id) {
+        unsigned slot = dt_cf_name_slot(p);
+        nc->ptr[slot] = p;
+        nc->id[slot] = id;
+    }
+    return id;
 }
 
 typedef struct cf_rename {
@@ -1392,171 +1397,46 @@ void dt_cf_apply_api_name(dt_cf_decoder *d, uint32_t cbid, const char *name)
     }
 }
 
-static uint32_t copy_direction(const dt_cf_decoder *d, uint32_t copy_kind)
-{
-    return copy_kind < d->desc->ncopy_kinds ? d->desc->copy_kinds[copy_kind] : DEVTRACE_COPY_UNKNOWN;
-}
-
-static uint32_t nonnegative(int32_t v)
-{
-    return v > 0 ? (uint32_t)v : 0;
-}
-
-/* What every timed record sets: its kind, span and correlation, and where it ran (device
- * and stream; process and thread for API records). */
-static inline void set_span(devtrace_event *ev, uint16_t kind, uint64_t start, uint64_t end, uint64_t correlation,
-                            uint32_t device, uint32_t stream)
-{
-    ev->kind = kind;
-    ev->start_ns = start;
-    ev->end_ns = end;
-    ev->correlation = correlation;
-    ev->device = device;
-    ev->stream = stream;
-}
-
-/* A kernel's interned name, "(unnamed kernel)" when the record has none. */
-static inline uint32_t kernel_name(dt_cf_decoder *d, const char *name)
-{
-    uint32_t id = name ? dt_cf_vendor_string(d, name) : 0;
-    return id ? id : d->unnamed_kernel_id;
-}
-
-/* An external correlation record: ours (CUSTOM0) and with a correlation id. */
-static inline dt_cf_decoded decode_external(dt_cf_decoder *d, uint32_t external_kind, uint64_t correlation,
-                                            uint64_t external_id, devtrace_event *ev)
-{
-    if (external_kind != d->desc->external_kind_custom0)
-        return DT_CF_IGNORED; /* another tool's external ids */
-    if (correlation == 0)
-        return DT_CF_MALFORMED;
-    ev->kind = DEVTRACE_KIND_EXTCORR;
-    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
-    ev->correlation = correlation;
-    ev->external_id = external_id;
-    return DT_CF_EMIT;
-}
-
 dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_cupti_kernel_prefix k;
-    memcpy(&k, rec, sizeof k);
-    if (k.start == 0 && k.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (k.grid_x <= 0 || k.grid_y <= 0 || k.grid_z <= 0 || k.block_x <= 0 || k.block_y <= 0 || k.block_z <= 0)
-        return DT_CF_MALFORMED;
-    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && k.correlation_id == 0)
-        return DT_CF_MALFORMED;
-    set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
-    ev->flags = DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS;
-    ev->context = k.context_id;
-    ev->name_id = kernel_name(d, k.name);
-    ev->u.kernel.grid[0] = k.grid_x;
-    ev->u.kernel.grid[1] = k.grid_y;
-    ev->u.kernel.grid[2] = k.grid_z;
-    ev->u.kernel.block[0] = k.block_x;
-    ev->u.kernel.block[1] = k.block_y;
-    ev->u.kernel.block[2] = k.block_z;
-    ev->u.kernel.registers_per_thread = k.registers_per_thread;
-    ev->u.kernel.static_shared = nonnegative(k.static_shared_memory);
-    ev->u.kernel.dynamic_shared = nonnegative(k.dynamic_shared_memory);
-    if (k.queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ZERO && k.queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ALL_ONES) {
-        ev->flags |= DEVTRACE_EVENT_HAS_QUEUED;
-        ev->u.kernel.queued_ns = k.queued;
-    }
-    return DT_CF_EMIT;
+    return dt_cf_cupti_kernel(d, rec, ev, NULL);
 }
 
 dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_cupti_memcpy_prefix m;
-    memcpy(&m, rec, sizeof m);
-    if (m.start == 0 && m.end == 0)
-        return DT_CF_ZERO_TIME;
-    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_CF_MALFORMED;
-    set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
-    ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
-    ev->u.memcpy.src_kind = m.src_kind;
-    ev->u.memcpy.dst_kind = m.dst_kind;
-    return DT_CF_EMIT;
+    return dt_cf_cupti_memcpy(d, rec, ev);
 }
 
 dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_cupti_memset4 m;
-    memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
-    if (m.start == 0 && m.end == 0)
-        return DT_CF_ZERO_TIME;
-    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_CF_MALFORMED;
-    set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
-    ev->u.memset.bytes = m.bytes;
-    ev->u.memset.value = m.value;
-    return DT_CF_EMIT;
+    return dt_cf_cupti_memset(d, rec, ev);
 }
 
 dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_cupti_api a;
-    memcpy(&a, rec, sizeof a);
-    if (a.kind != d->desc->kinds.runtime)
-        return DT_CF_IGNORED; /* driver API records: not enabled by us */
-    if (a.start == 0 && a.end == 0)
-        return DT_CF_ZERO_TIME;
-    if (a.cbid >= DT_CF_CBID_CACHE)
-        return DT_CF_MALFORMED; /* no vendor has this many calls: garbage, and it would grow the names */
-    set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
-    ev->flags = DEVTRACE_EVENT_HAS_CBID;
-    ev->name_id = dt_cf_runtime_name(d, a.cbid);
-    ev->u.runtime.cbid = a.cbid;
-    ev->u.runtime.return_value = (int32_t)a.return_value;
-    return DT_CF_EMIT;
+    return dt_cf_cupti_api(d, rec, ev);
 }
 
 dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_cupti_external_correlation x;
-    memcpy(&x, rec, sizeof x);
-    return decode_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
-}
-
-/* MSPTI records carry no launch configuration and no context: the events have no
- * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
- * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
- * clock artefact but a bad record. */
-static inline dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
-{
-    if (start == 0 && end == 0)
-        return DT_CF_ZERO_TIME;
-    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
+    return dt_cf_cupti_external(d, rec, ev);
 }
 
 dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_mspti_kernel k;
-    memcpy(&k, rec, sizeof k);
-    dt_cf_decoded r = mspti_span_valid(k.start, k.end);
-    if (r != DT_CF_EMIT)
-        return r;
-    set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
-    ev->name_id = kernel_name(d, k.name);
-    return DT_CF_EMIT;
+    return dt_cf_mspti_kernel(d, rec, ev, NULL);
 }
 
 dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
     dt_mspti_memcpy m;
     memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    dt_cf_decoded r = dt_cf_mspti_span_valid(m.start, m.end);
     if (r != DT_CF_EMIT)
         return r;
-    set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = copy_direction(d, m.copy_kind);
+    ev->u.memcpy.direction = dt_cf_copy_direction(d, m.copy_kind);
     return DT_CF_EMIT;
 }
 
@@ -1565,10 +1445,10 @@ dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, de
     (void)d;
     dt_mspti_memset m;
     memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    dt_cf_decoded r = dt_cf_mspti_span_valid(m.start, m.end);
     if (r != DT_CF_EMIT)
         return r;
-    set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
     return DT_CF_EMIT;
@@ -1578,12 +1458,12 @@ dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtr
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
-    dt_cf_decoded r = mspti_span_valid(a.start, a.end);
+    dt_cf_decoded r = dt_cf_mspti_span_valid(a.start, a.end);
     if (r == DT_CF_EMIT && !a.name)
         r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
     if (r != DT_CF_EMIT)
         return r;
-    set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->name_id = dt_cf_vendor_string(d, a.name);
     return DT_CF_EMIT;
 }
@@ -1592,7 +1472,7 @@ dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, 
 {
     dt_mspti_external_correlation x;
     memcpy(&x, rec, sizeof x);
-    return decode_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
+    return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
 /* ---- replay: a raw capture's buffers through the same decoders (raw.h) ---- */

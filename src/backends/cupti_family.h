@@ -247,6 +247,15 @@ struct dt_cf_decoder {
 
 enum { DT_CF_STRIDE_UNSEEN = 0, DT_CF_STRIDE_OK = 1, DT_CF_STRIDE_NO = 2 };
 
+/* Where a walk interned the name addresses it met (cupti_decode.h): the first sight of an
+ * address in a walk goes to the session's table (verified there), later ones of the same
+ * walk are found here. Zero to start; valid for one walk of one session. */
+#define DT_CF_NAME_CACHE 64
+typedef struct dt_cf_name_cache {
+    const char *ptr[DT_CF_NAME_CACHE];
+    uint32_t id[DT_CF_NAME_CACHE];
+} dt_cf_name_cache;
+
 /* What a walk over one buffer found. */
 struct dt_cf_walk_counts {
     uint64_t records;   /* records with a known kind */
@@ -255,6 +264,7 @@ struct dt_cf_walk_counts {
     uint64_t zero_time;
     uint64_t ignored;
     dt_store_cursor cursor; /* where the walk's events are written (zero to start) */
+    dt_cf_name_cache names; /* the walk's name addresses */
 };
 
 /* Per-session state (the core allocates it zeroed: dt_backend.state_size). */
@@ -336,7 +346,8 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
                        dt_cf_walk_counts *counts);
 /* One candidate record at rec with avail valid bytes from rec on: its kind looked up,
  * its size checked, then decoded and stored (or counted, per mode); counts go to *c
- * (commit them with dt_cf_commit_counts). For walkers and vendor scanners. */
+ * (commit them with dt_cf_commit_counts). For walkers and vendor scanners; the walkers'
+ * loops use its inline body, dt_cf_take_record_inline (cupti_decode.h). */
 typedef enum dt_cf_taken {
     DT_CF_TAKEN = 0,              /* a known record, handled (emitted, ignored or zero time) */
     DT_CF_TAKEN_INVALID = 1,      /* a known kind whose fields do not validate (malformed) */
@@ -347,69 +358,15 @@ dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail
                               dt_cf_walk_counts *c);
 void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c);
 
-/* dt_cf_take_record, inline in the walkers' loops: the decoder's state and the walk's
- * counters stay in registers from one record to the next. */
-static inline __attribute__((always_inline)) dt_cf_taken
-dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
-{
-    if (avail < 4) {
-        c->malformed++;
-        return DT_CF_TAKEN_TRUNCATED;
-    }
-    uint32_t kind;
-    memcpy(&kind, rec, sizeof kind);
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
-    if (!l) {
-        c->malformed++;
-        return DT_CF_TAKEN_UNKNOWN_KIND;
-    }
-    if (avail < d->check_size[kind]) {
-        c->malformed++;
-        return DT_CF_TAKEN_TRUNCATED;
-    }
-    c->records++;
-    if (mode != DT_CF_WALK_DECODE) {
-        if (l->dt_kind != DEVTRACE_KIND_EXTCORR) {
-            if (mode == DT_CF_WALK_POOL_FULL)
-                DT_COUNT(d->s, dropped_pool_full, 1);
-            else
-                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
-        }
-        return DT_CF_TAKEN;
-    }
-    /* Decoded in place in the thread's chunk (kept only when it is emitted), or, with the
-     * store at its bound, on the stack so that the record is still counted by what it is. */
-    devtrace_event scratch, *ev = dt_store_cursor_next(&c->cursor, &d->s->store);
-    if (!ev)
-        ev = &scratch;
-    dt_event_zero(ev);
-    switch (l->decode(d, rec, ev)) {
-    case DT_CF_EMIT:
-        if (ev != &scratch) {
-            dt_store_cursor_commit(&c->cursor);
-            c->emitted++;
-        } else {
-            dt_store_cursor_drop(&c->cursor);
-        }
-        return DT_CF_TAKEN;
-    case DT_CF_ZERO_TIME:
-        c->zero_time++;
-        return DT_CF_TAKEN;
-    case DT_CF_IGNORED:
-        c->ignored++;
-        return DT_CF_TAKEN;
-    case DT_CF_MALFORMED:
-    default:
-        c->malformed++;
-        return DT_CF_TAKEN_INVALID;
-    }
-}
 /* The interned name of a runtime callback id (cached; the first sight of an unknown id
  * counts one unresolved name). */
 uint32_t dt_cf_runtime_name(dt_cf_decoder *d, uint32_t cbid);
+uint32_t dt_cf_runtime_name_slow(dt_cf_decoder *d, uint32_t cbid); /* the first sight of a cbid */
 /* The interned id of a string a record points to (kernel and API names): saved into the
  * raw capture when one is written, resolved through the capture's strings in replay. */
 uint32_t dt_cf_vendor_string(dt_cf_decoder *d, const char *p);
+/* dt_cf_vendor_string for an address not in the walk's cache, which it then enters. */
+uint32_t dt_cf_vendor_string_miss(dt_cf_decoder *d, dt_cf_name_cache *nc, const char *p);
 /* A runtime cbid's name from the vendor's resolver (live, after the final flush) or a
  * capture's API chunk (replay): interned, and put on every stored runtime event of that
  * cbid that still carries the name it had; a placeholder it replaces is no longer

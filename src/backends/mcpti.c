@@ -33,8 +33,7 @@
  *  - Occupancy: wcudaDeviceGetAttribute (libruntime_cu.so, CUDA attribute numbers), else
  *    mcDeviceGetAttribute; with neither, the trace has no occupancy keys and a note says
  *    why. */
-#include "cupti_family.h"
-#include "cupti_records.h"
+#include "cupti_decode.h"
 #include "mcpti_scan.h"
 
 /* MetaX runtime callback ids (vendor-abi.md), sorted. Launch-like ids seen beyond these

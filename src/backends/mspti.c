@@ -27,8 +27,7 @@
  * Not checked against installed headers (none here) and not run on Ascend hardware. */
 #include <string.h>
 
-#include "cupti_family.h"
-#include "cupti_records.h"
+#include "cupti_decode.h"
 
 enum {
     MSPTI_KIND_KERNEL = 2,

@@ -121,54 +121,27 @@ uint32_t dt_intern_str(dt_intern *t, const char *s)
 static _Thread_local struct {
     const char *ptr;
     uint64_t generation;
-    uint64_t walk; /* the walk that verified it last; 0 = none */
     uint32_t id;
 } ptr_cache[DT_PTR_CACHE];
-static _Thread_local uint64_t walks_begun, current_walk;
 
-void dt_intern_walk_begin(void)
-{
-    current_walk = ++walks_begun;
-}
-
-void dt_intern_walk_end(void)
-{
-    current_walk = 0;
-}
-
-static uint32_t intern_ptr(dt_intern *t, const char *s, uint64_t walk)
+uint32_t dt_intern_ptr(dt_intern *t, const char *s)
 {
     if (!s)
         return 0;
     unsigned slot = (unsigned)((((uintptr_t)s >> 3) * 0x9E3779B1u) >> 26) & (DT_PTR_CACHE - 1);
     if (ptr_cache[slot].ptr == s && ptr_cache[slot].generation == t->generation) {
         uint32_t id = ptr_cache[slot].id;
-        if (walk && ptr_cache[slot].walk == walk)
-            return id; /* verified earlier in this walk */
         /* The vendor may reuse an address for another string: verify. */
-        if (strcmp(entry_at(t, id)->str, s) == 0) {
-            ptr_cache[slot].walk = walk;
+        if (strcmp(entry_at(t, id)->str, s) == 0)
             return id;
-        }
     }
     uint32_t id = dt_intern_str(t, s);
     if (id) {
         ptr_cache[slot].ptr = s;
         ptr_cache[slot].generation = t->generation;
-        ptr_cache[slot].walk = walk;
         ptr_cache[slot].id = id;
     }
     return id;
-}
-
-uint32_t dt_intern_ptr(dt_intern *t, const char *s)
-{
-    return intern_ptr(t, s, 0);
-}
-
-uint32_t dt_intern_ptr_in_walk(dt_intern *t, const char *s)
-{
-    return intern_ptr(t, s, current_walk);
 }
 
 const char *dt_intern_get(const dt_intern *t, uint32_t id)

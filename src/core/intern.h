@@ -33,14 +33,6 @@ uint32_t dt_intern_str(dt_intern *t, const char *s);
 /* Like dt_intern_str, with a per-thread cache keyed on the pointer value: for vendor
  * name pointers that repeat (kernel names). Verifies the cached string. */
 uint32_t dt_intern_ptr(dt_intern *t, const char *s);
-/* The same inside a walk over one vendor buffer (between dt_intern_walk_begin and
- * dt_intern_walk_end on this thread): an address is verified against its string the
- * first time the walk meets it, then trusted for the rest of the walk. The records of one
- * buffer that carry the same address were written together and are read now: the string
- * there is the one the first of them showed. Outside a walk it is dt_intern_ptr. */
-uint32_t dt_intern_ptr_in_walk(dt_intern *t, const char *s);
-void dt_intern_walk_begin(void);
-void dt_intern_walk_end(void);
 /* The string of an id ("" for 0 or an unknown id). Stable until destroy. */
 const char *dt_intern_get(const dt_intern *t, uint32_t id);
 uint32_t dt_intern_count(dt_intern *t);

@@ -1,0 +1,323 @@
+/* cupti_decode.h: the decoders of the CUDA-shaped record layouts and the step that takes
+ * one record into the store, inline in the walkers (cupti_family.c's iterator walk and
+ * offline stride, mcpti_scan.c, mspti.c). A walk over a 1 MiB buffer meets some 14,000
+ * records; what is per record here is the cost of a decode (docs/performance.md):
+ *  - CUPTI's decoders are called directly, not through the layout's function pointer:
+ *    dt_cf_decode_record compares the pointer with each of them (a well-predicted
+ *    branch) and inlines the one it is, so the record's fields go from the buffer to the
+ *    event in registers, with no call, no spill and no copy of the record;
+ *  - a field is read where it lies (DT_CF_READ), not from a copy of the whole record;
+ *  - a kernel's name address is looked up in the walk's own small cache first
+ *    (dt_cf_name_cache), the session's table only on its first sight in the walk.
+ * The layouts' function pointers (dt_cf_decode_cupti_kernel, ...) stay the decoders'
+ * names and the way to call them from elsewhere (tests, vendor scanners with their own
+ * layouts): each is the same inline body. */
+#ifndef DT_CUPTI_DECODE_H
+#define DT_CUPTI_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cupti_family.h"
+#include "cupti_records.h"
+
+/* dst = rec's field of a record type, read at its offset (any alignment). */
+#define DT_CF_READ(dst, type, rec, field)                                                \
+    do {                                                                                 \
+        _Static_assert(sizeof(dst) == sizeof(((type *)0)->field), #type "." #field " read whole"); \
+        memcpy(&(dst), (rec) + offsetof(type, field), sizeof(dst));                     \
+    } while (0)
+
+/* The walk's name cache: where an address was interned in this walk. */
+static inline unsigned dt_cf_name_slot(const char *p)
+{
+    return (unsigned)(((uintptr_t)p >> 3) * 0x9E3779B1u) >> 26 & (DT_CF_NAME_CACHE - 1);
+}
+
+/* A record's string (a kernel name) by its address: the walk's cache, then the session's
+ * table (dt_cf_vendor_string: verified, saved into a raw capture); nc may be NULL. */
+static inline uint32_t dt_cf_vendor_string_cached(dt_cf_decoder *d, dt_cf_name_cache *nc, const char *p)
+{
+    if (!nc)
+        return dt_cf_vendor_string(d, p);
+    unsigned slot = dt_cf_name_slot(p);
+    if (nc->ptr[slot] == p)
+        return nc->id[slot];
+    return dt_cf_vendor_string_miss(d, nc, p);
+}
+
+/* The interned name of a runtime callback id (dt_cf_runtime_name). */
+static inline uint32_t dt_cf_runtime_name_inline(dt_cf_decoder *d, uint32_t cbid)
+{
+    if (cbid < DT_CF_CBID_CACHE) {
+        uint32_t id = atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed);
+        if (id)
+            return id;
+    }
+    return dt_cf_runtime_name_slow(d, cbid);
+}
+
+static inline uint32_t dt_cf_copy_direction(const dt_cf_decoder *d, uint32_t copy_kind)
+{
+    return copy_kind < d->desc->ncopy_kinds ? d->desc->copy_kinds[copy_kind] : DEVTRACE_COPY_UNKNOWN;
+}
+
+static inline uint32_t dt_cf_nonnegative(int32_t v)
+{
+    return v > 0 ? (uint32_t)v : 0;
+}
+
+/* What every timed record sets: its kind, span and correlation, and where it ran (device
+ * and stream; process and thread for API records). */
+static inline void dt_cf_set_span(devtrace_event *ev, uint16_t kind, uint64_t start, uint64_t end,
+                                  uint64_t correlation, uint32_t device, uint32_t stream)
+{
+    ev->kind = kind;
+    ev->start_ns = start;
+    ev->end_ns = end;
+    ev->correlation = correlation;
+    ev->device = device;
+    ev->stream = stream;
+}
+
+/* A kernel's interned name, "(unnamed kernel)" when the record has none. */
+static inline uint32_t dt_cf_kernel_name(dt_cf_decoder *d, dt_cf_name_cache *nc, const char *name)
+{
+    uint32_t id = name ? dt_cf_vendor_string_cached(d, nc, name) : 0;
+    return id ? id : d->unnamed_kernel_id;
+}
+
+/* An external correlation record: ours (CUSTOM0) and with a correlation id. */
+static inline dt_cf_decoded dt_cf_external(dt_cf_decoder *d, uint32_t external_kind, uint64_t correlation,
+                                           uint64_t external_id, devtrace_event *ev)
+{
+    if (external_kind != d->desc->external_kind_custom0)
+        return DT_CF_IGNORED; /* another tool's external ids */
+    if (correlation == 0)
+        return DT_CF_MALFORMED;
+    ev->kind = DEVTRACE_KIND_EXTCORR;
+    ev->flags = DEVTRACE_EVENT_HAS_EXTERNAL;
+    ev->correlation = correlation;
+    ev->external_id = external_id;
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded
+dt_cf_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    typedef dt_cupti_kernel_prefix K;
+    uint64_t start, end, queued;
+    int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared;
+    uint32_t correlation, device, context, stream;
+    uint16_t registers;
+    const char *name;
+    DT_CF_READ(start, K, rec, start);
+    DT_CF_READ(end, K, rec, end);
+    if (start == 0 && end == 0)
+        return DT_CF_ZERO_TIME;
+    DT_CF_READ(grid_x, K, rec, grid_x);
+    DT_CF_READ(grid_y, K, rec, grid_y);
+    DT_CF_READ(grid_z, K, rec, grid_z);
+    DT_CF_READ(block_x, K, rec, block_x);
+    DT_CF_READ(block_y, K, rec, block_y);
+    DT_CF_READ(block_z, K, rec, block_z);
+    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0 || block_x <= 0 || block_y <= 0 || block_z <= 0)
+        return DT_CF_MALFORMED;
+    DT_CF_READ(correlation, K, rec, correlation_id);
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && correlation == 0)
+        return DT_CF_MALFORMED;
+    DT_CF_READ(device, K, rec, device_id);
+    DT_CF_READ(context, K, rec, context_id);
+    DT_CF_READ(stream, K, rec, stream_id);
+    DT_CF_READ(registers, K, rec, registers_per_thread);
+    DT_CF_READ(static_shared, K, rec, static_shared_memory);
+    DT_CF_READ(dynamic_shared, K, rec, dynamic_shared_memory);
+    DT_CF_READ(name, K, rec, name);
+    DT_CF_READ(queued, K, rec, queued);
+    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, start, end, correlation, device, stream);
+    ev->flags = DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS;
+    ev->context = context;
+    ev->name_id = dt_cf_kernel_name(d, nc, name);
+    ev->u.kernel.grid[0] = grid_x;
+    ev->u.kernel.grid[1] = grid_y;
+    ev->u.kernel.grid[2] = grid_z;
+    ev->u.kernel.block[0] = block_x;
+    ev->u.kernel.block[1] = block_y;
+    ev->u.kernel.block[2] = block_z;
+    ev->u.kernel.registers_per_thread = registers;
+    ev->u.kernel.static_shared = dt_cf_nonnegative(static_shared);
+    ev->u.kernel.dynamic_shared = dt_cf_nonnegative(dynamic_shared);
+    if (queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ZERO && queued != DT_CUPTI_TIMESTAMP_UNKNOWN_ALL_ONES) {
+        ev->flags |= DEVTRACE_EVENT_HAS_QUEUED;
+        ev->u.kernel.queued_ns = queued;
+    }
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev)
+{
+    dt_cupti_memcpy_prefix m;
+    memcpy(&m, rec, sizeof m);
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
+        return DT_CF_MALFORMED;
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    ev->context = m.context_id;
+    ev->u.memcpy.bytes = m.bytes;
+    ev->u.memcpy.direction = dt_cf_copy_direction(d, m.copy_kind);
+    ev->u.memcpy.src_kind = m.src_kind;
+    ev->u.memcpy.dst_kind = m.dst_kind;
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memset(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev)
+{
+    dt_cupti_memset4 m;
+    memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
+    if (m.start == 0 && m.end == 0)
+        return DT_CF_ZERO_TIME;
+    if ((d->desc->quirks & DT_CF_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
+        return DT_CF_MALFORMED;
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    ev->context = m.context_id;
+    ev->u.memset.bytes = m.bytes;
+    ev->u.memset.value = m.value;
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_api(dt_cf_decoder *d, const uint8_t *rec,
+                                                                            devtrace_event *ev)
+{
+    dt_cupti_api a;
+    memcpy(&a, rec, sizeof a);
+    if (a.kind != d->desc->kinds.runtime)
+        return DT_CF_IGNORED; /* driver API records: not enabled by us */
+    if (a.start == 0 && a.end == 0)
+        return DT_CF_ZERO_TIME;
+    if (a.cbid >= DT_CF_CBID_CACHE)
+        return DT_CF_MALFORMED; /* no vendor has this many calls: garbage, and it would grow the names */
+    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    ev->flags = DEVTRACE_EVENT_HAS_CBID;
+    ev->name_id = dt_cf_runtime_name_inline(d, a.cbid);
+    ev->u.runtime.cbid = a.cbid;
+    ev->u.runtime.return_value = (int32_t)a.return_value;
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_external(dt_cf_decoder *d, const uint8_t *rec,
+                                                                                 devtrace_event *ev)
+{
+    dt_cupti_external_correlation x;
+    memcpy(&x, rec, sizeof x);
+    return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
+}
+
+/* MSPTI records carry no launch configuration and no context: the events have no
+ * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
+ * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
+ * clock artefact but a bad record. */
+static inline dt_cf_decoded dt_cf_mspti_span_valid(uint64_t start, uint64_t end)
+{
+    if (start == 0 && end == 0)
+        return DT_CF_ZERO_TIME;
+    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded
+dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_kernel k;
+    memcpy(&k, rec, sizeof k);
+    dt_cf_decoded r = dt_cf_mspti_span_valid(k.start, k.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
+    ev->name_id = dt_cf_kernel_name(d, nc, k.name);
+    return DT_CF_EMIT;
+}
+
+/* Decodes one record with its layout's decoder: CUPTI's (and MSPTI's kernel, for its
+ * name) inline, any other through the pointer. */
+static inline __attribute__((always_inline)) dt_cf_decoded
+dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
+                    dt_cf_name_cache *nc)
+{
+    dt_cf_decode_fn f = l->decode;
+    if (f == dt_cf_decode_cupti_api)
+        return dt_cf_cupti_api(d, rec, ev);
+    if (f == dt_cf_decode_cupti_kernel)
+        return dt_cf_cupti_kernel(d, rec, ev, nc);
+    if (f == dt_cf_decode_cupti_external)
+        return dt_cf_cupti_external(d, rec, ev);
+    if (f == dt_cf_decode_cupti_memcpy)
+        return dt_cf_cupti_memcpy(d, rec, ev);
+    if (f == dt_cf_decode_cupti_memset)
+        return dt_cf_cupti_memset(d, rec, ev);
+    if (f == dt_cf_decode_mspti_kernel)
+        return dt_cf_mspti_kernel(d, rec, ev, nc); /* its name through the walk's cache */
+    return f(d, rec, ev);
+}
+
+/* dt_cf_take_record, inline in the walkers' loops: the decoder's state and the walk's
+ * counters stay in registers from one record to the next. */
+static inline __attribute__((always_inline)) dt_cf_taken
+dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+{
+    if (avail < 4) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    uint32_t kind;
+    memcpy(&kind, rec, sizeof kind);
+    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? d->by_kind[kind] : NULL;
+    if (!l) {
+        c->malformed++;
+        return DT_CF_TAKEN_UNKNOWN_KIND;
+    }
+    if (avail < d->check_size[kind]) {
+        c->malformed++;
+        return DT_CF_TAKEN_TRUNCATED;
+    }
+    c->records++;
+    if (mode != DT_CF_WALK_DECODE) {
+        if (l->dt_kind != DEVTRACE_KIND_EXTCORR) {
+            if (mode == DT_CF_WALK_POOL_FULL)
+                DT_COUNT(d->s, dropped_pool_full, 1);
+            else
+                DT_COUNT(d->s, out_of_window[l->dt_kind], 1);
+        }
+        return DT_CF_TAKEN;
+    }
+    /* Decoded in place in the thread's chunk (kept only when it is emitted), or, with the
+     * store at its bound, on the stack so that the record is still counted by what it is. */
+    devtrace_event scratch, *ev = dt_store_cursor_next(&c->cursor, &d->s->store);
+    if (!ev)
+        ev = &scratch;
+    dt_event_zero(ev);
+    switch (dt_cf_decode_record(l, d, rec, ev, &c->names)) {
+    case DT_CF_EMIT:
+        if (ev != &scratch) {
+            dt_store_cursor_commit(&c->cursor);
+            c->emitted++;
+        } else {
+            dt_store_cursor_drop(&c->cursor);
+        }
+        return DT_CF_TAKEN;
+    case DT_CF_ZERO_TIME:
+        c->zero_time++;
+        return DT_CF_TAKEN;
+    case DT_CF_IGNORED:
+        c->ignored++;
+        return DT_CF_TAKEN;
+    case DT_CF_MALFORMED:
+    default:
+        c->malformed++;
+        return DT_CF_TAKEN_INVALID;
+    }
+}
+
+#endif /* DT_CUPTI_DECODE_H */
