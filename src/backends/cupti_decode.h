@@ -294,14 +294,12 @@ dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_
     }
     /* Decoded in place in the thread's chunk (kept only when it is emitted), or, with the
      * store at its bound, on the stack so that the record is still counted by what it is. */
-    devtrace_event scratch, *ev = dt_store_cursor_next(&c->cursor, &d->s->store);
-    if (!ev)
-        ev = &scratch;
+    devtrace_event scratch, *place = dt_store_run_next(&c->cursor, &d->s->store), *ev = place ? place : &scratch;
     dt_event_zero(ev);
     switch (dt_cf_decode_record(l, d, rec, ev, &c->names)) {
     case DT_CF_EMIT:
-        if (ev != &scratch) {
-            dt_store_cursor_commit(&c->cursor);
+        if (place) {
+            dt_store_run_commit(&c->cursor);
             c->emitted++;
         } else {
             dt_store_cursor_drop(&c->cursor);

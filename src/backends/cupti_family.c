@@ -1152,8 +1152,9 @@ dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail
     return dt_cf_take_record_inline(d, rec, avail, mode, c);
 }
 
-void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c)
+void dt_cf_commit_counts(dt_cf_decoder *d, dt_cf_walk_counts *c)
 {
+    dt_store_run_close(&c->cursor);
     if (c->malformed)
         DT_COUNT(d->s, malformed_records, c->malformed);
     if (c->zero_time)

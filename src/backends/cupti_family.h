@@ -263,7 +263,7 @@ struct dt_cf_walk_counts {
     uint64_t malformed; /* rejected: unknown kind, bad pointer, too short, bad fields */
     uint64_t zero_time;
     uint64_t ignored;
-    dt_store_cursor cursor; /* where the walk's events are written (zero to start) */
+    dt_store_cursor cursor; /* the walk's run in the store (zero to start) */
     dt_cf_name_cache names; /* the walk's name addresses */
 };
 
@@ -356,7 +356,8 @@ typedef enum dt_cf_taken {
 } dt_cf_taken;
 dt_cf_taken dt_cf_take_record(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode,
                               dt_cf_walk_counts *c);
-void dt_cf_commit_counts(dt_cf_decoder *d, const dt_cf_walk_counts *c);
+/* Ends a walk: its events published in the store, its loss counts added to the session. */
+void dt_cf_commit_counts(dt_cf_decoder *d, dt_cf_walk_counts *c);
 
 /* The interned name of a runtime callback id (cached; the first sight of an unknown id
  * counts one unresolved name). */

@@ -259,6 +259,43 @@ devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
     return &c->events[0];
 }
 
+/* The run's events in its chunk so far: published (release) for readers of the count. */
+static void run_publish(dt_store_cursor *cur)
+{
+    if (cur->run_next)
+        atomic_store_explicit(&cur->chunk->count, (uint32_t)(cur->run_next - cur->chunk->events),
+                              memory_order_release);
+}
+
+devtrace_event *dt_store_run_refill(dt_store_cursor *cur, dt_store *st)
+{
+    run_publish(cur);
+    cur->run_next = cur->run_end = NULL;
+    if (!cur->slot && !dt_store_cursor_open_slow(cur, st))
+        return NULL;
+    dt_slot *slot = cur->slot;
+    dt_chunk *c = slot->current;
+    if (!c || atomic_load_explicit(&c->count, memory_order_relaxed) >= c->capacity) {
+        if (c) {
+            slot->current = NULL;
+            file_chunk(st, c);
+            provider_start();
+        }
+        if (!(c = new_chunk(st)))
+            return NULL;
+        slot->current = c;
+    }
+    cur->chunk = c;
+    cur->run_next = c->events + atomic_load_explicit(&c->count, memory_order_relaxed);
+    cur->run_end = c->events + c->capacity;
+    return cur->run_next;
+}
+
+void dt_store_run_close(dt_store_cursor *cur)
+{
+    run_publish(cur);
+}
+
 void dt_store_cursor_drop(dt_store_cursor *cur)
 {
     if (cur->slot)

@@ -92,6 +92,9 @@ typedef struct dt_store_cursor {
     dt_chunk *chunk; /* the chunk the last dt_store_cursor_next returned a place in */
     uint32_t n;      /* ... and the index of that place */
     int failed;      /* no slot could be made: every event is a drop */
+    /* A run (dt_store_run_*): the free places of chunk, run_next the next one; events
+     * before run_next are written but not yet counted in the chunk. */
+    devtrace_event *run_next, *run_end;
 } dt_store_cursor;
 
 dt_slot *dt_store_cursor_open_slow(dt_store_cursor *cur, dt_store *st);
@@ -125,6 +128,27 @@ static inline void dt_store_cursor_commit(dt_store_cursor *cur)
 
 /* Counts one event refused for the bound (dt_store_cursor_next returned NULL). */
 void dt_store_cursor_drop(dt_store_cursor *cur);
+
+/* A run: the appends of one walk over a vendor buffer, by one thread that appends
+ * nothing else to the store until dt_store_run_close. The places are the free part of
+ * the thread's chunk, taken in order; the chunk's count is published once, when the run
+ * leaves the chunk or closes, instead of once per event. A zeroed cursor starts one. */
+devtrace_event *dt_store_run_refill(dt_store_cursor *cur, dt_store *st);
+/* The place of the run's next event (write it, then commit, or leave it), or NULL at the
+ * bound: count the event with dt_store_cursor_drop then. */
+static inline devtrace_event *dt_store_run_next(dt_store_cursor *cur, dt_store *st)
+{
+    if (__builtin_expect(cur->run_next != cur->run_end, 1))
+        return cur->run_next;
+    return dt_store_run_refill(cur, st);
+}
+/* Keeps the event written at the place dt_store_run_next returned last. */
+static inline void dt_store_run_commit(dt_store_cursor *cur)
+{
+    cur->run_next++;
+}
+/* Publishes the run's events in the chunk (with release): call when the walk ends. */
+void dt_store_run_close(dt_store_cursor *cur);
 
 /* Events stored so far (after every appender has stopped) and dropped for the bound. */
 uint64_t dt_store_count(dt_store *st);

@@ -264,6 +264,88 @@ static void test_cursor_and_append_share_the_thread_chunk(void **state)
     dt_store_destroy(&st);
 }
 
+/* A run (a walk's appends): the bound, order and drops of appends; the chunk's count is
+ * published when the run leaves a chunk and when it closes, not per event; a run after
+ * appends continues their chunk, and appends after a closed run continue the run's. */
+static void test_run_publishes_at_chunk_ends_and_close_with_the_bound_of_append(void **state)
+{
+    (void)state;
+    enum { BOUND = 3 * DT_CHUNK_EVENTS - 17, BEFORE = 5, N = 3 * DT_CHUNK_EVENTS };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, BOUND), 0);
+    uint64_t seq = 0;
+    for (; seq < BEFORE; seq++) {
+        devtrace_event e = seq_event(0, seq);
+        assert_int_equal(dt_store_append(&st, &e), 0);
+    }
+    dt_store_cursor run = {0};
+    uint64_t refused = 0, first_refused = 0;
+    for (uint64_t i = 0; i < N; i++, seq++) {
+        devtrace_event *ev = dt_store_run_next(&run, &st);
+        if (!ev) {
+            if (!refused)
+                first_refused = seq;
+            refused++;
+            dt_store_cursor_drop(&run);
+            continue;
+        }
+        if (i == 7) {
+            *ev = seq_event(0, 999999); /* written, then abandoned: the place is reused */
+            assert_ptr_equal(dt_store_run_next(&run, &st), ev);
+        }
+        *ev = seq_event(0, seq);
+        dt_store_run_commit(&run);
+        if (seq == DT_CHUNK_EVENTS - 1) /* the first chunk is full but still the thread's */
+            assert_int_equal(atomic_load(&run.chunk->count), BEFORE);
+        if (seq == DT_CHUNK_EVENTS) /* the run has left the first chunk: it is published */
+            assert_int_equal(dt_store_count(&st), DT_CHUNK_EVENTS);
+    }
+    dt_store_run_close(&run);
+    assert_int_equal(first_refused, BOUND);
+    assert_int_equal(refused, BEFORE + N - BOUND);
+    assert_int_equal(dt_store_count(&st), BOUND);
+    assert_int_equal(dt_store_dropped(&st), BEFORE + N - BOUND);
+    tally t;
+    tally_init(&t, 1, BEFORE + N);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {BOUND};
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    assert_int_equal(t.out_of_range, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
+static void test_runs_and_appends_take_turns_in_the_thread_chunk(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, 100000), 0);
+    uint64_t seq = 0;
+    for (int turn = 0; turn < 40; turn++) { /* runs of 0..1950 events between appends */
+        dt_store_cursor run = {0};
+        for (int i = 0; i < turn * 50; i++, seq++) {
+            devtrace_event *ev = dt_store_run_next(&run, &st);
+            assert_non_null(ev);
+            *ev = seq_event(0, seq);
+            dt_store_run_commit(&run);
+        }
+        dt_store_run_close(&run);
+        assert_int_equal(dt_store_count(&st), seq);
+        devtrace_event e = seq_event(0, seq++);
+        assert_int_equal(dt_store_append(&st, &e), 0);
+    }
+    assert_int_equal(seq, 39 * 40 / 2 * 50 + 40);
+    tally t;
+    tally_init(&t, 1, seq);
+    dt_store_visit(&st, tally_visit, &t);
+    uint64_t stored[1] = {seq};
+    assert_int_equal(tally_missing(&t, stored), 0);
+    assert_int_equal(t.out_of_order, 0);
+    tally_free(&t);
+    dt_store_destroy(&st);
+}
+
 /* Waits (at most 10 s) until the provider has n chunks ready; returns how many it has. */
 static unsigned provider_ready_within(unsigned n)
 {
@@ -677,6 +759,8 @@ int main(void)
         cmocka_unit_test(test_bound_smaller_than_one_chunk),
         cmocka_unit_test(test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append),
         cmocka_unit_test(test_cursor_and_append_share_the_thread_chunk),
+        cmocka_unit_test(test_run_publishes_at_chunk_ends_and_close_with_the_bound_of_append),
+        cmocka_unit_test(test_runs_and_appends_take_turns_in_the_thread_chunk),
         cmocka_unit_test(test_event_zero_clears_every_byte),
         cmocka_unit_test(test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks),
         cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
