@@ -1170,16 +1170,17 @@ enum { CF_ASK, CF_NEXT, CF_END };
 static inline int cf_stride(const dt_cf_decoder *d, uintptr_t prev, uintptr_t hi, uintptr_t *next)
 {
     uint32_t kind = read_u32((const uint8_t *)prev);
-    if (kind >= DT_CF_MAX_KIND || atomic_load_explicit(&d->stride[kind], memory_order_relaxed) != DT_CF_STRIDE_OK)
+    uint32_t size = kind < DT_CF_MAX_KIND ? atomic_load_explicit(&d->stride_size[kind], memory_order_relaxed) : 0;
+    if (!size)
         return CF_ASK;
-    uintptr_t q = prev + d->by_kind[kind]->size;
+    uintptr_t q = prev + size;
     if (q == hi)
         return CF_END;
     if (q > hi || hi - q < 4)
         return CF_ASK;
     uint32_t k2 = read_u32((const uint8_t *)q);
-    if (k2 >= DT_CF_MAX_KIND || atomic_load_explicit(&d->stride[k2], memory_order_relaxed) != DT_CF_STRIDE_OK ||
-        hi - q < d->by_kind[k2]->size)
+    size = k2 < DT_CF_MAX_KIND ? atomic_load_explicit(&d->stride_size[k2], memory_order_relaxed) : 0;
+    if (!size || hi - q < size)
         return CF_ASK;
     *next = q;
     return CF_NEXT;
@@ -1198,7 +1199,11 @@ static void cf_learn_stride(dt_cf_decoder *d, uintptr_t prev, uintptr_t p)
         return; /* decoded by a prefix: the size is not this version's */
     uint8_t expected = DT_CF_STRIDE_UNSEEN;
     uint8_t verdict = p - prev == l->size ? DT_CF_STRIDE_OK : DT_CF_STRIDE_NO;
-    if (atomic_compare_exchange_strong(&d->stride[kind], &expected, verdict) && verdict == DT_CF_STRIDE_NO)
+    if (!atomic_compare_exchange_strong(&d->stride[kind], &expected, verdict))
+        return;
+    if (verdict == DT_CF_STRIDE_OK)
+        atomic_store_explicit(&d->stride_size[kind], l->size, memory_order_relaxed);
+    else
         dt_add_note(d->s,
                     "%s's record iterator stepped %llu bytes over a %s record (kind %u), whose layout has %u: "
                     "records of that kind are stepped by the library's iterator only",

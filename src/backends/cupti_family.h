@@ -240,6 +240,7 @@ struct dt_cf_decoder {
      * by the size, with no call into the library; a kind whose step differs
      * (DT_CF_STRIDE_NO) is always stepped by the library. iterator_only: never stride. */
     _Atomic uint8_t stride[DT_CF_MAX_KIND];
+    _Atomic uint32_t stride_size[DT_CF_MAX_KIND]; /* the layout's size once DT_CF_STRIDE_OK, else 0 */
     int iterator_only;
     /* Counters for a descriptor's scanner (its own meaning per index), read by its finish. */
     _Atomic uint64_t scan_stats[DT_CF_SCAN_STATS];

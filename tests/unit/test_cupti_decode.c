@@ -564,6 +564,9 @@ static void verified_kinds_are_stepped_without_the_library(void **state)
     assert_int_equal(f->d->stride[5], DT_CF_STRIDE_OK);
     assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
     assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride_size[5], 40); /* the steps the walk takes by itself */
+    assert_int_equal(f->d->stride_size[10], f->d->by_kind[10]->size);
+    assert_int_equal(f->d->stride_size[39], 24);
     /* the next buffer: every kind known, one call for its first record */
     g_next_calls = 0;
     walk(f);
@@ -584,6 +587,7 @@ static void iterator_only_walks_call_the_library_for_every_record(void **state)
     assert_int_equal(g_next_calls, 61); /* 60 records and the end */
     assert_int_equal(c.emitted, 60);
     assert_int_equal(f->d->stride[5], DT_CF_STRIDE_UNSEEN);
+    assert_int_equal(f->d->stride_size[5], 0);
 }
 
 static void a_kind_the_library_steps_differently_stays_on_the_library(void **state)
@@ -605,6 +609,8 @@ static void a_kind_the_library_steps_differently_stays_on_the_library(void **sta
     assert_int_equal(f->d->stride[5], DT_CF_STRIDE_NO);
     assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
     assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride_size[5], 0);
+    assert_int_equal(f->d->stride_size[39], 24);
     /* every step from an API record, and every step to one, asks the library: 10 + 9, then
      * the first record and the first kernel -> external step: 21 */
     assert_int_equal(g_next_calls, 21);
