@@ -358,6 +358,86 @@ static void pass1_event(void *user, devtrace_event *ev)
     c->kept[c->n++] = ev;
 }
 
+/* The lanes of the events kept, gathered in pass 2 (which reads each event anyway, in
+ * memory order) instead of by the trace writer, whose scan of the sorted events read them
+ * in time order, scattered, before its first byte (12 to 21 ms per 1 M events). A lane met
+ * lately is found in a small direct-mapped table; a new one is looked up in an
+ * open-addressing set. Device and host lanes are kept apart (side 0 and 1). */
+#define LANE_RECENT 64
+#define LANE_BITS 14
+#define LANE_SLOTS (1u << LANE_BITS) /* at most a quarter full */
+_Static_assert(LANE_SLOTS >= 4 * DT_MAX_LANES, "the lane set has room");
+typedef struct lane_set {
+    uint64_t recent[2][LANE_RECENT];
+    uint64_t slots[2][LANE_SLOTS];
+    uint8_t recent_used[2][LANE_RECENT], used[2][LANE_SLOTS];
+    size_t n;         /* both sides */
+    uint64_t unnamed; /* events on lanes past DT_MAX_LANES */
+} lane_set;
+
+static inline unsigned lane_hash(uint64_t key, int bits)
+{
+    return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* 1 when the lane is in the set (now), 0 when it is past the bound (its event counted). */
+static int lane_add_slow(lane_set *ls, int side, uint64_t key)
+{
+    unsigned i = lane_hash(key, LANE_BITS);
+    for (; ls->used[side][i]; i = (i + 1) & (LANE_SLOTS - 1))
+        if (ls->slots[side][i] == key)
+            return 1;
+    if (ls->n >= DT_MAX_LANES) {
+        ls->unnamed++;
+        return 0;
+    }
+    ls->used[side][i] = 1;
+    ls->slots[side][i] = key;
+    ls->n++;
+    return 1;
+}
+
+static inline void lane_add(lane_set *ls, const devtrace_event *ev)
+{
+    int side = dt_lane_is_host(ev);
+    uint64_t key = dt_lane_key(ev);
+    unsigned r = lane_hash(key, 6);
+    if (ls->recent_used[side][r] && ls->recent[side][r] == key)
+        return;
+    if (!lane_add_slow(ls, side, key))
+        return;
+    ls->recent[side][r] = key;
+    ls->recent_used[side][r] = 1;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The set's lanes into s->lanes (DT_MAX_LANES places): device lanes, then host lanes,
+ * each ascending. */
+static void lanes_take(dt_session *s, const lane_set *ls)
+{
+    size_t n = 0;
+    for (int side = 0; side < 2; side++) {
+        size_t first = n;
+        for (size_t i = 0; i < LANE_SLOTS; i++)
+            if (ls->used[side][i])
+                s->lanes[n++] = ls->slots[side][i];
+        qsort(s->lanes + first, n - first, sizeof *s->lanes, key_cmp);
+        if (side == 0)
+            s->ndevice_lanes = n;
+    }
+    s->nlanes = n;
+    s->unnamed_lane_events = ls->unnamed;
+    if (ls->unnamed)
+        dt_add_note(s, "the trace names the first %d streams and threads it meets; %llu events are on further ones, "
+                       "which have no thread_name",
+                    DT_MAX_LANES, (unsigned long long)ls->unnamed);
+}
+
 int dt_session_finalize(dt_session *s)
 {
     if (s->state == DT_FINAL)
@@ -368,9 +448,13 @@ int dt_session_finalize(dt_session *s)
     s->stats.dropped_store_full += dt_store_dropped(&s->store);
     size_t total = (size_t)dt_store_count(&s->store);
     devtrace_event **all = calloc(total ? total : 1, sizeof *all);
+    lane_set *lanes = calloc(1, sizeof *lanes);
+    free(s->lanes);
+    s->lanes = malloc(DT_MAX_LANES * sizeof *s->lanes);
     corr_map m = {0};
-    if (!all || corr_map_init(&m, total) != 0) {
+    if (!all || !lanes || !s->lanes || corr_map_init(&m, total) != 0) {
         free(all);
+        free(lanes);
         scratch_free(&m.mem);
         return DEVTRACE_ENOMEM;
     }
@@ -410,10 +494,13 @@ int dt_session_finalize(dt_session *s)
             continue;
         }
         s->stats.events[ev->kind]++;
+        lane_add(lanes, ev);
         demangle_kernel_name(s, &dn, ev);
         all[out++] = ev;
     }
     free(dn.map);
+    lanes_take(s, lanes);
+    free(lanes);
     mark_flows_and_sort(s, &m, all, out);
     scratch_free(&m.mem);
     s->sorted = all;

@@ -524,6 +524,7 @@ void devtrace_close(devtrace_session *s)
     free(s->samples);
     free(s->tick_samples);
     free(s->sorted);
+    free(s->lanes);
     dt_clock_map_free(&s->clock);
     for (int i = 0; i < s->nnotes; i++)
         free(s->notes[i]);

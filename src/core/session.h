@@ -60,12 +60,30 @@ struct devtrace_session {
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;
+    /* The lanes of the events kept, for the trace's names (process_name, thread_name):
+     * dt_lane_key values (owned), the device lanes ascending then the host lanes ascending;
+     * the first DT_MAX_LANES met, and how many events are on lanes past those (noted). */
+    uint64_t *lanes;
+    size_t nlanes, ndevice_lanes;
+    uint64_t unnamed_lane_events;
     dt_clock_map clock;
     uint64_t base_ns;
     /* Hooks for the collector. */
     void (*on_stop)(dt_session *s, void *user);
     void *on_stop_user;
 };
+
+/* A lane of the timeline: a device's stream, or a host thread (runtime calls and CPU ops,
+ * whose device is the process and stream the thread): device << 32 | stream. */
+#define DT_MAX_LANES 4096
+static inline int dt_lane_is_host(const devtrace_event *ev)
+{
+    return ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
+}
+static inline uint64_t dt_lane_key(const devtrace_event *ev)
+{
+    return (uint64_t)ev->device << 32 | ev->stream;
+}
 
 /* Counters: atomic, relaxed. field is a devtrace_stats member name. */
 #define DT_COUNT(s, field, n) __atomic_fetch_add(&(s)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)

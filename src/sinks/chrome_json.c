@@ -495,60 +495,29 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
     DT_JSONW_LIT(w, "}},\n");
 }
 
-/* process_name/labels/sort_index for each device, thread_name for each stream and
- * host thread seen. It scans every event, in the trace's first piece, which every other
- * piece waits behind: a key seen lately is found in a small direct-mapped table of
- * keys already listed before the list is searched. */
-#define SEEN_SLOTS 64
-
+/* process_name/labels/sort_index for each device, thread_name for each stream and host
+ * thread: the lanes finalise gathered (device streams by device and stream, then host
+ * threads by process and thread). */
 static void write_metadata(writer *wr)
 {
     dt_session *s = wr->s;
-    uint64_t seen_dev[DT_MAX_DEVICES] = {0};
-    int nseen = 0;
-    uint64_t *pairs = calloc(2 * (s->nsorted + 1), sizeof *pairs);
-    size_t npairs = 0;
     char text[64];
-    uint64_t seen[SEEN_SLOTS];
-    unsigned char seen_used[SEEN_SLOTS] = {0};
-    for (size_t i = 0; i < s->nsorted; i++) {
-        const devtrace_event *ev = s->sorted[i];
-        int host = ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
-        uint64_t key = ((uint64_t)host << 63) | ((uint64_t)ev->device << 32) | ev->stream;
-        unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 58);
-        if (seen_used[slot] && seen[slot] == key)
-            continue; /* listed already */
-        int known = 0;
-        for (size_t p = 0; p < npairs && !known; p++)
-            known = pairs[p] == key;
-        if (pairs) {
-            seen[slot] = key;
-            seen_used[slot] = 1;
-        }
-        if (known || !pairs)
-            continue;
-        pairs[npairs++] = key;
-        if (npairs > 4096) /* bounded: the metadata is for humans, not for every thread */
-            break;
-        if (!host) {
-            int dev_known = 0;
-            for (int d = 0; d < nseen; d++)
-                dev_known |= seen_dev[d] == ev->device;
-            if (!dev_known && nseen < DT_MAX_DEVICES) {
-                seen_dev[nseen++] = ev->device;
-                snprintf(text, sizeof text, "GPU %u", ev->device);
-                write_metadata_event(wr, "process_name", ev->device, 0, "name", text, 0);
-                write_metadata_event(wr, "process_labels", ev->device, 0, "labels", text, 0);
-                write_metadata_event(wr, "process_sort_index", ev->device, 0, "sort_index", NULL,
-                                     5000000 + (int64_t)ev->device);
+    for (size_t i = 0; i < s->nlanes; i++) {
+        uint32_t device = (uint32_t)(s->lanes[i] >> 32), stream = (uint32_t)s->lanes[i];
+        if (i < s->ndevice_lanes) {
+            if (i == 0 || device != (uint32_t)(s->lanes[i - 1] >> 32)) {
+                snprintf(text, sizeof text, "GPU %u", device);
+                write_metadata_event(wr, "process_name", device, 0, "name", text, 0);
+                write_metadata_event(wr, "process_labels", device, 0, "labels", text, 0);
+                write_metadata_event(wr, "process_sort_index", device, 0, "sort_index", NULL,
+                                     5000000 + (int64_t)device);
             }
-            snprintf(text, sizeof text, "stream %u", ev->stream);
+            snprintf(text, sizeof text, "stream %u", stream);
         } else {
-            snprintf(text, sizeof text, "thread %u", ev->stream);
+            snprintf(text, sizeof text, "thread %u", stream);
         }
-        write_metadata_event(wr, "thread_name", ev->device, ev->stream, "name", text, 0);
+        write_metadata_event(wr, "thread_name", device, stream, "name", text, 0);
     }
-    free(pairs);
 }
 
 /* The trace up to its first event: the top-level keys and the metadata events. */

@@ -578,6 +578,77 @@ static void test_metadata_names_the_device_and_stream(void **state)
     assert_int_equal(thread, 1);
 }
 
+/* The metadata lists every lane once: device streams by device and stream (each device's
+ * process events before its first stream), then host threads by process and thread,
+ * whatever order the events came in; a device id with its top bit set is a device. */
+static void test_metadata_lists_each_lane_once_devices_then_threads_in_order(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    struct {
+        int kind;
+        uint32_t device, stream;
+    } lanes[] = {{DEVTRACE_KIND_RUNTIME, 100, 300}, {DEVTRACE_KIND_KERNEL, 1, 9}, {DEVTRACE_KIND_MEMCPY, 0, 7},
+                 {DEVTRACE_KIND_RUNTIME, 100, 200}, {DEVTRACE_KIND_KERNEL, 0, 7},  {DEVTRACE_KIND_MEMSET, 1, 2},
+                 {DEVTRACE_KIND_KERNEL, 0x80000001u, 5}, {DEVTRACE_KIND_CPU_OP, 100, 200}};
+    for (unsigned i = 0; i < sizeof lanes / sizeof lanes[0]; i++) {
+        devtrace_event ev = ut_kernel(1000 + 10 * i, 1005 + 10 * i, 0);
+        ev.kind = (uint16_t)lanes[i].kind;
+        ev.device = lanes[i].device;
+        ev.stream = lanes[i].stream;
+        dt_emit(s, &ev);
+    }
+    char *text = NULL, error[160];
+    uj_value *root = ut_chrome_trace(s, &text, error);
+    if (!root)
+        fail_msg("not valid JSON: %s", error);
+    const uj_value *ev[32];
+    size_t n = ut_events_with_ph(root, "M", ev, 32);
+    char got[1024] = "";
+    for (size_t i = 0; i < n && i < 32; i++) {
+        const char *name = uj_get_str(ev[i], "name");
+        if (!strcmp(name, "process_labels") || !strcmp(name, "process_sort_index"))
+            continue;
+        size_t used = strlen(got);
+        snprintf(got + used, sizeof got - used, "%s%s %s/%s %s", used ? "; " : "", name, uj_get_raw(ev[i], "pid"),
+                 uj_get_raw(ev[i], "tid"), uj_get_str(uj_get(ev[i], "args"), "name"));
+    }
+    assert_string_equal(got, "process_name 0/0 GPU 0; thread_name 0/7 stream 7; "
+                             "process_name 1/0 GPU 1; thread_name 1/2 stream 2; thread_name 1/9 stream 9; "
+                             "process_name 2147483649/0 GPU 2147483649; thread_name 2147483649/5 stream 5; "
+                             "thread_name 100/200 thread 200; thread_name 100/300 thread 300");
+    assert_int_equal(s->nlanes, 6);
+    assert_int_equal(s->ndevice_lanes, 4);
+    assert_int_equal(s->unnamed_lane_events, 0);
+    uj_free(root);
+    free(text);
+    devtrace_close(s);
+}
+
+/* Lanes past DT_MAX_LANES are not named; their events are counted in a note. */
+static void test_lanes_past_the_bound_are_counted_not_named(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    for (uint32_t i = 0; i < DT_MAX_LANES + 3; i++) {
+        devtrace_event ev = ut_kernel(1000 + i, 1001 + i, 0);
+        ev.stream = i;
+        dt_emit(s, &ev);
+        if (i >= DT_MAX_LANES) /* a second event on each lane past the bound */
+            dt_emit(s, &ev);
+    }
+    assert_int_equal(dt_session_finalize(s), 0);
+    assert_int_equal(s->nlanes, DT_MAX_LANES);
+    assert_int_equal(s->ndevice_lanes, DT_MAX_LANES);
+    assert_int_equal(s->lanes[0], 0);
+    assert_int_equal(s->lanes[DT_MAX_LANES - 1], DT_MAX_LANES - 1);
+    assert_int_equal(s->unnamed_lane_events, 6);
+    assert_int_equal(s->nnotes, 1);
+    assert_string_equal(s->notes[0], "the trace names the first 4096 streams and threads it meets; 6 events are on "
+                                     "further ones, which have no thread_name");
+    devtrace_close(s);
+}
+
 static void test_hostile_kernel_name_round_trips(void **state)
 {
     fixture *f = *state;
@@ -745,6 +816,8 @@ int main(void)
         T(test_hostile_kernel_name_round_trips),
         T(test_hostile_trace_name_is_escaped),
         cmocka_unit_test(test_memcpy_names_per_direction),
+        cmocka_unit_test(test_metadata_lists_each_lane_once_devices_then_threads_in_order),
+        cmocka_unit_test(test_lanes_past_the_bound_are_counted_not_named),
         cmocka_unit_test(test_empty_session_writes_a_valid_trace),
         cmocka_unit_test(test_numbers_use_a_dot_whatever_the_programs_locale),
     };
