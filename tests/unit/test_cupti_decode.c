@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "backends/cupti_family.h"
+#include "backends/cupti_decode.h"
 #include "core/session.h"
 #include "unit_bytes.h"
 
@@ -641,6 +641,37 @@ static void a_reused_name_address_is_checked_again_in_the_next_buffer(void **sta
     assert_string_equal(name_of(f, &f->ev[0]), "_ZN1a1fEv");
 }
 
+/* Addresses that share a slot of the walk's name cache replace each other there: each
+ * record still gets its own name. */
+static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
+{
+    fixture *f = *state;
+    static _Alignas(8) char pool[1 << 16];
+    const char *names[3] = {"_Z5alphav", "_Z4betav", "_Z5gammav"};
+    char *at[3];
+    int found = 0;
+    unsigned slot = dt_cf_name_slot(pool);
+    for (size_t off = 0; off + 16 <= sizeof pool && found < 3; off += 16)
+        if (dt_cf_name_slot(pool + off) == slot) {
+            at[found] = pool + off;
+            strcpy(at[found], names[found]);
+            found++;
+        }
+    assert_int_equal(found, 3);
+    const int order[12] = {0, 1, 0, 2, 1, 0, 0, 2, 2, 1, 0, 1};
+    f->used = 0;
+    for (int i = 0; i < 12; i++) {
+        f->used += write_kernel(f->buf + f->used, 10, 100 + 10 * (uint64_t)i, 105 + 10 * (uint64_t)i,
+                                (uint32_t)(1 + i), 0, 216);
+        ut_putptr(f->buf, 216 * (size_t)i + 104, at[order[i]]);
+    }
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 12);
+    assert_int_equal(f->nev, 12);
+    for (int i = 0; i < 12; i++)
+        assert_string_equal(name_of(f, &f->ev[i]), names[order[i]]);
+}
+
 static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
 {
     fixture *f = *state;
@@ -924,6 +955,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(iterator_only_walks_call_the_library_for_every_record, setup, teardown),
         cmocka_unit_test_setup_teardown(a_kind_the_library_steps_differently_stays_on_the_library, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reused_name_address_is_checked_again_in_the_next_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(name_addresses_sharing_a_cache_slot_keep_their_names, setup, teardown),
         cmocka_unit_test_setup_teardown(cuda12_library_uses_kernel9_and_memcpy5_strides, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_library_falls_back_to_the_checked_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(ppu_null_record_and_unknown_end_code_end_the_buffer, setup, teardown),
