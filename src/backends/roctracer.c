@@ -617,6 +617,7 @@ typedef struct roc_thread {
     int overflow;           /* enters beyond ROC_FRAMES not yet exited */
     uint32_t pid, tid;      /* 0 until the first event; cleared in a forked child */
     dt_guard_thread *guard; /* this thread's record in G.guard (for every session) */
+    const dt_external_stack *externals; /* this thread's (tls.h: kept, not looked up per call) */
     dt_store_cursor cur;    /* where the thread's runtime events go in the session's store */
     roc_frame frames[ROC_FRAMES];
 } roc_thread;
@@ -685,6 +686,7 @@ static __attribute__((noinline)) void roc_thread_bind(roc_thread *t, const dt_se
     t->depth = 0;
     t->overflow = 0;
     memset(&t->cur, 0, sizeof t->cur);
+    t->externals = DT_TLS_SELF(dt__external_stack);
 }
 
 static void roc_on_enter(roc_state *st, roc_thread *t, uint32_t cid, uint64_t correlation, const void *data,
@@ -709,7 +711,7 @@ static void roc_on_enter(roc_state *st, roc_thread *t, uint32_t cid, uint64_t co
     f->correlation = correlation;
     f->start = now;
     f->cid = cid;
-    f->has_external = dt_current_external(s, &f->external);
+    f->has_external = dt_current_external_in(t->externals, s, &f->external);
 }
 
 /* The interned name of a HIP API id: roctracer_op_string once per id. */
@@ -815,7 +817,7 @@ static uint64_t roc_api_timestamp(roc_state *st)
 
 static __attribute__((noinline)) void roc_api_enter(uint32_t cid, uint64_t correlation, const void *data)
 {
-    roc_thread *t = &t_roc;
+    roc_thread *t = DT_TLS_SELF(t_roc); /* one thread-local lookup per callback (tls.h) */
     dt_guard_pass pass;
     roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
     if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed))
@@ -825,7 +827,7 @@ static __attribute__((noinline)) void roc_api_enter(uint32_t cid, uint64_t corre
 
 static __attribute__((noinline)) void roc_api_exit(uint32_t cid, uint64_t correlation)
 {
-    roc_thread *t = &t_roc;
+    roc_thread *t = DT_TLS_SELF(t_roc); /* one thread-local lookup per callback (tls.h) */
     dt_guard_pass pass;
     roc_state *st = dt_guard_enter(&G.guard, &t->guard, &pass);
     if (st && atomic_load_explicit(&st->accepting, memory_order_relaxed))

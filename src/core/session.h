@@ -12,6 +12,7 @@
 #include "devtrace.h"
 #include "hostclock.h"
 #include "intern.h"
+#include "tls.h"
 #include "store.h"
 
 #define DT_MAX_DEVICES 64
@@ -151,14 +152,20 @@ typedef struct dt_external_stack {
 } dt_external_stack;
 extern _Thread_local dt_external_stack dt__external_stack;
 
-/* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
-static inline int dt_current_external(const dt_session *s, uint64_t *id)
+/* The innermost external id in x, this thread's stack (DT_TLS_SELF(dt__external_stack),
+ * which a callback may keep), for session s: 1 and *id set, or 0 when none. */
+static inline int dt_current_external_in(const dt_external_stack *x, const dt_session *s, uint64_t *id)
 {
-    const dt_external_stack *x = &dt__external_stack;
     if (x->generation != s->generation || x->depth == 0)
         return 0;
     *id = x->frames[x->depth - 1].id;
     return 1;
+}
+
+/* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
+static inline int dt_current_external(const dt_session *s, uint64_t *id)
+{
+    return dt_current_external_in(&dt__external_stack, s, id);
 }
 
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
