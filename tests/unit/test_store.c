@@ -85,6 +85,22 @@ static uint64_t tally_missing(const tally *t, const uint64_t *stored)
     return missing;
 }
 
+/* One thread wrote sequence numbers 0 .. written-1: the store holds exactly the first
+ * stored of them, each once, in order. */
+static void assert_first_stored_in_order(dt_store *st, uint64_t written, uint64_t stored)
+{
+    tally t;
+    tally_init(&t, 1, written);
+    dt_store_visit(st, tally_visit, &t);
+    uint64_t expect[1] = {stored};
+    assert_int_equal(t.visited, stored);
+    assert_int_equal(tally_missing(&t, expect), 0);
+    assert_int_equal(t.duplicates, 0);
+    assert_int_equal(t.out_of_order, 0);
+    assert_int_equal(t.out_of_range, 0);
+    tally_free(&t);
+}
+
 static void test_empty_store_counts_and_visits_nothing(void **state)
 {
     (void)state;
@@ -172,13 +188,7 @@ static void test_bound_stores_exactly_max_events_and_counts_the_rest(void **stat
     assert_int_equal(refused, N - BOUND);
     assert_int_equal(dt_store_count(&st), BOUND);
     assert_int_equal(dt_store_dropped(&st), N - BOUND);
-    tally t;
-    tally_init(&t, 1, N);
-    dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {BOUND}; /* the first BOUND, in order */
-    assert_int_equal(tally_missing(&t, stored), 0);
-    assert_int_equal(t.out_of_order, 0);
-    tally_free(&t);
+    assert_first_stored_in_order(&st, N, BOUND); /* the first BOUND, in order */
     dt_store_destroy(&st);
 }
 
@@ -224,14 +234,7 @@ static void test_cursor_writes_in_place_with_the_bound_and_the_drops_of_append(v
     assert_int_equal(refused, N - BOUND);
     assert_int_equal(dt_store_count(&st), BOUND);
     assert_int_equal(dt_store_dropped(&st), N - BOUND);
-    tally t;
-    tally_init(&t, 1, N);
-    dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {BOUND};
-    assert_int_equal(tally_missing(&t, stored), 0);
-    assert_int_equal(t.out_of_order, 0);
-    assert_int_equal(t.out_of_range, 0);
-    tally_free(&t);
+    assert_first_stored_in_order(&st, N, BOUND);
     dt_store_destroy(&st);
 }
 
@@ -254,13 +257,7 @@ static void test_cursor_and_append_share_the_thread_chunk(void **state)
         }
     }
     assert_int_equal(dt_store_count(&st), 10000);
-    tally t;
-    tally_init(&t, 1, 10000);
-    dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {10000};
-    assert_int_equal(tally_missing(&t, stored), 0);
-    assert_int_equal(t.out_of_order, 0);
-    tally_free(&t);
+    assert_first_stored_in_order(&st, 10000, 10000);
     dt_store_destroy(&st);
 }
 
@@ -305,14 +302,7 @@ static void test_run_publishes_at_chunk_ends_and_close_with_the_bound_of_append(
     assert_int_equal(refused, BEFORE + N - BOUND);
     assert_int_equal(dt_store_count(&st), BOUND);
     assert_int_equal(dt_store_dropped(&st), BEFORE + N - BOUND);
-    tally t;
-    tally_init(&t, 1, BEFORE + N);
-    dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {BOUND};
-    assert_int_equal(tally_missing(&t, stored), 0);
-    assert_int_equal(t.out_of_order, 0);
-    assert_int_equal(t.out_of_range, 0);
-    tally_free(&t);
+    assert_first_stored_in_order(&st, BEFORE + N, BOUND);
     dt_store_destroy(&st);
 }
 
@@ -336,13 +326,7 @@ static void test_runs_and_appends_take_turns_in_the_thread_chunk(void **state)
         assert_int_equal(dt_store_append(&st, &e), 0);
     }
     assert_int_equal(seq, 39 * 40 / 2 * 50 + 40);
-    tally t;
-    tally_init(&t, 1, seq);
-    dt_store_visit(&st, tally_visit, &t);
-    uint64_t stored[1] = {seq};
-    assert_int_equal(tally_missing(&t, stored), 0);
-    assert_int_equal(t.out_of_order, 0);
-    tally_free(&t);
+    assert_first_stored_in_order(&st, seq, seq);
     dt_store_destroy(&st);
 }
 
