@@ -39,11 +39,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "%s/devtrace-unit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir))
+    if (!f || ut_make_temp_dir(f->dir, sizeof f->dir) != 0)
         return -1;
     f->s = ut_offline_session();
     if (!f->s)

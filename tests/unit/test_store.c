@@ -330,37 +330,27 @@ static void test_runs_and_appends_take_turns_in_the_thread_chunk(void **state)
     dt_store_destroy(&st);
 }
 
+/* The provider as it is now. */
+typedef struct provider_view {
+    int state;
+    unsigned ready;
+    uint64_t handed;
+} provider_view;
+
+static provider_view provider_now(void)
+{
+    provider_view v;
+    dt_store_provider_read(&v.state, &v.ready, &v.handed);
+    return v;
+}
+
 /* Waits (at most 10 s) until the provider has n chunks ready; returns how many it has. */
 static unsigned provider_ready_within(unsigned n)
 {
     unsigned have = 0;
-    for (int i = 0; i < 10000; i++) {
-        int state;
-        uint64_t handed;
-        dt_store_provider_read(&state, &have, &handed);
-        if (have >= n)
-            break;
+    for (int i = 0; i < 10000 && (have = provider_now().ready) < n; i++)
         usleep(1000);
-    }
     return have;
-}
-
-static uint64_t chunks_handed(void)
-{
-    int state;
-    unsigned ready;
-    uint64_t handed;
-    dt_store_provider_read(&state, &ready, &handed);
-    return handed;
-}
-
-static int provider_state(void)
-{
-    int state;
-    unsigned ready;
-    uint64_t handed;
-    dt_store_provider_read(&state, &ready, &handed);
-    return state;
 }
 
 /* The provider (one for the process) runs once a chunk has filled; with chunks ready, each
@@ -375,14 +365,14 @@ static void test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks(void 
         devtrace_event ev = seq_event(0, seq);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_int_equal(provider_state(), 1);
+    assert_int_equal(provider_now().state, 1);
     assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY);
-    uint64_t before = chunks_handed();
+    uint64_t before = provider_now().handed;
     for (; seq < 2 * DT_CHUNK_EVENTS + 1; seq++) {
         devtrace_event ev = seq_event(0, seq);
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
-    assert_int_equal(chunks_handed(), before + 1); /* the third chunk came from the ready ones */
+    assert_int_equal(provider_now().handed, before + 1); /* the third chunk came from the ready ones */
     assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
     for (; seq < 20 * DT_CHUNK_EVENTS; seq++) { /* many chunks through a cursor */
         dt_store_cursor cur = {0};
@@ -401,11 +391,11 @@ static void test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks(void 
     tally_free(&t);
     /* Chunks 4 to 20 each came from the provider or, when it had none ready, from malloc
      * (appenders never wait): how many from each depends on timing. */
-    uint64_t handed = chunks_handed() - before;
+    uint64_t handed = provider_now().handed - before;
     assert_true(handed >= 1 && handed <= 18);
     dt_store_destroy(&st);
     /* The provider outlives the store: a second store finds it running. */
-    assert_int_equal(provider_state(), 1);
+    assert_int_equal(provider_now().state, 1);
 }
 
 /* A forked child has the store but not the provider thread: it appends with malloc'd
@@ -420,7 +410,7 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
         assert_int_equal(dt_store_append(&st, &ev), 0);
     }
     assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY);
-    uint64_t handed = chunks_handed();
+    uint64_t handed = provider_now().handed;
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
@@ -432,7 +422,7 @@ static void test_a_forked_child_appends_and_destroys_without_the_provider(void *
         bad += dt_store_count(&st) != 4 * DT_CHUNK_EVENTS;
         /* Nothing taken from the parent's ready chunks (its provider was waiting, with
          * chunks ready, when the process forked: the lock was free). */
-        bad += chunks_handed() != handed;
+        bad += provider_now().handed != handed;
         dt_store_destroy(&st);
         _exit(bad ? 1 : 0);
     }

@@ -44,6 +44,14 @@ static inline int ut_remove_entry(const char *path, const struct stat *sb, int f
     return remove(path);
 }
 
+/* Makes a new empty folder under $TMPDIR (else /tmp) into dir; 0, or -1 when it cannot. */
+static inline int ut_make_temp_dir(char *dir, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, len, "%s/devtrace-unit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
 /* Removes a folder and everything in it (links not followed). */
 static inline void ut_remove_tree(const char *dir)
 {
