@@ -201,6 +201,21 @@ static dt_chunk *new_chunk(dt_store *st)
     return c;
 }
 
+/* The slot's chunk is full (or it has none): files it and makes a new one current;
+ * NULL when the bound is reached. */
+static dt_chunk *replace_chunk(dt_store *st, dt_slot *slot)
+{
+    dt_chunk *c = slot->current;
+    if (c) {
+        slot->current = NULL;
+        file_chunk(st, c);
+        provider_start();
+    }
+    c = new_chunk(st);
+    slot->current = c;
+    return c;
+}
+
 int dt_store_append(dt_store *st, const devtrace_event *ev)
 {
     dt_slot *slot = slot_for_thread(st);
@@ -209,17 +224,10 @@ int dt_store_append(dt_store *st, const devtrace_event *ev)
     dt_chunk *c = slot->current;
     uint32_t n = c ? atomic_load_explicit(&c->count, memory_order_relaxed) : 0;
     if (!c || n == c->capacity) {
-        if (c) {
-            slot->current = NULL;
-            file_chunk(st, c);
-            provider_start();
-        }
-        c = new_chunk(st);
-        if (!c) {
+        if (!(c = replace_chunk(st, slot))) {
             atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
             return -1;
         }
-        slot->current = c;
         n = 0;
     }
     c->events[n] = *ev;
@@ -245,15 +253,8 @@ devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
     dt_chunk *c = slot->current;
     if (c && atomic_load_explicit(&c->count, memory_order_relaxed) < c->capacity)
         return dt_store_cursor_next(cur, st); /* not full: another caller refilled it */
-    if (c) {
-        slot->current = NULL;
-        file_chunk(st, c);
-        provider_start();
-    }
-    c = new_chunk(st);
-    if (!c)
+    if (!(c = replace_chunk(st, slot)))
         return NULL;
-    slot->current = c;
     cur->chunk = c;
     cur->n = 0;
     return &c->events[0];
@@ -275,16 +276,9 @@ devtrace_event *dt_store_run_refill(dt_store_cursor *cur, dt_store *st)
         return NULL;
     dt_slot *slot = cur->slot;
     dt_chunk *c = slot->current;
-    if (!c || atomic_load_explicit(&c->count, memory_order_relaxed) >= c->capacity) {
-        if (c) {
-            slot->current = NULL;
-            file_chunk(st, c);
-            provider_start();
-        }
-        if (!(c = new_chunk(st)))
-            return NULL;
-        slot->current = c;
-    }
+    if ((!c || atomic_load_explicit(&c->count, memory_order_relaxed) >= c->capacity) &&
+        !(c = replace_chunk(st, slot)))
+        return NULL;
     cur->chunk = c;
     cur->run_next = c->events + atomic_load_explicit(&c->count, memory_order_relaxed);
     cur->run_end = c->events + c->capacity;
