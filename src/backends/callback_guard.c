@@ -96,12 +96,32 @@ static int wait_epoch(dt_callback_guard *g, unsigned e, uint64_t timeout_ms)
     return 0;
 }
 
-int dt_guard_quiesce(dt_callback_guard *g, pthread_mutex_t *lock, uint64_t timeout_ms)
+/* Starts the next epoch and waits for the callbacks of the one before. After a wait that
+ * gave up, callbacks of an older epoch may still be counted in the other parity slot,
+ * with the new epoch's: a second epoch is started and that slot drained too (only the
+ * callbacks that entered before it are in it then). */
+static int next_epoch_and_wait(dt_callback_guard *g, pthread_mutex_t *lock, uint64_t timeout_ms)
 {
     pthread_mutex_lock(lock);
     unsigned e = atomic_fetch_add(&g->epoch, 1);
+    int stale = g->stale;
     pthread_mutex_unlock(lock);
-    return wait_epoch(g, e, timeout_ms);
+    int rc = wait_epoch(g, e, timeout_ms);
+    if (rc == 0 && stale) {
+        pthread_mutex_lock(lock);
+        e = atomic_fetch_add(&g->epoch, 1);
+        pthread_mutex_unlock(lock);
+        rc = wait_epoch(g, e, timeout_ms);
+    }
+    pthread_mutex_lock(lock);
+    g->stale = rc != 0;
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int dt_guard_quiesce(dt_callback_guard *g, pthread_mutex_t *lock, uint64_t timeout_ms)
+{
+    return next_epoch_and_wait(g, lock, timeout_ms);
 }
 
 void dt_guard_detach(dt_callback_guard *g, pthread_mutex_t *lock, void *state)
@@ -109,7 +129,6 @@ void dt_guard_detach(dt_callback_guard *g, pthread_mutex_t *lock, void *state)
     pthread_mutex_lock(lock);
     void *expected = state;
     atomic_compare_exchange_strong(&g->active, &expected, NULL);
-    unsigned e = atomic_fetch_add(&g->epoch, 1);
     pthread_mutex_unlock(lock);
-    wait_epoch(g, e, 0);
+    next_epoch_and_wait(g, lock, 0);
 }

@@ -34,6 +34,10 @@ typedef struct dt_callback_guard {
     _Atomic unsigned epoch;
     _Atomic(dt_guard_thread *) threads;
     _Atomic unsigned shared[2]; /* callbacks of threads that got no record */
+    /* A wait gave up with callbacks still inside (a quiesce past its timeout): they are
+     * counted in the parity slot that the next epoch's callbacks share, so the next wait
+     * also drains that slot, one epoch later (under the backend's lock). */
+    int stale;
 } dt_callback_guard;
 
 /* What a callback leaves with. */

@@ -121,6 +121,50 @@ static void test_quiesce_gives_up_after_its_timeout(void **state)
     pthread_join(tid, NULL);
 }
 
+/* A callback still inside after a quiesce gave up is counted in the parity slot the
+ * next epoch's callbacks share: the next quiesce, and a detach, still wait for it. */
+static void test_a_callback_left_inside_by_a_timed_out_quiesce_is_waited_for_next_time(void **state)
+{
+    (void)state;
+    static dt_callback_guard g;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    holder h = {.g = &g};
+    pthread_t tid, releaser;
+    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
+    while (!atomic_load(&h.inside))
+        sched_yield();
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1); /* it is still inside */
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
+    assert_int_equal(pthread_create(&releaser, NULL, release_later, &h), 0);
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 0), 0);
+    assert_int_equal(atomic_load(&h.left), 1);
+    pthread_join(tid, NULL);
+    pthread_join(releaser, NULL);
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 20), 0); /* nothing left behind */
+}
+
+static void test_detach_after_a_timed_out_quiesce_waits_for_the_callback_left_inside(void **state)
+{
+    (void)state;
+    static dt_callback_guard g;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int attached;
+    atomic_store(&g.active, &attached);
+    holder h = {.g = &g};
+    pthread_t tid, releaser;
+    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
+    while (!atomic_load(&h.inside))
+        sched_yield();
+    assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
+    assert_int_equal(pthread_create(&releaser, NULL, release_later, &h), 0);
+    dt_guard_detach(&g, &lock, &attached);
+    assert_int_equal(atomic_load(&h.left), 1);
+    assert_null(atomic_load(&g.active));
+    pthread_join(tid, NULL);
+    pthread_join(releaser, NULL);
+}
+
 static void test_nested_callbacks_across_a_quiesce_are_waited_for(void **state)
 {
     (void)state;
@@ -228,6 +272,8 @@ int main(void)
         cmocka_unit_test(test_enter_sees_the_attached_state_until_detached),
         cmocka_unit_test(test_quiesce_waits_for_a_callback_inside),
         cmocka_unit_test(test_quiesce_gives_up_after_its_timeout),
+        cmocka_unit_test(test_a_callback_left_inside_by_a_timed_out_quiesce_is_waited_for_next_time),
+        cmocka_unit_test(test_detach_after_a_timed_out_quiesce_waits_for_the_callback_left_inside),
         cmocka_unit_test(test_nested_callbacks_across_a_quiesce_are_waited_for),
         cmocka_unit_test(test_detach_never_returns_while_a_callback_uses_the_state),
         cmocka_unit_test(test_records_are_released_at_exit_and_adopted),
