@@ -79,6 +79,14 @@ static void *hold_a_callback(void *p)
     return NULL;
 }
 
+/* Starts a thread holding a callback in h->g and returns once it is inside. */
+static void start_holder(holder *h, pthread_t *tid)
+{
+    assert_int_equal(pthread_create(tid, NULL, hold_a_callback, h), 0);
+    while (!atomic_load(&h->inside))
+        sched_yield();
+}
+
 static void *release_later(void *p)
 {
     holder *h = p;
@@ -95,9 +103,7 @@ static void test_quiesce_waits_for_a_callback_inside(void **state)
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     holder h = {.g = &g};
     pthread_t tid, releaser;
-    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
-    while (!atomic_load(&h.inside))
-        sched_yield();
+    start_holder(&h, &tid);
     assert_int_equal(pthread_create(&releaser, NULL, release_later, &h), 0);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 0), 0);
     assert_int_equal(atomic_load(&h.left), 1);
@@ -112,9 +118,7 @@ static void test_quiesce_gives_up_after_its_timeout(void **state)
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     holder h = {.g = &g};
     pthread_t tid;
-    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
-    while (!atomic_load(&h.inside))
-        sched_yield();
+    start_holder(&h, &tid);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1); /* still inside after 20 ms */
     assert_int_equal(atomic_load(&h.left), 0);
     atomic_store(&h.leave, 1);
@@ -130,9 +134,7 @@ static void test_a_callback_left_inside_by_a_timed_out_quiesce_is_waited_for_nex
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     holder h = {.g = &g};
     pthread_t tid, releaser;
-    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
-    while (!atomic_load(&h.inside))
-        sched_yield();
+    start_holder(&h, &tid);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1); /* it is still inside */
     assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
@@ -153,9 +155,7 @@ static void test_detach_after_a_timed_out_quiesce_waits_for_the_callback_left_in
     atomic_store(&g.active, &attached);
     holder h = {.g = &g};
     pthread_t tid, releaser;
-    assert_int_equal(pthread_create(&tid, NULL, hold_a_callback, &h), 0);
-    while (!atomic_load(&h.inside))
-        sched_yield();
+    start_holder(&h, &tid);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 20), -1);
     assert_int_equal(pthread_create(&releaser, NULL, release_later, &h), 0);
     dt_guard_detach(&g, &lock, &attached);
