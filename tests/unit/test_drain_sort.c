@@ -84,6 +84,22 @@ static uint32_t *sorted_order(void)
     return order;
 }
 
+/* Runs this thread on the first CPU it may use; *all gets the affinity it had (restore it
+ * with sched_setaffinity), and the number of CPUs in it is returned. */
+static int pin_to_one_cpu(cpu_set_t *all)
+{
+    cpu_set_t one;
+    assert_int_equal(sched_getaffinity(0, sizeof *all, all), 0);
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, all))
+            first = c;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    return CPU_COUNT(all);
+}
+
 static void test_one_and_two_thread_sorts_give_the_stable_order(void **state)
 {
     (void)state;
@@ -93,15 +109,8 @@ static void test_one_and_two_thread_sorts_give_the_stable_order(void **state)
         ref[i] = (keyed){event_at(i), i};
     qsort(ref, N, sizeof *ref, reference_cmp);
 
-    cpu_set_t all, one;
-    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
-    int cpus = CPU_COUNT(&all), first = -1;
-    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-        if (CPU_ISSET(c, &all))
-            first = c;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    cpu_set_t all;
+    int cpus = pin_to_one_cpu(&all);
     assert_int_equal(dt_online_cpus(), 1);
     uint32_t *single = sorted_order();
     assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
@@ -159,15 +168,8 @@ static uint8_t *flow_bits_in_order(uint64_t *unpaired)
 static void test_flows_are_marked_alike_by_one_and_two_threads(void **state)
 {
     (void)state;
-    cpu_set_t all, one;
-    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
-    int first = -1;
-    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-        if (CPU_ISSET(c, &all))
-            first = c;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    cpu_set_t all;
+    pin_to_one_cpu(&all);
     uint64_t unpaired_single = 0, unpaired_multi = 0;
     uint8_t *single = flow_bits_in_order(&unpaired_single);
     assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
