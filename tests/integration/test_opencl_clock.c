@@ -15,16 +15,7 @@
 #include <string.h>
 
 #include "backends/opencl_layer.h"
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#include "opencl_test.h" /* CHECK */
 
 #define MS INT64_C(1000000)
 #define HOST_TIMER_DEVICE ((cl_device_id)(uintptr_t)0x5000)
