@@ -240,8 +240,23 @@ dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_
     return DT_CF_EMIT;
 }
 
-/* Decodes one record with its layout's decoder: CUPTI's (and MSPTI's kernel, for its
- * name) inline, any other through the pointer. */
+static inline __attribute__((always_inline)) dt_cf_decoded
+dt_cf_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_api a;
+    memcpy(&a, rec, sizeof a);
+    dt_cf_decoded r = dt_cf_mspti_span_valid(a.start, a.end);
+    if (r == DT_CF_EMIT && !a.name)
+        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
+    return DT_CF_EMIT;
+}
+
+/* Decodes one record with its layout's decoder: CUPTI's (and MSPTI's kernel and API
+ * records, for their names) inline, any other through the pointer. */
 static inline __attribute__((always_inline)) dt_cf_decoded
 dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
                     dt_cf_name_cache *nc)
@@ -258,7 +273,9 @@ dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec,
     if (f == dt_cf_decode_cupti_memset)
         return dt_cf_cupti_memset(d, rec, ev);
     if (f == dt_cf_decode_mspti_kernel)
-        return dt_cf_mspti_kernel(d, rec, ev, nc); /* its name through the walk's cache */
+        return dt_cf_mspti_kernel(d, rec, ev, nc); /* names through the walk's cache */
+    if (f == dt_cf_decode_mspti_api)
+        return dt_cf_mspti_api(d, rec, ev, nc);
     return f(d, rec, ev);
 }
 

@@ -1462,16 +1462,7 @@ dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, de
 
 dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
-    dt_mspti_api a;
-    memcpy(&a, rec, sizeof a);
-    dt_cf_decoded r = dt_cf_mspti_span_valid(a.start, a.end);
-    if (r == DT_CF_EMIT && !a.name)
-        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
-    if (r != DT_CF_EMIT)
-        return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
-    ev->name_id = dt_cf_vendor_string(d, a.name);
-    return DT_CF_EMIT;
+    return dt_cf_mspti_api(d, rec, ev, NULL);
 }
 
 dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
