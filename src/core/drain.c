@@ -291,10 +291,13 @@ static void align_clock(dt_session *s, devtrace_event *ev)
     ev->flags |= DEVTRACE_EVENT_HOST_CLOCK;
 }
 
+/* Kineto's rule (its outOfRange: timestamp < start || timestamp + duration > end drops the
+ * activity): an event is kept only when it lies wholly inside [start, stop]; one that
+ * merely overlaps an edge is counted in out_of_window like one wholly outside. */
 static int in_window(const dt_session *s, const devtrace_event *ev)
 {
     uint64_t lo = s->window_start, hi = s->window_stop ? s->window_stop : UINT64_MAX;
-    return ev->end_ns >= lo && ev->start_ns <= hi; /* overlap */
+    return ev->start_ns >= lo && ev->end_ns <= hi;
 }
 
 /* Kernel names demangled, one call per distinct name: by name id, 0 = not yet looked at

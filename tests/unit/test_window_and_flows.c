@@ -7,8 +7,9 @@
  * carry host times, device events vendor times.
  *
  * Covers: clock alignment of device events; events outside the window dropped and
- * counted per kind (out_of_window[kind]); overlap semantics at both edges (straddling,
- * touching, one ns outside); flows: a runtime/device pair with both halves inside
+ * counted per kind (out_of_window[kind]); Kineto's rule at both edges (an event
+ * straddling an edge or spanning the window is dropped, one starting or ending exactly on
+ * an edge kept, one ns beyond dropped); flows: a runtime/device pair with both halves inside
  * gets DT_EVENT_FLOW on both and one "s"/"f" pair in the trace (the set of "s" ids
  * equals the set of "f" ids), a pair with one half outside gets no flow and counts one
  * unpaired half, a runtime call without device work gets no flow and counts nothing;
@@ -196,55 +197,62 @@ static void test_events_outside_the_window_are_dropped_and_counted_per_kind(void
     devtrace_close(s);
 }
 
-static void test_event_straddling_the_window_start_is_kept(void **state)
+/* Kineto's rule (outOfRange: timestamp < start || timestamp + duration > end): an event
+ * that starts before the window's start is dropped, even though it ends inside. */
+static void test_event_straddling_the_window_start_is_dropped_and_counted(void **state)
 {
     (void)state;
     dt_session *s = window_session();
     emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 - 1000, W0 + 1000, 0));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 10, W0 + 20, 0));
     assert_int_equal(devtrace_drain(s, NULL, NULL), 1);
-    assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_KERNEL], 0);
-    /* The trace's time base moves back to the event, so no ts is negative. */
+    assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_KERNEL], 1);
+    /* The trace's time base is the window's start: nothing kept starts before it. */
     uj_value *root = trace_of(s);
-    assert_string_equal(uj_get_raw(root, "baseTimeNanoseconds"), "999000");
+    assert_string_equal(uj_get_raw(root, "baseTimeNanoseconds"), "1000000");
     const uj_value *k = ut_find_event(root, "X", "kernel", NULL);
     assert_non_null(k);
-    assert_string_equal(uj_get_raw(k, "ts"), "0.000");
-    assert_string_equal(uj_get_raw(k, "dur"), "2.000");
+    assert_string_equal(uj_get_raw(k, "ts"), "0.010");
+    assert_string_equal(uj_get_raw(k, "dur"), "0.010");
+    assert_string_equal(uj_get_raw(uj_get(uj_get(root, "devtrace"), "out_of_window"), "kernel"), "1");
     uj_free(root);
     devtrace_close(s);
 }
 
-static void test_event_straddling_the_window_stop_is_kept(void **state)
+static void test_event_straddling_the_window_stop_is_dropped_and_counted(void **state)
 {
     (void)state;
     dt_session *s = window_session();
     emit(s, ut_runtime(W1 - 10, W1 + 10, 0));
-    assert_int_equal(devtrace_drain(s, NULL, NULL), 1);
-    assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_RUNTIME], 0);
+    assert_int_equal(devtrace_drain(s, NULL, NULL), 0);
+    assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_RUNTIME], 1);
     devtrace_close(s);
 }
 
-static void test_event_spanning_the_whole_window_is_kept(void **state)
+static void test_event_spanning_the_whole_window_is_dropped_and_counted(void **state)
 {
     (void)state;
     dt_session *s = window_session();
     emit(s, device_at(DEVTRACE_KIND_MEMCPY, W0 - 10, W1 + 10, 0));
-    assert_int_equal(devtrace_drain(s, NULL, NULL), 1);
+    assert_int_equal(devtrace_drain(s, NULL, NULL), 0);
+    assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_MEMCPY], 1);
     devtrace_close(s);
 }
 
-static void test_events_touching_the_window_edges_are_kept_one_ns_beyond_dropped(void **state)
+static void test_events_on_the_window_edges_are_kept_one_ns_beyond_dropped(void **state)
 {
     (void)state;
     dt_session *s = window_session();
-    emit(s, ut_runtime(W0 - 100, W0, 1));     /* ends on the start: kept */
-    emit(s, ut_runtime(W0 - 100, W0 - 1, 2)); /* ends 1 ns before: dropped */
-    emit(s, ut_runtime(W1, W1 + 100, 3));     /* starts on the stop: kept */
-    emit(s, ut_runtime(W1 + 1, W1 + 100, 4)); /* starts 1 ns after: dropped */
+    emit(s, ut_runtime(W0, W0 + 100, 1));     /* starts on the start: kept */
+    emit(s, ut_runtime(W0 - 1, W0 + 100, 2)); /* starts 1 ns before: dropped */
+    emit(s, ut_runtime(W1 - 100, W1, 3));     /* ends on the stop: kept */
+    emit(s, ut_runtime(W1 - 100, W1 + 1, 4)); /* ends 1 ns after: dropped */
+    emit(s, ut_runtime(W0, W1, 5));           /* the whole window: kept */
     drained d = {0};
-    assert_int_equal(devtrace_drain(s, collect, &d), 2);
-    assert_int_equal(d.ev[0].correlation, 1);
-    assert_int_equal(d.ev[1].correlation, 3);
+    assert_int_equal(devtrace_drain(s, collect, &d), 3);
+    assert_int_equal(d.ev[0].correlation, 5); /* same start: the longer first */
+    assert_int_equal(d.ev[1].correlation, 1);
+    assert_int_equal(d.ev[2].correlation, 3);
     assert_int_equal(devtrace_stats_get(s)->out_of_window[DEVTRACE_KIND_RUNTIME], 2);
     devtrace_close(s);
 }
@@ -503,10 +511,10 @@ int main(void)
         cmocka_unit_test(test_device_times_are_mapped_to_host_realtime),
         cmocka_unit_test(test_host_clock_events_are_not_mapped),
         cmocka_unit_test(test_events_outside_the_window_are_dropped_and_counted_per_kind),
-        cmocka_unit_test(test_event_straddling_the_window_start_is_kept),
-        cmocka_unit_test(test_event_straddling_the_window_stop_is_kept),
-        cmocka_unit_test(test_event_spanning_the_whole_window_is_kept),
-        cmocka_unit_test(test_events_touching_the_window_edges_are_kept_one_ns_beyond_dropped),
+        cmocka_unit_test(test_event_straddling_the_window_start_is_dropped_and_counted),
+        cmocka_unit_test(test_event_straddling_the_window_stop_is_dropped_and_counted),
+        cmocka_unit_test(test_event_spanning_the_whole_window_is_dropped_and_counted),
+        cmocka_unit_test(test_events_on_the_window_edges_are_kept_one_ns_beyond_dropped),
         cmocka_unit_test(test_open_window_keeps_everything_after_its_start),
         cmocka_unit_test(test_flow_pairs_inside_the_window_are_marked_on_both_halves),
         cmocka_unit_test(test_device_event_whose_runtime_is_outside_the_window_gets_no_flow),
