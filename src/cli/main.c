@@ -19,11 +19,31 @@ static const char usage[] =
     "  list           show every backend, whether it can trace here, and why not\n"
     "  replay FILE -o TRACE\n"
     "                 decode a raw capture (.dtraw) into a trace\n"
-    "  help           this text\n"
+    "  help [COMMAND]  this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
+    "  version        print the version\n"
     "\n"
     "options:\n"
     "  -h, --help     this text\n"
-    "  --version      print the version\n";
+    "  -V, --version  print the version\n";
+
+typedef int (*command_fn)(int argc, char **argv);
+
+static const struct command {
+    const char *name;
+    command_fn run;
+} commands[] = {
+    {"record", dt_cmd_record},
+    {"list", dt_cmd_list},
+    {"replay", dt_cmd_replay},
+};
+
+static command_fn find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return commands[i].run;
+    return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -32,20 +52,26 @@ int main(int argc, char **argv)
         return DT_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") && argc >= 3) { /* devtrace help COMMAND: that command's --help */
+        command_fn run = find_command(argv[2]);
+        if (!run) {
+            fprintf(stderr, "devtrace: no help for '%s': the commands are record, list, replay\n", argv[2]);
+            return DT_EXIT_USAGE;
+        }
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return run(2, help_argv);
+    }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage, stdout);
         return 0;
     }
-    if (!strcmp(cmd, "--version")) {
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
         printf("devtrace %s\n", DEVTRACE_VERSION_STRING);
         return 0;
     }
-    if (!strcmp(cmd, "record"))
-        return dt_cmd_record(argc - 1, argv + 1);
-    if (!strcmp(cmd, "list"))
-        return dt_cmd_list(argc - 1, argv + 1);
-    if (!strcmp(cmd, "replay"))
-        return dt_cmd_replay(argc - 1, argv + 1);
+    command_fn run = find_command(cmd);
+    if (run)
+        return run(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command '%s'; run 'devtrace --help' for the commands\n", cmd);
     return DT_EXIT_USAGE;
 }

@@ -25,6 +25,7 @@
 #include "inject/wire.h"
 #include "sinks/sinks.h"
 
+/* A printf format: the default bound is filled in from the library's (DT_DEFAULT_MAX_EVENTS). */
 static const char record_usage[] =
     "usage: devtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
     "\n"
@@ -33,8 +34,8 @@ static const char record_usage[] =
     "passed on to it). devtrace exits with the program's status.\n"
     "\n"
     "options:\n"
-    "  -o, --output PATH   the trace file (default devtrace-%p.json); '.gz' compresses;\n"
-    "                      %p is replaced by the program's pid, %r by $RANK (torchrun)\n"
+    "  -o, --output PATH   the trace file (default devtrace-%%p.json); '.gz' compresses;\n"
+    "                      %%p is replaced by the program's pid, %%r by $RANK (torchrun)\n"
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
@@ -42,8 +43,11 @@ static const char record_usage[] =
     "  -q, --quiet         no summary, only errors\n"
     "  -h, --help          this text\n"
     "\n"
-    "environment: DEVTRACE_MAX_EVENTS (bound on stored events), DEVTRACE_GZIP_LEVEL,\n"
-    "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE,\n"
+    "environment: DEVTRACE_MAX_EVENTS (bound on stored events; default %llu: events\n"
+    "  past it are counted as dropped), DEVTRACE_GZIP_LEVEL (0 to 9; default 1),\n"
+    "  DEVTRACE_WRITE_THREADS (1 to 64; default one per CPU, at most 8),\n"
+    "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE\n"
+    "  (RANK below WORLD_SIZE),\n"
     "  DEVTRACE_HOST_CLOCK (tsc or clock: how runtime calls are stamped; default tsc\n"
     "  where the kernel's clocksource is tsc).\n";
 
@@ -84,7 +88,7 @@ static int parse_args(int argc, char **argv, record_opts *o)
         if (a[0] != '-')
             break;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(record_usage, stdout);
+            printf(record_usage, (unsigned long long)DT_DEFAULT_MAX_EVENTS);
             exit(0);
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
@@ -171,6 +175,13 @@ static int check_env(void)
             fprintf(stderr, "devtrace record: $%s=\"%.200s\" is not %s; fix it or unset it\n", e->name, v, e->what);
             return -1;
         }
+    }
+    const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
+    uint64_t r, w;
+    if (rank && *rank && world && *world && dt_parse_u64(rank, &r) == 0 && dt_parse_u64(world, &w) == 0 && r >= w) {
+        fprintf(stderr, "devtrace record: $RANK=%llu is not below $WORLD_SIZE=%llu (ranks are 0 to WORLD_SIZE - 1); "
+                        "fix one of them or unset both\n", (unsigned long long)r, (unsigned long long)w);
+        return -1;
     }
     return 0;
 }

@@ -15,7 +15,6 @@
 
 #include "errors.h"
 
-#define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024)
 
 static atomic_uint_fast64_t session_generations = 1;
 static dt_session *_Atomic default_session;

@@ -16,6 +16,7 @@
 #include "store.h"
 
 #define DT_MAX_DEVICES 64
+#define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024) /* the bound on stored events without $DEVTRACE_MAX_EVENTS */
 #define DT_MAX_NOTES 32
 #define DT_EVENT_FLOW 0x8000u /* internal: this event is one half of a paired flow */
 

@@ -34,7 +34,7 @@ static void print_top_kernels(dt_session *s, FILE *out, size_t top)
         t[ev->name_id].calls++;
     }
     qsort(t, nnames, sizeof *t, by_total);
-    if (nnames && t[0].calls)
+    if (top && nnames && t[0].calls)
         fprintf(out, "  top kernels by total device time:\n");
     for (size_t i = 0; i < top && i < nnames && t[i].calls; i++) {
         const char *name = dt_intern_get(&s->names, t[i].name_id);

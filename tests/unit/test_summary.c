@@ -3,7 +3,8 @@
  * Covers: backend line and counts per kind; every non-zero loss counter named after
  * its cause (and only those); "nothing dropped" when all are zero; the reason of a
  * session that cannot trace; notes; the top kernels by total device time, ordered,
- * limited to `top`, names longer than 100 bytes cut with "...". */
+ * limited to `top` (no heading at all when `top` is 0), names longer than 100 bytes cut
+ * with "...". */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,6 +98,19 @@ static void test_top_kernels_by_total_device_time(void **state)
     devtrace_close(s);
 }
 
+static void test_top_zero_prints_no_kernel_heading(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    emit(s, named_kernel(s, "big", 2000, 2000));
+    char *text = summary_of(s, 0);
+    assert_string_equal(text, "devtrace: backend unit (unit test)\n"
+                              "  events: kernel=1 memcpy=0 memset=0 runtime=0 cpu_op=0\n"
+                              "  nothing dropped, malformed or out of window\n");
+    free(text);
+    devtrace_close(s);
+}
+
 static void test_long_kernel_names_are_cut_at_100_bytes(void **state)
 {
     (void)state;
@@ -137,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_clean_session_says_nothing_was_dropped),
         cmocka_unit_test(test_losses_are_listed_by_cause),
         cmocka_unit_test(test_top_kernels_by_total_device_time),
+        cmocka_unit_test(test_top_zero_prints_no_kernel_heading),
         cmocka_unit_test(test_long_kernel_names_are_cut_at_100_bytes),
         cmocka_unit_test(test_unavailable_session_says_why),
     };

