@@ -186,7 +186,7 @@ typedef void (*devtrace_event_cb)(const devtrace_event *ev, const char *name, vo
 DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb, void *user);
 
 /* Writes the Kineto-compatible Chrome trace atomically (path.tmp, then rename);
- * gzip when path ends in ".gz". */
+ * gzip when path ends in ".gz" (in any case: ".GZ" too). */
 DEVTRACE_EXPORT int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err);
 
 DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);

@@ -34,8 +34,9 @@ static const char record_usage[] =
     "passed on to it). devtrace exits with the program's status.\n"
     "\n"
     "options:\n"
-    "  -o, --output PATH   the trace file (default devtrace-%%p.json); '.gz' compresses;\n"
-    "                      %%p is replaced by the program's pid, %%r by $RANK (torchrun)\n"
+    "  -o, --output PATH   the trace file (default devtrace-%%p.json); a name ending in\n"
+    "                      .gz (any case) is compressed; %%p is replaced by the program's\n"
+    "                      pid, %%r by $RANK (torchrun); checked before PROGRAM runs\n"
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
@@ -99,8 +100,9 @@ static int parse_args(int argc, char **argv, record_opts *o)
                             : !strcmp(a, "--raw")                         ? &o->raw
                                                                           : NULL;
         if (slot || !strcmp(a, "--top")) {
-            if (!value) {
-                fprintf(stderr, "devtrace record: %s needs a value; run 'devtrace record --help'\n", a);
+            if (!value || !strcmp(value, "--")) { /* '-o -- prog' is -o without its file, not a file named '--' */
+                fprintf(stderr, "devtrace record: %s needs a value%s; run 'devtrace record --help'\n", a,
+                        value ? " before '--'" : "");
                 return -1;
             }
             i++;
@@ -217,8 +219,10 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
     return 0;
 }
 
-/* The output's directory must exist and be writable before the program runs (the trace's,
- * and the raw capture's). */
+/* The output must be creatable before the program runs (the trace's, and the raw capture's):
+ * its directory exists and is writable, and <path>.tmp, the name the file is first written
+ * under, can be created there (then removed; one that is already there is left as it was).
+ * access() alone is not enough: root may write everywhere, but not create a file in /proc. */
 static int check_output_dir(const char *path, const char *what, const char *flag)
 {
     char copy[PATH_MAX];
@@ -240,6 +244,20 @@ static int check_output_dir(const char *path, const char *what, const char *flag
         fprintf(stderr, "devtrace record: cannot write the %s to %s: it is a directory; give a file name\n", what, path);
         return -1;
     }
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int created = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(tmp, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: creating %s failed (%s); choose another %s\n", what,
+                path, tmp, strerror(errno), flag);
+        return -1;
+    }
+    close(fd);
+    if (created)
+        unlink(tmp);
     return 0;
 }
 

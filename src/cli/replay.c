@@ -112,8 +112,7 @@ int dt_cmd_replay(int argc, char **argv)
                 !input ? "no capture given" : "no output given (-o TRACE.json)");
         return DT_EXIT_USAGE;
     }
-    size_t olen = strlen(output);
-    if (trace_name && olen >= 3 && !strcmp(output + olen - 3, ".gz")) {
+    if (trace_name && dt_trace_path_is_gzip(output)) {
         fprintf(stderr, "devtrace replay: --trace-name writes plain JSON; choose an output without '.gz'\n");
         return DT_EXIT_USAGE;
     }

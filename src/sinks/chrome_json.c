@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -686,10 +687,10 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     return failed ? (saved ? saved : EIO) : 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
+int dt_trace_path_is_gzip(const char *path)
 {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
+    size_t n = strlen(path);
+    return n >= 3 && strcasecmp(path + n - 3, ".gz") == 0;
 }
 
 /* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest), with a note when it was set
@@ -774,7 +775,7 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
         free(tmp);
         return rc;
     }
-    int level = ends_with(path, ".gz") ? gzip_level(s) : -1;
+    int level = dt_trace_path_is_gzip(path) ? gzip_level(s) : -1;
     trace_names tn;
     if (trace_names_init(&tn, s) != 0) {
         rc = dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");

@@ -20,6 +20,9 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
 #define DT_WRITE_THREADS_MAX 64
 #define DT_WRITE_THREADS_DEFAULT_MAX 8
 unsigned dt_chrome_write_threads(dt_session *s);
+/* Does a trace written to path get gzip? It does when the name ends in ".gz", in any case
+ * (".GZ", ".Gz" too). */
+int dt_trace_path_is_gzip(const char *path);
 /* The exit summary: counts per kind, losses, top kernels by total device time. */
 void dt_summary_print(dt_session *s, FILE *out, size_t top);
 

@@ -94,6 +94,53 @@ def rank_at_or_above_world_size_is_refused_before_running():
     assert r.returncode == 0 and r.stderr == "" and os.path.exists(marker), (r.returncode, r.stderr)
 
 
+@case
+def output_that_cannot_be_created_is_refused_before_running():
+    marker = out("ran-proc")
+    r = run("record", "-o", "/proc/devtrace-x.json", "--", "touch", marker)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert one_line(r.stderr).startswith("devtrace record: cannot write the trace to /proc/devtrace-x.json: creating "
+                                         "/proc/devtrace-x.json.tmp failed ("), r.stderr
+    assert r.stderr.rstrip().endswith("); choose another -o"), r.stderr
+    assert not os.path.exists(marker), "the program must not run when its trace cannot be written"
+    r = run("record", "-o", out("t.json"), "--raw", "/proc/devtrace-x.dtraw", "--", "touch", marker)
+    assert r.returncode == 2 and "creating /proc/devtrace-x.dtraw.tmp failed" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(marker)
+    # The probe leaves nothing behind, and a .tmp already there is left as it was.
+    with open(out("keep.json.tmp"), "w") as f:
+        f.write("mine")
+    r = run("record", "-q", "-o", out("keep.json"), "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert sorted(f for f in os.listdir(tmp) if f.startswith("keep")) == ["keep.json"], os.listdir(tmp)
+
+
+@case
+def output_option_without_its_value_is_an_error():
+    marker = out("ran-dash")
+    for option in ("-o", "--output", "--raw", "-b", "--top"):
+        r = run("record", option, "--", "touch", marker)
+        assert r.returncode == 2, (option, r.returncode)
+        assert one_line(r.stderr) == (f"devtrace record: {option} needs a value before '--'; "
+                                      "run 'devtrace record --help'"), r.stderr
+        r = run("record", option)
+        assert one_line(r.stderr) == f"devtrace record: {option} needs a value; run 'devtrace record --help'", r.stderr
+    assert not os.path.exists(marker) and not os.path.exists("--"), os.listdir(".")
+
+
+@case
+def output_suffix_gz_compresses_in_any_case():
+    for name in ("x.JSON.GZ", "y.json.Gz", "z.json.gz"):
+        r = run("record", "-q", "-o", out(name), "--", "true")
+        assert r.returncode == 0, r.stderr
+        with open(out(name), "rb") as f:
+            assert f.read(2) == b"\x1f\x8b", name
+        with gzip.open(out(name), "rt") as f:
+            assert json.load(f)["schemaVersion"] == 1, name
+    r = run("record", "-q", "-o", out("plain.json"), "--", "true")
+    with open(out("plain.json"), "rb") as f:
+        assert f.read(1) == b"{"
+
+
 if failures:
     print(f"{len(failures)} failed: {', '.join(failures)}")
     sys.exit(1)
