@@ -22,6 +22,7 @@ typedef struct devtrace_session dt_session;
 #define DT_CAP_KERNEL_LAUNCH 0x1u /* grid/block/registers/shared memory known */
 #define DT_CAP_OCCUPANCY 0x2u     /* device attributes for the occupancy calculator */
 #define DT_CAP_EXTERNAL 0x4u      /* vendor-side external correlation */
+#define DT_CAP_RAW_CAPTURE 0x8u   /* saves the vendor's buffers as a raw capture (.dtraw) for replay */
 
 typedef struct dt_backend {
     const char *name;        /* selection name: "cupti", "opencl", ... */
@@ -48,6 +49,8 @@ const dt_backend *const *dt_backends(void);       /* NULL-terminated, in auto or
 const dt_backend *dt_backend_find(const char *name);
 /* Writes "opencl, cupti, ..., none" into buf. */
 void dt_backend_names(char *buf, size_t len);
+/* Writes the names of the backends that have every capability in caps ("cupti, mcpti") into buf. */
+void dt_backend_names_with(unsigned caps, char *buf, size_t len);
 /* Builds the validation text of a backend ("hardware (PoCL 3.1 CPU device)", ...). */
 void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len);
 

@@ -41,7 +41,7 @@ const dt_cf_descriptor dt_cf_cupti_descriptor = {
 DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor,
               .name = "cupti",
               .description = "NVIDIA CUPTI",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
+              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
               .validation_note = "record mirrors checked against CUDA 13.0 headers; end to end against the CUPTI "
                                  "emulator; not run on an NVIDIA GPU by this project",

@@ -39,7 +39,7 @@ const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
 DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor,
               .name = "iluvatar",
               .description = "Iluvatar CoreX (CUDA-compatible CUPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
+              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code that ran on CoreX, not from vendor headers; tested "
                                  "against the CUPTI emulator only; not run on Iluvatar hardware by this project",

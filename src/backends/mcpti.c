@@ -110,7 +110,7 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
 DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor,
               .name = "mcpti",
               .description = "MetaX MCPTI (MACA)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
+              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "
                                  "records, zero timestamps, device clock, resolver deadlock), facts from code that "

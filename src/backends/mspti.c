@@ -145,7 +145,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
 DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor,
               .name = "mspti",
               .description = "Huawei Ascend MSPTI",
-              .caps = DT_CAP_EXTERNAL,
+              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
                                  "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",

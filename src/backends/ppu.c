@@ -45,7 +45,7 @@ const dt_cf_descriptor dt_cf_ppu_descriptor = {
 DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor,
               .name = "ppu",
               .description = "Alibaba PPU (HGPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
+              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code that ran on PPU, not from vendor headers; tested "
                                  "against the CUPTI emulator only; not run on PPU hardware by this project",

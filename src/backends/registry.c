@@ -72,17 +72,32 @@ const dt_backend *dt_backend_find(const char *name)
     return NULL;
 }
 
-void dt_backend_names(char *buf, size_t len)
+/* The names of the listed backends with every capability in caps, ", " between them,
+ * then tail (NULL: nothing). */
+static void names_with(unsigned caps, const char *tail, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (const dt_backend *const *b = all_backends; *b; b++) {
-        int n = snprintf(buf + used, len - used, "%s, ", (*b)->name);
+        if (((*b)->caps & caps) != caps)
+            continue;
+        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", (*b)->name);
         if (n < 0 || (size_t)n >= len - used)
             return;
         used += (size_t)n;
     }
-    snprintf(buf + used, len - used, "%s", dt_backend_unavailable.name);
+    if (tail)
+        snprintf(buf + used, len - used, "%s%s", used ? ", " : "", tail);
+}
+
+void dt_backend_names(char *buf, size_t len)
+{
+    names_with(0, dt_backend_unavailable.name, buf, len);
+}
+
+void dt_backend_names_with(unsigned caps, char *buf, size_t len)
+{
+    names_with(caps, NULL, buf, len);
 }
 
 void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len)

@@ -1005,10 +1005,6 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
     if (!G.api.push_external)
         dt_add_note(s, "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
                     "devtrace alone", G.path);
-    const char *raw = s->raw_path;
-    if (raw && *raw)
-        dt_add_note(s, "$DEVTRACE_RAW is not written by the roctracer backend: its runtime events come from API "
-                    "callbacks, which a .dtraw capture has no chunk for");
     atomic_store(&st->accepting, 0);
     st->attached = 1;
     atomic_store(&G.guard.active, st);

@@ -71,6 +71,22 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
+/* --raw with a backend that cannot save raw captures (OpenCL, ROCtracer, none): one line
+ * saying so, before the program runs when the backend was named (and after it, for auto). */
+static void say_raw_not_written(const char *raw, const char *backend, const char *what_happens, const char *fix)
+{
+    char can[256];
+    dt_backend_names_with(DT_CAP_RAW_CAPTURE, can, sizeof can);
+    fprintf(stderr, "devtrace record: --raw %s %s: the %s backend cannot save raw captures (the backends that can: "
+                    "%s)%s\n", raw, what_happens, backend, can[0] ? can : "none in this build", fix);
+}
+
+static int backend_saves_raw(const char *name)
+{
+    const dt_backend *b = dt_backend_find(name);
+    return b && (b->caps & DT_CAP_RAW_CAPTURE);
+}
+
 static int parse_args(int argc, char **argv, record_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -135,6 +151,10 @@ static int parse_args(int argc, char **argv, record_opts *o)
         dt_backend_names(names, sizeof names);
         fprintf(stderr, "devtrace record: unknown backend '%s'; choose one of: auto, %s (see 'devtrace list')\n",
                 o->backend, names);
+        return -1;
+    }
+    if (o->raw && strcmp(o->backend, "auto") != 0 && !backend_saves_raw(o->backend)) {
+        say_raw_not_written(o->raw, o->backend, "would not be written", "; drop --raw or choose one of those");
         return -1;
     }
     return 0;
@@ -527,6 +547,10 @@ int dt_cmd_record(int argc, char **argv)
     receive(data[0], pid, &r, s, &res);
     close(data[0]);
     int code = describe_end(&o, s, &r, &res);
+    if (o.raw && !r.hello)
+        fprintf(stderr, "devtrace record: --raw %s was not written: the program never started tracing\n", o.raw);
+    else if (o.raw && !backend_saves_raw(s->backend_name))
+        say_raw_not_written(o.raw, s->backend_name, "was not written", "");
     dt_wire_reader_free(&r);
 
     char path[PATH_MAX];

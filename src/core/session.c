@@ -249,6 +249,12 @@ devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
         char msg[1100];
         snprintf(msg, sizeof msg, "%s: %s", b->name, berr.message[0] ? berr.message : "open failed");
         make_unavailable(s, msg);
+    } else if (s->raw_path[0] && !(b->caps & DT_CAP_RAW_CAPTURE)) {
+        char can[256];
+        dt_backend_names_with(DT_CAP_RAW_CAPTURE, can, sizeof can);
+        dt_add_note(s, "raw capture %s not written: the %s backend cannot save one (a .dtraw holds vendor activity "
+                       "buffers, and its events do not come from such buffers); the backends that can: %s",
+                    s->raw_path, b->name, can[0] ? can : "none in this build");
     }
     return s;
 }

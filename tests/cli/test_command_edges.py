@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""test_command_edges.py DEVTRACE: the devtrace command's small edges, each asserted exactly.
+"""test_command_edges.py DEVTRACE [EXAMPLE]: the devtrace command's small edges, each asserted exactly.
 
 help and version spellings; record's option values ('--' is never a value, -o's suffix test
 is case-insensitive); what record checks before the program runs (the trace file can be
 created, RANK < WORLD_SIZE, --raw on a backend that can save raw captures, a forced backend
-that cannot trace here); replay's refusal of another vendor's capture.
+that cannot trace here); replay's refusal of another vendor's capture. EXAMPLE (the OpenCL example) is traced where
+a case needs a backend that really starts (PoCL); without it those cases say SKIP.
 """
 import gzip
 import json
@@ -14,13 +15,20 @@ import sys
 import tempfile
 
 DEVTRACE = sys.argv[1]
+EXAMPLE = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None  # the OpenCL example, when built
 failures = []
+
+
+class Skipped(Exception):
+    """A case that cannot run here: printed as SKIP, never counted as passed."""
 
 
 def case(fn):
     try:
         fn()
         print(f"ok   {fn.__name__}")
+    except Skipped as why:
+        print(f"SKIP {fn.__name__}: {why}")
     except AssertionError as e:
         failures.append(fn.__name__)
         print(f"FAIL {fn.__name__}: {e}")
@@ -139,6 +147,43 @@ def output_suffix_gz_compresses_in_any_case():
     r = run("record", "-q", "-o", out("plain.json"), "--", "true")
     with open(out("plain.json"), "rb") as f:
         assert f.read(1) == b"{"
+
+
+RAW_CAN = "cupti, mcpti, ppu, iluvatar, mspti"
+
+
+@case
+def raw_with_a_backend_that_cannot_save_it_is_refused_before_running():
+    marker = out("ran-raw")
+    listed = run("list").stdout
+    backends = [b for b in ("opencl", "roctracer") if f"\n{b} " in listed] + ["none"]
+    assert "opencl" in backends or "roctracer" in backends, listed
+    for backend in backends:
+        r = run("record", "--backend", backend, "--raw", out("x.dtraw"), "-o", out("raw.json"), "--", "touch", marker)
+        assert r.returncode == 2, (backend, r.returncode, r.stderr)
+        assert one_line(r.stderr) == (f"devtrace record: --raw {out('x.dtraw')} would not be written: the {backend} "
+                                      f"backend cannot save raw captures (the backends that can: {RAW_CAN}); drop "
+                                      "--raw or choose one of those"), r.stderr
+        assert not os.path.exists(marker) and not os.path.exists(out("x.dtraw")), backend
+
+
+@case
+def raw_with_auto_that_picks_opencl_says_so_on_stderr_and_in_the_trace():
+    if not EXAMPLE:
+        raise Skipped("no OpenCL example built")
+    raw = out("auto.dtraw")
+    r = run("record", "--raw", raw, "-o", out("auto.json"), "--", EXAMPLE, "--size", "64", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (f"devtrace record: --raw {raw} was not written: the opencl backend cannot save raw captures (the "
+            f"backends that can: {RAW_CAN})\n") in r.stderr, r.stderr
+    assert not os.path.exists(raw)
+    with open(out("auto.json")) as f:
+        notes = json.load(f)["devtrace"]["notes"]
+    assert (f"raw capture {raw} not written: the opencl backend cannot save one (a .dtraw holds vendor activity "
+            f"buffers, and its events do not come from such buffers); the backends that can: {RAW_CAN}") in notes, notes
+    r = run("record", "--raw", raw, "-o", out("none.json"), "--", "true")
+    assert r.returncode == 0 and (f"devtrace record: --raw {raw} was not written: the program never started "
+                                  "tracing\n") in r.stderr, r.stderr
 
 
 if failures:
