@@ -160,6 +160,24 @@ static int parse_args(int argc, char **argv, record_opts *o)
     return 0;
 }
 
+/* A backend named by --backend that cannot trace here: its reason (the one 'devtrace list'
+ * prints) on stderr before the program runs, and in the session as the library records an
+ * unavailable backend (backend none, 'unavailable' = "NAME: why"), so that a trace of a
+ * program that never reached the collector says why. The collector's own session, when it
+ * starts, replaces all of it. */
+static void check_forced_backend(const char *name, const char *program, dt_session *s)
+{
+    const dt_backend *b = strcmp(name, "auto") != 0 ? dt_backend_find(name) : NULL;
+    char why[2048] = "";
+    if (!b || !b->probe || b->probe(why, sizeof why))
+        return;
+    fprintf(stderr, "devtrace record: backend %s cannot trace here, so %s runs untraced (see 'devtrace list'): %s\n",
+            b->name, program, why);
+    snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s: %s", b->name, why);
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", dt_backend_unavailable.name);
+    dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
+}
+
 /* The settings the collector and the writer read from the environment, checked before the
  * program runs: a bad value is one line and exit 2 here, not a note in a trace (or no trace, or
  * an old trace overwritten) after the program has run. The library itself falls back and notes. */
@@ -471,7 +489,10 @@ static int describe_end(const record_opts *o, dt_session *s, const dt_wire_reade
                 WCOREDUMP(res->status) ? ", core dumped" : "");
         dt_add_note(s, "the program was killed by %s: events it had not yet shipped are missing", signal_name(sig));
     }
-    if (!r->hello) {
+    if (!r->hello && s->unavailable_reason[0]) {
+        dt_add_note(s, "the program ran untraced: backend %s cannot trace here (the reason is in 'unavailable')",
+                    o->backend);
+    } else if (!r->hello) {
         dt_add_note(s, "the program never started tracing: it made no call through a traced runtime "
                        "(backend %s), so the trace has no events", o->backend);
         snprintf(s->backend_name, sizeof s->backend_name, "%s", o->backend);
@@ -514,6 +535,7 @@ int dt_cmd_record(int argc, char **argv)
         return DT_EXIT_FAILURE;
     }
     fcntl(data[0], F_SETFD, FD_CLOEXEC);
+    check_forced_backend(o.backend, o.argv[0], s);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;

@@ -186,6 +186,29 @@ def raw_with_auto_that_picks_opencl_says_so_on_stderr_and_in_the_trace():
                                   "tracing\n") in r.stderr, r.stderr
 
 
+@case
+def forced_backend_that_cannot_trace_says_why_before_running_and_in_the_trace():
+    env = {"DEVTRACE_CUPTI_LIBRARY": out("no-such-libcupti.so")}
+    listed = run("list", env=env).stdout.splitlines()
+    at = next(i for i, line in enumerate(listed) if line.startswith("cupti "))
+    why = listed[at + 2].strip()
+    assert why.startswith("why not: ") and "no-such-libcupti.so" in why, listed[at:at + 3]
+    why = why[len("why not: "):]
+    marker = out("ran-forced")
+    r = run("record", "--backend", "cupti", "-o", out("forced.json"), "--", "touch", marker, env=env)
+    assert r.returncode == 0 and os.path.exists(marker), (r.returncode, r.stderr)
+    lines = r.stderr.splitlines()
+    assert lines[0] == (f"devtrace record: backend cupti cannot trace here, so touch runs untraced (see 'devtrace "
+                        f"list'): {why}"), lines
+    assert lines[1] == "devtrace: backend none (n/a: records nothing)", lines
+    assert lines[2] == f"  nothing was traced: cupti: {why}", lines
+    with open(out("forced.json")) as f:
+        d = json.load(f)["devtrace"]
+    assert d["backend"] == "none" and d["unavailable"] == f"cupti: {why}", d
+    assert d["notes"] == ["the program ran untraced: backend cupti cannot trace here (the reason is in "
+                          "'unavailable')"], d["notes"]
+
+
 if failures:
     print(f"{len(failures)} failed: {', '.join(failures)}")
     sys.exit(1)
