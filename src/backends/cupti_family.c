@@ -1618,6 +1618,14 @@ static void replay_close(void *st)
     free(r);
 }
 
+static int replay_same_records(const char *vendor_a, const char *vendor_b)
+{
+    const dt_cf_descriptor *a = dt_cf_descriptor_find(vendor_a), *b = dt_cf_descriptor_find(vendor_b);
+    if (!a || !b)
+        return -1;
+    return a->layouts == b->layouts && a->nlayouts == b->nlayouts && memcmp(&a->kinds, &b->kinds, sizeof a->kinds) == 0;
+}
+
 const dt_raw_decoder dt_cf_raw_decoder = {
     .engine = "CUPTI family",
     .open = replay_open,
@@ -1626,6 +1634,7 @@ const dt_raw_decoder dt_cf_raw_decoder = {
     .buffer = replay_buffer,
     .api_name = replay_api_name,
     .close = replay_close,
+    .same_records = replay_same_records,
 };
 
 /* ---- tables of the CUDA-shaped vendors ---- */

@@ -123,6 +123,9 @@ typedef struct dt_raw_decoder {
     /* A name the vendor's resolver gave after the run (after every buffer). */
     void (*api_name)(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len);
     void (*close)(void *st);
+    /* Do two vendors' buffers hold the same records (layouts and kind numbers)? 1 yes, 0 no,
+     * -1 when this engine does not know one of them. */
+    int (*same_records)(const char *vendor_a, const char *vendor_b);
 } dt_raw_decoder;
 extern const dt_raw_decoder dt_cf_raw_decoder; /* backends/cupti_family.c */
 

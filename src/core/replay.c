@@ -156,6 +156,15 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         return rc;
     char backend[DT_RAW_MAX_VENDOR + 16], validation[256], category[40];
     const char *vendor = opt && opt->backend ? opt->backend : info.vendor;
+    /* Another vendor's decoders read another layout: refused, unless the engine says the
+     * two write the same records (CUPTI and the CUDA-shaped vendors), or does not know the
+     * capture's vendor (then decoding it as a known one is the way to read it: noted). */
+    int other_vendor = strcmp(vendor, info.vendor) != 0;
+    if (other_vendor && c.decoder->same_records(info.vendor, vendor) == 0)
+        return dt_error_set(err, DEVTRACE_EINVAL,
+                            "the capture holds %s's records, and --backend %s would decode them as %s's, another "
+                            "vendor's layouts; drop --backend to decode it as %s",
+                            info.vendor, vendor, vendor, info.vendor);
     if (c.have_meta && !(opt && opt->backend)) {
         meta_string(c.meta.backend, c.meta.backend_len, backend, sizeof backend);
         meta_string(c.meta.validation, c.meta.validation_len, validation, sizeof validation);
@@ -180,6 +189,9 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         c.s->rank = c.meta.rank;
         c.s->world_size = c.meta.world_size;
     }
+    if (other_vendor)
+        dt_add_note(c.s, "the capture was written by %s and its buffers were decoded as %s's records (--backend %s)",
+                    info.vendor, vendor, vendor);
     c.dst = c.decoder->open(c.s, vendor, info.api_version, err);
     if (!c.dst) {
         devtrace_close(c.s);

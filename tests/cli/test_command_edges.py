@@ -10,6 +10,7 @@ a case needs a backend that really starts (PoCL); without it those cases say SKI
 import gzip
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -207,6 +208,47 @@ def forced_backend_that_cannot_trace_says_why_before_running_and_in_the_trace():
     assert d["backend"] == "none" and d["unavailable"] == f"cupti: {why}", d
     assert d["notes"] == ["the program ran untraced: backend cupti cannot trace here (the reason is in "
                           "'unavailable')"], d["notes"]
+
+
+def capture(vendor, api_version, buffers):
+    """A .dtraw capture (docs/raw-format.md): the header, then one BUF chunk per buffer."""
+    data = b"DTRAW1\0\0" + struct.pack("<II", 1, len(vendor)) + vendor + struct.pack("<I", api_version)
+    for buf in buffers:
+        payload = struct.pack("<Q", len(buf)) + buf
+        data += b"BUF " + struct.pack("<Q", len(payload)) + payload
+    return data
+
+
+@case
+def replay_as_another_vendors_records_is_refused():
+    path = out("mcpti.dtraw")
+    with open(path, "wb") as f:
+        f.write(capture(b"mcpti", 1, [bytes(8)]))
+    r = run("replay", path, "--backend", "cupti", "-o", out("as-cupti.json"))
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert one_line(r.stderr) == (f"devtrace replay: replaying {path}: the capture holds mcpti's records, and "
+                                  "--backend cupti would decode them as cupti's, another vendor's layouts; drop "
+                                  "--backend to decode it as mcpti"), r.stderr
+    assert not os.path.exists(out("as-cupti.json")) and not os.path.exists(out("as-cupti.json.tmp"))
+    r = run("replay", path, "--backend", "mcpti", "-q", "-o", out("as-mcpti.json"))
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+
+
+@case
+def replay_as_a_vendor_with_the_same_records_names_both_vendors():
+    path = out("ppu.dtraw")
+    with open(path, "wb") as f:
+        f.write(capture(b"ppu", 130001, [bytes(8)]))
+    note = "the capture was written by ppu and its buffers were decoded as cupti's records (--backend cupti)"
+    r = run("replay", path, "--backend", "cupti", "-o", out("ppu-as-cupti.json"))
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert f"  note: {note}\n" in r.stderr, r.stderr
+    with open(out("ppu-as-cupti.json")) as f:
+        d = json.load(f)["devtrace"]
+    assert d["backend"] == "cupti" and note in d["notes"], d
+    r = run("replay", path, "-q", "-o", out("ppu.json"))
+    with open(out("ppu.json")) as f:
+        assert not any("decoded as" in n for n in json.load(f)["devtrace"]["notes"])
 
 
 if failures:
