@@ -84,6 +84,7 @@ typedef enum devtrace_memcpy_dir {
 #define DEVTRACE_EVENT_HAS_QUEUED 0x08u   /* kernel queued_ns is known */
 #define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
 #define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
+#define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
  * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and

@@ -193,6 +193,7 @@ static void enqueue_init(dt_cl_enqueue *e)
      * compiles to rep stos, whose start-up costs more than the rest of the call. */
     dt_event_zero(&e->device);
     e->kernel_name = NULL;
+    e->local_mem_device = -1;
     e->blocking = 0;
     e->queue = NULL;
     e->app_event = NULL;
@@ -235,6 +236,10 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
     }
     if (e->kernel_name)
         d->name_id = dt_intern_ptr(&r->session->names, e->kernel_name);
+    if (e->local_mem_device >= 0 && (uint32_t)e->local_mem_device == q->device_index)
+        d->flags |= DEVTRACE_EVENT_HAS_SHARED; /* known for the device the launch ran on */
+    else
+        d->u.kernel.static_shared = d->u.kernel.dynamic_shared = 0;
     if (dt_cl_pending_add(t, event, e->app_event != NULL, d, c->start_ns, call_end_ns) != 0) {
         atomic_fetch_add(&r->no_memory, 1);
         DT_COUNT(r->session, dropped_pool_full, 1);
@@ -617,8 +622,23 @@ static cl_kernel CL_API_CALL wrap_clCloneKernel(cl_kernel source_kernel, cl_int 
     if (recording)
         call_end(&call, DT_CL_FN_clCloneKernel, *errcode_ret, 0);
     if (kernel)
-        dt_cl_kernel_created(kernel, dt_cl_kernel_name(source_kernel));
+        dt_cl_kernel_cloned(kernel, source_kernel);
     return kernel;
+}
+
+/* Recorded like any call returning a status; the sizes of __local arguments are followed
+ * whether or not a session records (a launch inside one may use arguments set before). */
+static cl_int CL_API_CALL wrap_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                              const void *arg_value)
+{
+    dt_cl_call call;
+    int recording = call_begin(&call);
+    cl_int status = dt_cl_target.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    if (recording)
+        call_end(&call, DT_CL_FN_clSetKernelArg, status, 0);
+    if (status == CL_SUCCESS)
+        dt_cl_kernel_arg_set(kernel, arg_index, arg_size, arg_value);
+    return status;
 }
 
 /* ------------------------------------------------------------------ the layer's entry points */
@@ -983,8 +1003,9 @@ static void opencl_close(dt_session *s, void *state)
 const dt_backend dt_backend_opencl = {
     .name = "opencl",
     .description = "OpenCL loader layer",
-    /* No DT_CAP_*: grid/block are known but registers and shared memory are not, there is
-     * no occupancy data, and external ids are attached by devtrace, not the vendor. */
+    /* No DT_CAP_*: grid/block and shared (local) memory are known but registers are not
+     * (kernels carry DEVTRACE_EVENT_HAS_SHARED, not HAS_REGS), there is no occupancy
+     * data, and external ids are attached by devtrace, not the vendor. */
     .caps = 0,
     .validated = DT_VALIDATED_HARDWARE,
     .validation_note = "real kernels on PoCL 3.1 (CPU device) in CI; GPU OpenCL drivers not tested",

@@ -19,8 +19,8 @@
  *   REFCOUNT  retain/release of the objects the layer keeps records for; the extra columns
  *             name the record map and the change to the program's reference count
  *   SPECIAL   wrappers written by hand in opencl.c (queue creation with profiling forced on,
- *             queue queries answered as the program asked, kernel-name capture, device
- *             discovery at context creation)
+ *             queue queries answered as the program asked, kernel-name capture, __local
+ *             argument sizes, device discovery at context creation)
  * Not wrapped: GL/D3D/DX9/EGL interop and vendor extensions (pass through untraced, as do
  * functions the program obtains with clGetExtensionFunctionAddress*). */
 #ifndef DT_OPENCL_API_H
@@ -57,7 +57,6 @@
     X(cl_int, clGetProgramBuildInfo, (cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret), (program, device, param_name, param_value_size, param_value, param_value_size_ret)) \
     X(cl_int, clSetProgramReleaseCallback, (cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data), (program, pfn_notify, user_data)) \
     X(cl_int, clSetProgramSpecializationConstant, (cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value), (program, spec_id, spec_size, spec_value)) \
-    X(cl_int, clSetKernelArg, (cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value), (kernel, arg_index, arg_size, arg_value)) \
     X(cl_int, clSetKernelArgSVMPointer, (cl_kernel kernel, cl_uint arg_index, const void *arg_value), (kernel, arg_index, arg_value)) \
     X(cl_int, clSetKernelExecInfo, (cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value), (kernel, param_name, param_value_size, param_value)) \
     X(cl_int, clGetKernelInfo, (cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret), (kernel, param_name, param_value_size, param_value, param_value_size_ret)) \
@@ -148,6 +147,7 @@
     X(cl_kernel, clCreateKernel, (cl_program program, const char *kernel_name, cl_int *errcode_ret), (program, kernel_name, errcode_ret)) \
     X(cl_int, clCreateKernelsInProgram, (cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret), (program, num_kernels, kernels, num_kernels_ret)) \
     X(cl_kernel, clCloneKernel, (cl_kernel source_kernel, cl_int *errcode_ret), (source_kernel, errcode_ret)) \
+    X(cl_int, clSetKernelArg, (cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value), (kernel, arg_index, arg_size, arg_value)) \
 
 #define DT_CL_API_REFCOUNT(X) \
     X(cl_int, clRetainContext, (cl_context context), (context), dt_cl_contexts, +1) \

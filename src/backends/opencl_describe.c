@@ -1,8 +1,10 @@
 /* opencl_describe.c: what each enqueue of device work is, read from its arguments
  * before the call: the device event's kind, bytes and copy direction, the fill value,
- * the kernel's name and launch shape (grid in work-groups, block = work-group size).
+ * the kernel's name, launch shape (grid in work-groups, block = work-group size) and
+ * shared (local) memory.
  * One function per row of the ENQUEUE list in opencl_api.h, with that function's
  * parameters. Part of the OpenCL backend: compiled inside opencl.c. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "opencl_layer.h"
@@ -16,7 +18,17 @@ static void describe_launch(dt_cl_enqueue *e, cl_kernel kernel, cl_uint work_dim
                             const size_t *local)
 {
     e->device.kind = DEVTRACE_KIND_KERNEL;
-    e->kernel_name = dt_cl_kernel_name(kernel);
+    dt_cl_kernel_rec scratch;
+    const dt_cl_kernel_rec *k = dt_cl_kernel_get(kernel, &scratch);
+    if (k) {
+        e->kernel_name = k->name;
+        /* The sizes as they are now: arguments set after this call do not change this launch. */
+        if (k->local_mem_device >= 0 && !atomic_load_explicit(&k->local_args_unknown, memory_order_relaxed)) {
+            e->local_mem_device = k->local_mem_device;
+            e->device.u.kernel.static_shared = k->static_local_mem;
+            e->device.u.kernel.dynamic_shared = atomic_load_explicit(&k->local_args_total, memory_order_relaxed);
+        }
+    }
     if (!global || work_dim < 1 || work_dim > 3)
         return;
     for (cl_uint d = 0; d < 3; d++) {

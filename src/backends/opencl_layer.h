@@ -144,8 +144,21 @@ typedef struct dt_cl_queue_rec {
     cl_queue_properties app_array[DT_CL_QUEUE_ARRAY_MAX];
 } dt_cl_queue_rec;
 
+#define DT_CL_LOCAL_ARGS_MAX 32 /* __local arguments followed per kernel: indices 0 to 31 */
+
+/* A kernel: its name, and its shared (local) memory, the trace's "shared memory": the
+ * static part is CL_KERNEL_LOCAL_MEM_SIZE asked when the kernel was created, before any
+ * argument was set (its __local variables and what the implementation needs), for the
+ * first device of its program; the dynamic part is the sizes its __local arguments were
+ * given (clSetKernelArg(kernel, i, size, NULL)). Argument sizes are written by
+ * clSetKernelArg and read at each launch: atomics, each on its own. */
 typedef struct dt_cl_kernel_rec {
-    const char *name; /* from dt_cl_pool_name: never freed */
+    const char *name;          /* from dt_cl_pool_name: never freed */
+    int local_mem_device;      /* the device index static_local_mem is for; -1: not known */
+    uint32_t static_local_mem; /* bytes */
+    _Atomic uint32_t local_arg_bytes[DT_CL_LOCAL_ARGS_MAX];
+    _Atomic uint32_t local_args_total; /* the sum of local_arg_bytes */
+    _Atomic uint8_t local_args_unknown; /* a __local argument past DT_CL_LOCAL_ARGS_MAX was set */
 } dt_cl_kernel_rec;
 
 typedef struct dt_cl_context_rec {
@@ -184,10 +197,16 @@ const dt_cl_queue_rec *dt_cl_queue_get(cl_command_queue queue);
 /* clSetCommandQueueProperty: the properties the program now believes the queue has. */
 void dt_cl_queue_set_app_properties(cl_command_queue queue, cl_command_queue_properties props);
 
-/* Records a kernel's function name (queried through the target; fallback when that fails). */
+/* Records a kernel the program created: its function name (queried through the target;
+ * fallback when that fails) and its static local memory. */
 void dt_cl_kernel_created(cl_kernel kernel, const char *fallback_name);
-/* The kernel's function name (a pooled string), learnt through the target if needed. */
-const char *dt_cl_kernel_name(cl_kernel kernel);
+/* clCloneKernel: the copy has the source's name, local memory and argument values. */
+void dt_cl_kernel_cloned(cl_kernel kernel, cl_kernel source);
+/* A successful clSetKernelArg: a NULL value with a size sets a __local argument's size. */
+void dt_cl_kernel_arg_set(cl_kernel kernel, cl_uint index, size_t size, const void *value);
+/* The kernel's record, learnt through the target if the layer did not see it created
+ * (then into *scratch when the map is full, and with no local memory known). */
+const dt_cl_kernel_rec *dt_cl_kernel_get(cl_kernel kernel, dt_cl_kernel_rec *scratch);
 
 /* In a forked child: the mutexes here may have been held by a thread of the parent. */
 void dt_cl_objects_after_fork(void);
@@ -206,6 +225,7 @@ void dt_cl_device_registered(int index);
 typedef struct dt_cl_enqueue {
     devtrace_event device;   /* kind and per-kind fields; ids and times come later */
     const char *kernel_name; /* kernels: a pooled name */
+    int local_mem_device;    /* kernels: the device index the shared memory in device is for; -1: none */
     int blocking;            /* the call waits for the command */
     const dt_cl_queue_rec *queue;
     cl_event *app_event; /* what the program passed */

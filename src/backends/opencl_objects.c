@@ -502,24 +502,97 @@ static const char *kernel_query_name(cl_kernel kernel, const char *fallback)
     return pooled;
 }
 
+/* CL_KERNEL_LOCAL_MEM_SIZE of a kernel no argument was set on yet, for the first device of
+ * its program: the device's index, or -1 when the target cannot say. */
+static int kernel_query_local_mem(cl_kernel kernel, uint32_t *bytes)
+{
+    cl_program program = NULL;
+    cl_device_id devices[DT_MAX_DEVICES];
+    size_t size = 0;
+    cl_ulong local = 0;
+    if (dt_cl_target.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof program, &program, NULL) != CL_SUCCESS ||
+        dt_cl_target.clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof devices, devices, &size) != CL_SUCCESS ||
+        size < sizeof devices[0] ||
+        dt_cl_target.clGetKernelWorkGroupInfo(kernel, devices[0], CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local,
+                                              NULL) != CL_SUCCESS)
+        return -1;
+    *bytes = local > UINT32_MAX ? UINT32_MAX : (uint32_t)local;
+    return dt_cl_device_index(devices[0]);
+}
+
+static dt_cl_kernel_rec kernel_rec(const char *name, int local_mem_device, uint32_t static_local_mem)
+{
+    dt_cl_kernel_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.name = name;
+    rec.local_mem_device = local_mem_device;
+    rec.static_local_mem = static_local_mem;
+    return rec;
+}
+
 void dt_cl_kernel_created(cl_kernel kernel, const char *fallback_name)
 {
-    dt_cl_kernel_rec rec = {kernel_query_name(kernel, fallback_name)};
+    uint32_t local = 0;
+    int device = kernel_query_local_mem(kernel, &local);
+    dt_cl_kernel_rec rec = kernel_rec(kernel_query_name(kernel, fallback_name), device, local);
     if (rec.name)
         dt_cl_map_put(&dt_cl_kernels, kernel, &rec);
 }
 
-const char *dt_cl_kernel_name(cl_kernel kernel)
+void dt_cl_kernel_cloned(cl_kernel kernel, cl_kernel source)
+{
+    dt_cl_kernel_rec scratch;
+    const dt_cl_kernel_rec *from = dt_cl_kernel_get(source, &scratch);
+    if (!from)
+        return;
+    dt_cl_kernel_rec rec = *from; /* the clone has the source's argument values (clCloneKernel) */
+    dt_cl_map_put(&dt_cl_kernels, kernel, &rec);
+}
+
+/* Is argument index of kernel declared __local? A kernel built without argument info
+ * (-cl-kernel-arg-info) cannot say: then a NULL value with a size is taken as one, the
+ * only way OpenCL sets a __local argument. */
+static int arg_is_local(cl_kernel kernel, cl_uint index)
+{
+    cl_kernel_arg_address_qualifier q = 0;
+    if (dt_cl_target.clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) !=
+        CL_SUCCESS)
+        return 1;
+    return q == CL_KERNEL_ARG_ADDRESS_LOCAL;
+}
+
+void dt_cl_kernel_arg_set(cl_kernel kernel, cl_uint index, size_t size, const void *value)
+{
+    /* The record lives in its own allocation until the kernel is released: the layer may
+     * write its atomics (the map hands out const pointers for the readers). */
+    dt_cl_kernel_rec *k = (dt_cl_kernel_rec *)dt_cl_map_find(&dt_cl_kernels, kernel);
+    if (!k)
+        return;
+    size_t local = !value && size && arg_is_local(kernel, index) ? size : 0;
+    if (index >= DT_CL_LOCAL_ARGS_MAX) {
+        if (local)
+            atomic_store_explicit(&k->local_args_unknown, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t bytes = local > UINT32_MAX ? UINT32_MAX : (uint32_t)local;
+    uint32_t before = atomic_exchange_explicit(&k->local_arg_bytes[index], bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&k->local_args_total, bytes - before, memory_order_relaxed); /* mod 2^32 */
+}
+
+const dt_cl_kernel_rec *dt_cl_kernel_get(cl_kernel kernel, dt_cl_kernel_rec *scratch)
 {
     const dt_cl_kernel_rec *rec = dt_cl_map_find(&dt_cl_kernels, kernel);
     if (rec || !kernel)
-        return rec ? rec->name : NULL;
-    /* Not seen created (an extension entry point): learn it now; when the map is full,
-     * this asks the target at each launch. */
-    dt_cl_kernel_rec learnt = {kernel_query_name(kernel, NULL)};
-    if (learnt.name)
-        dt_cl_map_put(&dt_cl_kernels, kernel, &learnt);
-    return learnt.name;
+        return rec;
+    /* Not seen created (an extension entry point): learn its name now (its arguments may
+     * be set already: no local memory); when the map is full, this asks the target at
+     * each launch. */
+    *scratch = kernel_rec(kernel_query_name(kernel, NULL), -1, 0);
+    if (!scratch->name)
+        return NULL;
+    dt_cl_map_put(&dt_cl_kernels, kernel, scratch);
+    rec = dt_cl_map_find(&dt_cl_kernels, kernel);
+    return rec ? rec : scratch;
 }
 
 void dt_cl_objects_after_fork(void)

@@ -247,6 +247,8 @@ static void write_kernel(writer *wr, const devtrace_event *ev)
     if (ev->flags & DEVTRACE_EVENT_HAS_REGS) {
         p = DT_JSONW_PUT_LIT(p, ", \"registers per thread\": ");
         p = dt_jsonw_put_u64(p, ev->u.kernel.registers_per_thread);
+    }
+    if (ev->flags & (DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_SHARED)) {
         p = DT_JSONW_PUT_LIT(p, ", \"shared memory\": ");
         p = dt_jsonw_put_u64(p, (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared);
     }

@@ -94,7 +94,7 @@ MEMCPY_NAMES = {"htod": "Memcpy HtoD (Pageable -> Device)", "dtoh": "Memcpy DtoH
                 "dtod": "Memcpy DtoD (Device -> Device)"}
 MEMSET_NAME = "Memset (Device)"
 LAUNCH_KEYS = {"grid", "block"}
-REGISTER_KEYS = {"registers per thread", "shared memory"}  # the Chrome sink writes both from one flag
+REGISTER_KEYS = {"registers per thread", "shared memory"}  # both from the register flag; OpenCL: shared memory alone
 
 
 class Profile:
@@ -170,11 +170,13 @@ PROFILES = {
                      absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
                      require_cbid=False, validation="emulated",
                      why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
-    # OpenCL has no register, warp or per-SM limits, and no callback ids.
+    # OpenCL has no register, warp or per-SM limits, and no callback ids; its shared memory
+    # is the kernel's local memory (CL_KERNEL_LOCAL_MEM_SIZE plus the __local arguments).
     "opencl": Profile("opencl", "privateuse1_runtime", VENDOR_NAMES["opencl"],
-                      absent_kernel_keys=REGISTER_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
+                      absent_kernel_keys={"registers per thread"} | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
                       require_cbid=False, validation="hardware",
-                      why="the OpenCL loader layer (PoCL in CI): cl* names, no registers or occupancy"),
+                      why="the OpenCL loader layer (PoCL in CI): cl* names, local memory as shared memory, no "
+                          "registers or occupancy"),
 }
 # clEnqueueReadBuffer/WriteBuffer both stand for the generic memcpy (no single name).
 PROFILES["opencl"].extra_generic = {"clEnqueueReadBuffer": "memcpy", "clEnqueueWriteBuffer": "memcpy"}

@@ -502,6 +502,29 @@ static void test_kernel_without_launch_data_has_only_the_id_keys(void **state)
     assert_string_equal(uj_keys(uj_get(k, "args"), keys, sizeof keys), "queued,device,context,stream,correlation");
 }
 
+/* OpenCL: shared memory known, registers not (DEVTRACE_EVENT_HAS_SHARED without HAS_REGS). */
+static void test_kernel_with_shared_memory_alone_has_no_register_key(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    assert_non_null(s);
+    devtrace_event k = ut_kernel(1000, 2000, 9);
+    k.flags |= DEVTRACE_EVENT_HAS_SHARED;
+    k.u.kernel.registers_per_thread = 99; /* not written: the flag says it is not known */
+    k.u.kernel.static_shared = 256;
+    k.u.kernel.dynamic_shared = 160;
+    assert_int_equal(dt_emit(s, &k), 0);
+    char error[160] = "";
+    uj_value *root = ut_chrome_trace(s, NULL, error);
+    assert_non_null(root);
+    const uj_value *args = uj_get(args_of(root, "kernel", "9"), "args");
+    char keys[256];
+    assert_string_equal(uj_keys(args, keys, sizeof keys), "queued,device,context,stream,correlation,shared memory");
+    assert_string_equal(uj_get_raw(args, "shared memory"), "416");
+    uj_free(root);
+    devtrace_close(s);
+}
+
 static void test_mangled_kernel_name_is_demangled(void **state)
 {
     fixture *f = *state;
@@ -808,6 +831,7 @@ int main(void)
         T(test_devtrace_object_carries_backend_and_loss_counters),
         T(test_kernel_args_keys_in_design_order_with_exact_values),
         T(test_kernel_without_launch_data_has_only_the_id_keys),
+        cmocka_unit_test(test_kernel_with_shared_memory_alone_has_no_register_key),
         T(test_mangled_kernel_name_is_demangled),
         T(test_memcpy_name_and_args),
         T(test_memset_name_and_args),
