@@ -1,5 +1,5 @@
 /* main.c: the devtrace command: record a program's device timeline, list the
- * backends, replay a raw capture. */
+ * backends, replay a raw capture, report on and compare traces. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,10 @@ static const char usage[] =
     "  list           show every backend, whether it can trace here, and why not\n"
     "  replay FILE -o TRACE\n"
     "                 decode a raw capture (.dtraw) into a trace\n"
+    "  report TRACE... | DIR\n"
+    "                 the tables of a Kineto trace (kernels, memory, api, ops, streams),\n"
+    "                 of every rank of a run, and a timeline picture (--svg)\n"
+    "  diff A B       two traces per kernel and per op: counts, totals, delta, ratio\n"
     "  help           this text\n"
     "\n"
     "options:\n"
@@ -46,6 +50,10 @@ int main(int argc, char **argv)
         return dt_cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
         return dt_cmd_replay(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return dt_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return dt_cmd_diff(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command '%s'; run 'devtrace --help' for the commands\n", cmd);
     return DT_EXIT_USAGE;
 }
