@@ -352,9 +352,10 @@ static int parse_number(reader *r, const char **pp, const char *end, number *out
         frac *= 10;
         frac_digits++;
     }
-    if (!slow && acc <= (uint64_t)(INT64_MAX / 1000 - 1)) {
-        int64_t milli = (int64_t)(acc * 1000 + frac + (round_digit >= 5));
-        out->integer = neg ? -(int64_t)acc : (int64_t)acc;
+    if (!slow && acc <= (uint64_t)INT64_MAX) {
+        out->integer = neg ? -(int64_t)acc : (int64_t)acc; /* exact, also past a double's 53 bits */
+        int64_t milli = acc <= (uint64_t)(INT64_MAX / 1000 - 1) ? (int64_t)(acc * 1000 + frac + (round_digit >= 5))
+                                                               : INT64_MAX;
         out->milli = neg ? -milli : milli;
     } else {
         char text[64];
@@ -1032,7 +1033,7 @@ static void format_error(reader *r, const char *at, int truncated)
     uint64_t where = truncated ? r->base_offset + r->len : offset_of(r, at);
     if (truncated) {
         uint64_t unit = offset_of(r, r->unit_start);
-        if (r->state == S_EV_FIRST || r->state == S_EV_NEXT)
+        if ((r->state == S_EV_FIRST || r->state == S_EV_NEXT) && r->unit_start < r->buf + r->len)
             snprintf(r->err, r->errlen,
                      "%s: truncated at byte %llu (the end of the data): expected %s (in the event at byte %llu)",
                      r->name, (unsigned long long)where, r->expected, (unsigned long long)unit);
