@@ -37,8 +37,8 @@ static int gather_one(gathered *g, size_t side, const char *name, uint64_t count
     }
     side_values *v = &g->values[id * g->nsides + side];
     v->count += count;
-    v->total_ns += total;
-    v->cpu_ns += cpu;
+    v->total_ns = dt_add_saturating(v->total_ns, total);
+    v->cpu_ns = dt_add_saturating(v->cpu_ns, cpu);
     v->present = 1;
     return 0;
 }
@@ -213,7 +213,7 @@ int dt_ranks_table(const dt_report *const *reports, size_t n, dt_compare_by by, 
         qsort(totals, n, sizeof *totals, cmp_i64);
         row->min_ns = totals[0];
         row->max_ns = totals[n - 1];
-        row->median_ns = n % 2 ? totals[n / 2] : (totals[n / 2 - 1] + totals[n / 2] + 1) / 2;
+        row->median_ns = n % 2 ? totals[n / 2] : dt_midpoint(totals[n / 2 - 1], totals[n / 2]);
         nrows++;
     }
     qsort_r(rows, nrows, sizeof *rows, cmp_rank_row, &g.names);

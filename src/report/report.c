@@ -232,7 +232,7 @@ static int on_event(const dt_tr_event *ev, void *user)
         if (dur > k->max_ns)
             k->max_ns = dur;
         k->count++;
-        k->total_ns += dur;
+        k->total_ns = dt_add_saturating(k->total_ns, dur);
         if (push_duration(&a->kernel_durations[id], dur) != 0)
             goto oom;
         break;
@@ -241,15 +241,15 @@ static int on_event(const dt_tr_event *ev, void *user)
     case DT_TR_MEMSET: {
         dt_memory_row *m = &a->memory[id];
         m->count++;
-        m->total_ns += dur;
+        m->total_ns = dt_add_saturating(m->total_ns, dur);
         if (ev->has & DT_TR_HAS_BYTES && ev->bytes > 0)
-            m->bytes += (uint64_t)ev->bytes;
+            m->bytes += (uint64_t)ev->bytes; /* unsigned: wraps, never undefined */
         break;
     }
     case DT_TR_RUNTIME: {
         dt_api_row *c = &a->api[id];
         c->count++;
-        c->total_ns += dur;
+        c->total_ns = dt_add_saturating(c->total_ns, dur);
         if (dur > c->max_ns)
             c->max_ns = dur;
         return 0;
@@ -257,7 +257,7 @@ static int on_event(const dt_tr_event *ev, void *user)
     case DT_TR_CPU_OP: {
         dt_op_row *o = &a->ops[id];
         o->count++;
-        o->cpu_ns += dur;
+        o->cpu_ns = dt_add_saturating(o->cpu_ns, dur);
         if (ev->has & DT_TR_HAS_EXTERNAL_ID) {
             op_instance *in = instance_of(a, ev->external_id);
             if (!in)
@@ -280,9 +280,9 @@ static int on_event(const dt_tr_event *ev, void *user)
         op_instance *in = instance_of(a, ev->external_id);
         if (!in)
             goto oom;
-        in->device_ns += dur;
+        in->device_ns = dt_add_saturating(in->device_ns, dur);
     } else {
-        r->unlinked_device_ns += dur;
+        r->unlinked_device_ns = dt_add_saturating(r->unlinked_device_ns, dur);
     }
     return 0;
 oom:
@@ -378,7 +378,7 @@ static void finish_stream(const dt_report *r, lane_acc *l, dt_stream_row *s)
                 end = l->spans[i].end;
             continue;
         }
-        s->busy_ns += end - start;
+        s->busy_ns = dt_add_saturating(s->busy_ns, end - start);
         if (end > last)
             last = end;
         if (i < l->n) {
@@ -399,9 +399,10 @@ static int finish(dt_report *r)
     /* ops: the device time of each instance goes to its op's name */
     for (size_t i = 0; i < a->ninstances; i++) {
         if (a->instances[i].op_name)
-            a->ops[a->instances[i].op_name].device_ns += a->instances[i].device_ns;
+            a->ops[a->instances[i].op_name].device_ns =
+                dt_add_saturating(a->ops[a->instances[i].op_name].device_ns, a->instances[i].device_ns);
         else
-            r->unlinked_device_ns += a->instances[i].device_ns;
+            r->unlinked_device_ns = dt_add_saturating(r->unlinked_device_ns, a->instances[i].device_ns);
     }
     r->kernels = calloc(n ? n : 1, sizeof *r->kernels);
     r->memory = calloc(n ? n : 1, sizeof *r->memory);
@@ -415,10 +416,10 @@ static int finish(dt_report *r)
             dt_kernel_row k = a->kernels[id];
             durations *d = &a->kernel_durations[id];
             qsort(d->ns, d->n, sizeof *d->ns, cmp_i64);
-            k.median_ns = d->n % 2 ? d->ns[d->n / 2] : (d->ns[d->n / 2 - 1] + d->ns[d->n / 2] + 1) / 2;
+            k.median_ns = d->n % 2 ? d->ns[d->n / 2] : dt_midpoint(d->ns[d->n / 2 - 1], d->ns[d->n / 2]);
             k.name = id;
             r->kernels[r->nkernels++] = k;
-            r->kernel_ns += k.total_ns;
+            r->kernel_ns = dt_add_saturating(r->kernel_ns, k.total_ns);
         }
         if (a->memory[id].count) {
             r->memory[r->nmemory] = a->memory[id];

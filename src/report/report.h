@@ -79,6 +79,21 @@ typedef struct dt_report {
     struct dt_report_acc *acc; /* owned: the state while reading */
 } dt_report;
 
+/* a + b, held at INT64_MAX / INT64_MIN instead of overflowing (totals of hostile traces). */
+static inline int64_t dt_add_saturating(int64_t a, int64_t b)
+{
+    int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
+/* The median of two sorted values a <= b, rounded up, without overflow. */
+static inline int64_t dt_midpoint(int64_t a, int64_t b)
+{
+    return a + (int64_t)(((uint64_t)b - (uint64_t)a + 1) / 2);
+}
+
 /* Reads the trace at path into r (initialised here). 0, or -1 with one line in err. */
 int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err, size_t errlen);
 /* The same from a buffer (tests, the fuzz target). */

@@ -612,7 +612,7 @@ static int time_member(reader *r, const char **pp, const char *end, int64_t *out
         number n;
         int rc = parse_number(r, pp, end, &n);
         if (rc == P_OK) {
-            *out = n.milli;
+            *out = n.milli > DT_TR_TIME_MAX ? DT_TR_TIME_MAX : n.milli < -DT_TR_TIME_MAX ? -DT_TR_TIME_MAX : n.milli;
             *has |= bit;
         }
         return rc;
@@ -1055,6 +1055,8 @@ static void format_error(reader *r, const char *at, int truncated)
 static int read_all(reader *r)
 {
     r->cap = r->piece < (1u << 16) ? (1u << 16) : r->piece;
+    if (r->mem && r->cap > r->mem_len + 1) /* a buffer in memory: no bigger than itself */
+        r->cap = r->mem_len + 1 < (1u << 16) ? (1u << 16) : r->mem_len + 1;
     r->buf = malloc(r->cap);
     r->scratch = malloc(r->cap);
     if (!r->buf || !r->scratch) {

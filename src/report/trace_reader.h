@@ -12,7 +12,8 @@
  *   name, cat the strings, unescaped; NOT NUL-terminated ({s, len}); borrowed: valid only until
  *             the callback returns
  *   ts_ns     "ts" (microseconds in the file, often with a fraction) as integer nanoseconds,
- *             rounded to the nearest ns; dur_ns likewise from "dur"
+ *             rounded to the nearest ns; dur_ns likewise from "dur"; both held within
+ *             +-DT_TR_TIME_MAX (2^61 ns, 73 years), so that sums and differences of two never overflow
  *   pid, tid  the value's text (a number's digits or a string's content) and, when the value is
  *             a number or a string ending in digits ("stream 7"), pid_num / tid_num
  *   args      "External id", "correlation", "device", "stream", "bytes" as integers, and for
@@ -114,6 +115,8 @@ int dt_tr_read_buffer(const char *name, const void *data, size_t len, dt_tr_even
 int dt_tr_read_buffer_pieces(const char *name, const void *data, size_t len, size_t piece, dt_tr_event_fn fn,
                              void *user, dt_tr_info *info, char *err, size_t errlen);
 void dt_tr_info_free(dt_tr_info *info);
+
+#define DT_TR_TIME_MAX ((int64_t)1 << 61)
 
 /* The largest single event (or other top-level member) the reader accepts. */
 #define DT_TR_MAX_UNIT (256u << 20)
