@@ -216,8 +216,10 @@ static void draw_box(const canvas *c, const gather *g, const box *b, size_t merg
 {
     double x0 = x_of(c, b->start), x1 = x_of(c, b->end);
     double w = x1 - x0 < 0.6 ? 0.6 : x1 - x0;
-    fprintf(c->f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\">",
-            dt_tr_kind_name((dt_tr_kind)b->kind), x0, y, w, h, kinds[b->kind].color);
+    fprintf(c->f,
+            "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"%s>",
+            dt_tr_kind_name((dt_tr_kind)b->kind), x0, y, w, h, kinds[b->kind].color,
+            w >= 3 ? " stroke=\"#ffffff\" stroke-width=\"0.6\"" : ""); /* neighbours stay apart */
     char dur[32], at[32];
     dt_format_us(dur, b->end - b->start);
     dt_format_us(at, b->start);
@@ -232,7 +234,9 @@ static void draw_box(const canvas *c, const gather *g, const box *b, size_t merg
     size_t fits = (size_t)((w - 4) / 6.2);
     if (merged <= 1 && fits >= 4) {
         fprintf(c->f, "<text x=\"%.2f\" y=\"%.1f\" class=\"in\">", x0 + 2, y + h - 4);
-        const char *name = dt_intern_get(&g->names, b->name);
+        const char *full = dt_intern_get(&g->names, b->name);
+        char name[256]; /* the label without template arguments; the tooltip has the whole name */
+        dt_short_name(full, strlen(full), name, sizeof name);
         write_escaped(c->f, name, strlen(name) > fits ? fits - 3 : fits);
         fputs("</text>\n", c->f);
     }
@@ -367,6 +371,10 @@ static int write_picture(FILE *f, gather *g, const dt_svg_options *o)
     for (size_t i = 0; i < g->nlanes; i++) {
         const lane *l = &g->lanes[i];
         int row_height = l->is_device ? DEVICE_ROW : HOST_ROW;
+        double lane_height = l->rows * row_height + (l->is_device ? BUSY_STRIP : 0);
+        if (i % 2 == 0) /* every other lane on a faint band, across the labels too */
+            fprintf(f, "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#f6f7f9\"/>\n", y - LANE_GAP / 2.0,
+                    width, lane_height + LANE_GAP);
         fprintf(f, "<text class=\"lane\" x=\"10\" y=\"%.1f\">", y + 13);
         if (l->is_device)
             fprintf(f, "device %lld stream %lld</text>\n", (long long)l->a, (long long)l->b);
