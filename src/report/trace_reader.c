@@ -8,13 +8,18 @@
 #include "trace_reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
-#define READ_PIECE (4u << 20)
+#define READ_PIECE (1u << 20) /* small enough to be parsed from the cache right after the copy */
 #define MAX_DEPTH 128
 
 enum { P_OK = 0, P_MORE = 1, P_BAD = 2, P_STOP = 3 };
@@ -34,7 +39,8 @@ typedef enum top_state {
 
 typedef struct reader {
     const char *name; /* borrowed: for errors */
-    gzFile gz;        /* owned, or NULL for memory */
+    gzFile gz;        /* owned: a gzip file, or NULL */
+    int fd;           /* owned: a plain file (read directly, no copy through zlib), or -1 */
     const char *mem;  /* borrowed */
     size_t mem_len, mem_pos, piece;
     int eof;
@@ -127,18 +133,61 @@ static inline int is_ws(char c)
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+#ifdef __SSE2__
+/* 16 bytes at a time (SSE2 is part of x86-64): a pretty-printed trace is a third whitespace. */
+static inline const char *skip_ws(const char *p, const char *end)
+{
+    if (p < end && !is_ws(*p))
+        return p;
+    const __m128i space = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                  tab = _mm_set1_epi8('\t');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, nl)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+        if (other)
+            return p + __builtin_ctz(other);
+        p += 16;
+    }
+    while (p < end && is_ws(*p))
+        p++;
+    return p;
+}
+#else
 static inline const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && is_ws(*p))
         p++;
     return p;
 }
+#endif
 
 /* 1 for the bytes that end a plain run inside a string: '"', '\\' and control characters. */
 static const unsigned char string_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     0, 0, 1, ['\\'] = 1,
 };
+
+/* The first byte from p that ends a plain run of a string (or end). */
+static inline const char *scan_plain(const char *p, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(v, control), v)); /* v <= 0x1F, unsigned */
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (p < end && !string_stop[(unsigned char)*p])
+        p++;
+    return p;
+}
 
 static int hex_value(char c)
 {
@@ -191,11 +240,7 @@ static int parse_string(reader *r, const char **pp, const char *end, dt_tr_str *
 {
     const char *p = *pp + 1, *begin = p;
     for (;;) {
-        while (p + 4 <= end && !string_stop[(unsigned char)p[0]] && !string_stop[(unsigned char)p[1]] &&
-               !string_stop[(unsigned char)p[2]] && !string_stop[(unsigned char)p[3]])
-            p += 4;
-        while (p < end && !string_stop[(unsigned char)*p])
-            p++;
+        p = scan_plain(p, end);
         if (p >= end)
             return NEED(r, "the rest of a string and its closing '\"'");
         if (*p == '"') {
@@ -463,7 +508,9 @@ static int skip_value(reader *r, const char **pp, const char *end, int depth)
  * callback parses or skips the value. */
 typedef int (*member_fn)(reader *r, const dt_tr_str *key, const char **pp, const char *end, void *ctx);
 
-static int parse_object(reader *r, const char **pp, const char *end, const char *what, member_fn member, void *ctx)
+/* Inlined where it is called, so that the member function is called directly (and inlined in turn). */
+static inline __attribute__((always_inline)) int parse_object(reader *r, const char **pp, const char *end,
+                                                              const char *what, member_fn member, void *ctx)
 {
     const char *p = *pp;
     if (*p != '{')
@@ -1017,6 +1064,17 @@ static int refill(reader *r)
                      (unsigned long long)(r->base_offset + r->len), msg);
             return -1;
         }
+    } else if (r->fd >= 0) {
+        ssize_t n;
+        do
+            n = read(r->fd, r->buf + r->len, want);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            snprintf(r->err, r->errlen, "%s: byte %llu: could not read the trace: %s", r->name,
+                     (unsigned long long)(r->base_offset + r->len), strerror(errno));
+            return -1;
+        }
+        got = (size_t)n;
     } else {
         got = r->mem_len - r->mem_pos < want ? r->mem_len - r->mem_pos : want;
         memcpy(r->buf + r->len, r->mem + r->mem_pos, got);
@@ -1118,16 +1176,34 @@ int dt_tr_read_file(const char *path, dt_tr_event_fn fn, void *user, dt_tr_info 
     r.err = err;
     r.errlen = errlen;
     r.piece = READ_PIECE;
-    r.gz = gzopen(path, "rb");
-    if (!r.gz) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+    r.fd = open(path, O_RDONLY | O_CLOEXEC);
+    unsigned char magic[2];
+    ssize_t n = r.fd >= 0 ? pread(r.fd, magic, 2, 0) : -1;
+    if (n < 0) {
+        snprintf(err, errlen, "%s: cannot %s: %s", path, r.fd < 0 ? "open" : "read", strerror(errno));
+        if (r.fd >= 0)
+            close(r.fd);
         if (info)
             memset(info, 0, sizeof *info);
         return -1;
     }
-    gzbuffer(r.gz, 1u << 20);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) { /* gzip: zlib reads it from the start */
+        r.gz = gzdopen(r.fd, "rb");
+        if (!r.gz) {
+            close(r.fd);
+            snprintf(err, errlen, "%s: out of memory for the gzip reader", path);
+            if (info)
+                memset(info, 0, sizeof *info);
+            return -1;
+        }
+        r.fd = -1;
+        gzbuffer(r.gz, 1u << 20);
+    }
     int rc = run_reader(&r, info);
-    gzclose(r.gz);
+    if (r.gz)
+        gzclose(r.gz);
+    if (r.fd >= 0)
+        close(r.fd);
     return rc;
 }
 
@@ -1141,6 +1217,7 @@ int dt_tr_read_buffer_pieces(const char *name, const void *data, size_t len, siz
     r.user = user;
     r.err = err;
     r.errlen = errlen;
+    r.fd = -1;
     r.mem = data;
     r.mem_len = len;
     r.piece = piece ? piece : READ_PIECE;
