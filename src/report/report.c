@@ -496,6 +496,21 @@ static int end(dt_report *r, int rc, char *err, size_t errlen)
     return rc ? -1 : 0;
 }
 
+int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *err, size_t errlen)
+{
+    return begin(r, name, mode, err, errlen);
+}
+
+int dt_report_add(dt_report *r, const dt_tr_event *ev)
+{
+    return on_event(ev, r) ? -1 : 0;
+}
+
+int dt_report_end(dt_report *r, char *err, size_t errlen)
+{
+    return end(r, r->acc->failed ? -1 : 0, err, errlen);
+}
+
 int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err, size_t errlen)
 {
     if (begin(r, path, mode, err, errlen) != 0)

@@ -99,6 +99,11 @@ int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err
 /* The same from a buffer (tests, the fuzz target). */
 int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode,
                           char *err, size_t errlen);
+/* The same from events that are not in a file (devtrace record's exit summary): begin, add each
+ * event (its strings only need to live during the call; -1: out of memory), end (0 or -1 with err). */
+int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *err, size_t errlen);
+int dt_report_add(dt_report *r, const dt_tr_event *ev);
+int dt_report_end(dt_report *r, char *err, size_t errlen);
 void dt_report_free(dt_report *r);
 const char *dt_report_name(const dt_report *r, uint32_t id);
 /* A name with its template arguments elided: "void k<float, 4>(float*)" -> "void k<...>(float*)".
