@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "report/compare.h"
+#include "report/grow.h"
 #include "report/report.h"
 #include "report/svg.h"
 
@@ -176,14 +177,10 @@ typedef struct path_list {
 
 static int add_path(path_list *l, const char *path)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **p = realloc(l->paths, cap * sizeof *p);
-        if (!p)
-            return -1;
-        l->paths = p;
-        l->cap = cap;
-    }
+    char **p = dt_room_for_one(l->paths, l->n, &l->cap, sizeof *p, 16);
+    if (!p)
+        return -1;
+    l->paths = p;
     if (!(l->paths[l->n] = strdup(path)))
         return -1;
     l->n++;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/grow.h"
 #include "report/keymap.h"
 
 typedef struct durations {
@@ -128,14 +129,10 @@ static uint32_t intern_name(dt_report *r, const dt_tr_str *name)
 
 static int push_duration(durations *d, int64_t ns)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 8;
-        int64_t *p = realloc(d->ns, cap * sizeof *p);
-        if (!p)
-            return -1;
-        d->ns = p;
-        d->cap = cap;
-    }
+    int64_t *p = dt_room_for_one(d->ns, d->n, &d->cap, sizeof *p, 8);
+    if (!p)
+        return -1;
+    d->ns = p;
     d->ns[d->n++] = ns;
     return 0;
 }
@@ -145,14 +142,10 @@ static lane_acc *lane_of(struct dt_report_acc *a, int64_t device, int64_t stream
     int64_t i = dt_keymap_get(&a->lane_map, device, stream);
     if (i >= 0)
         return &a->lanes[i];
-    if (a->nlanes == a->lanes_cap) {
-        size_t cap = a->lanes_cap ? a->lanes_cap * 2 : 16;
-        lane_acc *p = realloc(a->lanes, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        a->lanes = p;
-        a->lanes_cap = cap;
-    }
+    lane_acc *p = dt_room_for_one(a->lanes, a->nlanes, &a->lanes_cap, sizeof *p, 16);
+    if (!p)
+        return NULL;
+    a->lanes = p;
     if (dt_keymap_put(&a->lane_map, device, stream, (uint32_t)a->nlanes) < 0)
         return NULL;
     lane_acc *l = &a->lanes[a->nlanes++];
@@ -164,14 +157,10 @@ static lane_acc *lane_of(struct dt_report_acc *a, int64_t device, int64_t stream
 
 static int push_span(lane_acc *l, int64_t start, int64_t end)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        interval *p = realloc(l->spans, cap * sizeof *p);
-        if (!p)
-            return -1;
-        l->spans = p;
-        l->cap = cap;
-    }
+    interval *p = dt_room_for_one(l->spans, l->n, &l->cap, sizeof *p, 64);
+    if (!p)
+        return -1;
+    l->spans = p;
     l->spans[l->n++] = (interval){start, end};
     return 0;
 }
@@ -181,14 +170,10 @@ static op_instance *instance_of(struct dt_report_acc *a, int64_t external_id)
     int64_t i = dt_keymap_get(&a->instance_map, external_id, 0);
     if (i >= 0)
         return &a->instances[i];
-    if (a->ninstances == a->instances_cap) {
-        size_t cap = a->instances_cap ? a->instances_cap * 2 : 256;
-        op_instance *p = realloc(a->instances, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        a->instances = p;
-        a->instances_cap = cap;
-    }
+    op_instance *p = dt_room_for_one(a->instances, a->ninstances, &a->instances_cap, sizeof *p, 256);
+    if (!p)
+        return NULL;
+    a->instances = p;
     if (dt_keymap_put(&a->instance_map, external_id, 0, (uint32_t)a->ninstances) < 0)
         return NULL;
     op_instance *in = &a->instances[a->ninstances++];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/grow.h"
 #include "report/keymap.h"
 
 #define MAX_ROWS 6
@@ -60,14 +61,10 @@ static int64_t lane_index(gather *g, int is_device, int64_t a, int64_t b)
     int64_t i = dt_keymap_get(&g->lane_map[is_device], a, b);
     if (i >= 0)
         return i;
-    if (g->nlanes == g->lanes_cap) {
-        size_t cap = g->lanes_cap ? g->lanes_cap * 2 : 16;
-        lane *p = realloc(g->lanes, cap * sizeof *p);
-        if (!p)
-            return -1;
-        g->lanes = p;
-        g->lanes_cap = cap;
-    }
+    lane *p = dt_room_for_one(g->lanes, g->nlanes, &g->lanes_cap, sizeof *p, 16);
+    if (!p)
+        return -1;
+    g->lanes = p;
     if (dt_keymap_put(&g->lane_map[is_device], a, b, (uint32_t)g->nlanes) < 0)
         return -1;
     lane *l = &g->lanes[g->nlanes];
@@ -112,14 +109,10 @@ static int on_event(const dt_tr_event *ev, void *user)
     uint32_t name = len ? dt_intern_n(&g->names, s, len) : 0;
     if (li < 0 || (len && !name))
         goto oom;
-    if (g->nboxes == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 1024;
-        box *p = realloc(g->boxes, cap * sizeof *p);
-        if (!p)
-            goto oom;
-        g->boxes = p;
-        g->cap = cap;
-    }
+    box *boxes = dt_room_for_one(g->boxes, g->nboxes, &g->cap, sizeof *boxes, 1024);
+    if (!boxes)
+        goto oom;
+    g->boxes = boxes;
     int64_t t0 = g->r->first_ts_ns;
     g->boxes[g->nboxes++] = (box){ev->ts_ns - t0, ev->ts_ns + dur - t0, (uint32_t)li, name, (uint8_t)ev->kind, 0};
     return 0;

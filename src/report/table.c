@@ -1,6 +1,8 @@
 /* table.c: the report's tables and their three formats (table.h). */
 #include "table.h"
 
+#include "report/grow.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +31,13 @@ static void add_cell(dt_table *t, char *text)
         t->failed = 1;
         return;
     }
-    if (t->ncells == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        char **cells = realloc(t->cells, cap * sizeof *cells);
-        if (!cells) {
-            free(text);
-            t->failed = 1;
-            return;
-        }
-        t->cells = cells;
-        t->cap = cap;
+    char **cells = dt_room_for_one(t->cells, t->ncells, &t->cap, sizeof *cells, 64);
+    if (!cells) {
+        free(text);
+        t->failed = 1;
+        return;
     }
+    t->cells = cells;
     t->cells[t->ncells++] = text;
     t->nrows = t->ncells / (size_t)t->ncolumns;
 }

@@ -417,6 +417,27 @@ static int parse_number(reader *r, const char **pp, const char *end, number *out
     return P_OK;
 }
 
+/* A member's name and the ':' after it, up to its value (*pp at the opening quote). */
+static int parse_member_name(reader *r, const char **pp, const char *end, dt_tr_str *key, const char *what)
+{
+    const char *p = *pp;
+    int rc;
+    if (*p != '"')
+        return bad(r, p, what);
+    if ((rc = parse_string(r, &p, end, key)) != P_OK)
+        return rc;
+    p = skip_ws(p, end);
+    if (p >= end)
+        return NEED(r, "':' after a member name");
+    if (*p != ':')
+        return bad(r, p, "':' after a member name");
+    p = skip_ws(p + 1, end);
+    if (p >= end)
+        return NEED(r, "a member's value");
+    *pp = p;
+    return P_OK;
+}
+
 static int skip_value(reader *r, const char **pp, const char *end, int depth);
 
 static int skip_literal(reader *r, const char **pp, const char *end, const char *lit)
@@ -445,18 +466,9 @@ static int skip_container(reader *r, const char **pp, const char *end, int depth
     }
     for (;;) {
         int rc;
-        if (close == '}') {
-            if (*p != '"')
-                return bad(r, p, "a member name (a string)");
-            if ((rc = parse_string(r, &p, end, NULL)) != P_OK)
-                return rc;
-            p = skip_ws(p, end);
-            if (p >= end)
-                return NEED(r, "':' after a member name");
-            if (*p != ':')
-                return bad(r, p, "':' after a member name");
-            p = skip_ws(p + 1, end);
-        }
+        dt_tr_str key;
+        if (close == '}' && (rc = parse_member_name(r, &p, end, &key, "a member name (a string)")) != P_OK)
+            return rc;
         if ((rc = skip_value(r, &p, end, depth + 1)) != P_OK)
             return rc;
         p = skip_ws(p, end);
@@ -525,18 +537,8 @@ static inline __attribute__((always_inline)) int parse_object(reader *r, const c
     for (;;) {
         int rc;
         dt_tr_str key;
-        if (*p != '"')
-            return bad(r, p, "a member name (a string)");
-        if ((rc = parse_string(r, &p, end, &key)) != P_OK)
+        if ((rc = parse_member_name(r, &p, end, &key, "a member name (a string)")) != P_OK)
             return rc;
-        p = skip_ws(p, end);
-        if (p >= end)
-            return NEED(r, "':' after a member name");
-        if (*p != ':')
-            return bad(r, p, "':' after a member name");
-        p = skip_ws(p + 1, end);
-        if (p >= end)
-            return NEED(r, "a member's value");
         if ((rc = member(r, &key, &p, end, ctx)) != P_OK)
             return rc;
         p = skip_ws(p, end);
@@ -882,19 +884,9 @@ static int parse_member(reader *r, const char **pp, const char *end)
 {
     const char *p = *pp;
     dt_tr_str key;
-    int rc;
-    if (*p != '"')
-        return bad(r, p, "a member name (a string) of the top-level object");
-    if ((rc = parse_string(r, &p, end, &key)) != P_OK)
+    int rc = parse_member_name(r, &p, end, &key, "a member name (a string) of the top-level object");
+    if (rc != P_OK)
         return rc;
-    p = skip_ws(p, end);
-    if (p >= end)
-        return NEED(r, "':' after a member name");
-    if (*p != ':')
-        return bad(r, p, "':' after a member name");
-    p = skip_ws(p + 1, end);
-    if (p >= end)
-        return NEED(r, "a member's value");
     if (KEY_IS(&key, "traceEvents")) {
         if (*p != '[')
             return bad(r, p, "'[' (traceEvents is an array of events)");
