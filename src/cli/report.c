@@ -223,7 +223,11 @@ static int expand_inputs(const report_options *o, path_list *l)
             if (!is_trace_name(e->d_name))
                 continue;
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s", o->inputs[i], e->d_name);
+            if (snprintf(path, sizeof path, "%s/%s", o->inputs[i], e->d_name) >= (int)sizeof path) {
+                fprintf(stderr, "devtrace report: %s/%s: the path is too long\n", o->inputs[i], e->d_name);
+                closedir(d);
+                return -1;
+            }
             if (add_path(l, path) != 0) {
                 closedir(d);
                 return -1;
@@ -250,7 +254,10 @@ static void path_list_free(path_list *l)
 
 static FILE *open_output(const char *dir, const char *name, char *path, size_t pathlen)
 {
-    snprintf(path, pathlen, "%s/%s", dir, name);
+    if (snprintf(path, pathlen, "%s/%s", dir, name) >= (int)pathlen) {
+        fprintf(stderr, "devtrace report: %s/%s: the path is too long\n", dir, name);
+        return NULL;
+    }
     FILE *f = fopen(path, "w");
     if (!f)
         fprintf(stderr, "devtrace report: %s: cannot write: %s\n", path, strerror(errno));
@@ -303,10 +310,11 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
     }
     if (o->format == DT_FORMAT_JSON) {
         fputs("{\"ranks\": [", out);
-        for (size_t i = 0; i < n; i++)
-            fprintf(out, "%s{\"rank\": %lld, \"trace\": ", i ? ", " : "",
-                    (long long)dt_report_rank_label(reports[i], i)),
-                dt_json_write_string(out, reports[i]->path), fputc('}', out);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(out, "%s{\"rank\": %lld, \"trace\": ", i ? ", " : "", (long long)dt_report_rank_label(reports[i], i));
+            dt_json_write_string(out, reports[i]->path);
+            fputc('}', out);
+        }
         fputs("],\n", out);
         dt_table_write_json(&t[0], out, (size_t)o->top);
         fputs(",\n", out);
@@ -415,10 +423,13 @@ int dt_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < l.n; i++) {
         if (o.output) {
             char dir[4096];
-            if (l.n == 1)
-                snprintf(dir, sizeof dir, "%s", o.output);
-            else
-                snprintf(dir, sizeof dir, "%s/rank%lld", o.output, (long long)dt_report_rank_label(&reports[i], i));
+            int n = l.n == 1 ? snprintf(dir, sizeof dir, "%s", o.output)
+                             : snprintf(dir, sizeof dir, "%s/rank%lld", o.output,
+                                        (long long)dt_report_rank_label(&reports[i], i));
+            if (n >= (int)sizeof dir) {
+                fprintf(stderr, "devtrace report: %s: the path is too long\n", o.output);
+                goto end;
+            }
             if (write_report_dir(&reports[i], &o, dir) != 0)
                 goto end;
             continue;
@@ -496,9 +507,12 @@ int dt_cmd_diff(int argc, char **argv)
     }
     if (o.format == DT_FORMAT_TABLE)
         printf("A: %s\nB: %s\n", r[0].path, r[1].path);
-    else if (o.format == DT_FORMAT_JSON)
-        fputs("{\"a\": ", stdout), dt_json_write_string(stdout, r[0].path), fputs(", \"b\": ", stdout),
-            dt_json_write_string(stdout, r[1].path);
+    else if (o.format == DT_FORMAT_JSON) {
+        fputs("{\"a\": ", stdout);
+        dt_json_write_string(stdout, r[0].path);
+        fputs(", \"b\": ", stdout);
+        dt_json_write_string(stdout, r[1].path);
+    }
     int first = 1;
     for (int by = DT_BY_OP; by >= DT_BY_KERNEL; by--) {
         if (o.by >= 0 && o.by != by)

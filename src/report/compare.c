@@ -187,8 +187,8 @@ int dt_ranks_table(const dt_report *const *reports, size_t n, dt_compare_by by, 
     gathered g;
     int rc = -1;
     rank_row *rows = NULL;
-    int64_t *totals = malloc((n ? n : 1) * sizeof *totals);
-    if (!totals || gather(&g, reports, n, by) != 0)
+    int64_t *totals = NULL;
+    if (gather(&g, reports, n, by) != 0 || !(totals = malloc((n ? n : 1) * sizeof *totals)))
         goto end;
     size_t names = gathered_count(&g), nrows = 0;
     rows = calloc(names ? names : 1, sizeof *rows);
@@ -226,8 +226,8 @@ int dt_ranks_table(const dt_report *const *reports, size_t n, dt_compare_by by, 
         dt_table_cell(t, "%lld", (long long)rows[i].slowest_rank);
     }
     rc = t->failed ? -1 : 0;
-    gathered_free(&g);
 end:
+    gathered_free(&g);
     free(rows);
     free(totals);
     return rc;

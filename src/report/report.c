@@ -757,7 +757,10 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
                       void *ctx)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        snprintf(err, errlen, "%s/%s: the path is too long", dir, name);
+        return -1;
+    }
     FILE *f = fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
