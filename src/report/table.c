@@ -131,21 +131,31 @@ void dt_table_write_text(const dt_table *t, FILE *out, size_t top)
         fprintf(out, "  (none)\n");
         return;
     }
+    char *line = NULL; /* one row, its trailing blanks (empty cells at the end) dropped */
+    size_t line_cap = 0;
+    FILE *row = open_memstream(&line, &line_cap);
+    if (!row)
+        return;
     for (size_t r = 0; r <= rows; r++) {
-        fputs(" ", out);
+        rewind(row);
+        fputs(" ", row);
         for (int i = 0; i < norder; i++) {
             int c = order[i];
             const char *text = r == 0 ? t->columns[c].name : t->cells[(r - 1) * (size_t)n + (size_t)c];
-            int last = i == norder - 1;
             if (t->columns[c].kind == 'n')
-                fprintf(out, " %*s", (int)width[c], text);
-            else if (last)
-                fprintf(out, " %s", text);
+                fprintf(row, " %*s", (int)width[c], text);
             else
-                fprintf(out, " %-*s", (int)width[c], text);
+                fprintf(row, " %-*s", (int)width[c], text);
         }
+        fflush(row);
+        size_t len = (size_t)ftell(row);
+        while (len > 0 && line[len - 1] == ' ')
+            len--;
+        fwrite(line, 1, len, out);
         fputc('\n', out);
     }
+    fclose(row);
+    free(line);
 }
 
 static void csv_field(FILE *out, const char *s)
