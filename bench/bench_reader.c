@@ -6,6 +6,8 @@
  * (the file was just written: these are reads at memory speed, not the disk's):
  *   report.read_baseline_mbps  read(2) of the file in 4 MiB pieces, nothing parsed (the ceiling)
  *   report.reader_mbps         the reader: every event parsed and handed to a callback
+ *   report.reader_cpu_mbps     the same per second of the reading thread's CPU time (what the
+ *                              reader costs, less what waiting for a CPU on a busy machine adds)
  *   report.tables_mbps         dt_report_read: every table of `devtrace report` computed
  * and, when $DEVTRACE_HTA_DIR names a checkout of Holistic Trace Analysis (with pandas importable
  * by $DEVTRACE_HTA_PYTHON, default /usr/bin/python3):
@@ -112,12 +114,14 @@ static double time_read_baseline(const char *path)
     return (double)(t1 - t0) / 1e9;
 }
 
-static double time_reader(const char *path)
+/* Wall seconds; *cpu_s the thread's CPU seconds. */
+static double time_reader(const char *path, double *cpu_s)
 {
     char err[512];
-    uint64_t sum = 0, t0 = bench_now_ns();
+    uint64_t sum = 0, c0 = bench_thread_cpu_ns(), t0 = bench_now_ns();
     int rc = dt_tr_read_file(path, count_event, &sum, NULL, err, sizeof err);
     uint64_t t1 = bench_now_ns();
+    *cpu_s = (double)(bench_thread_cpu_ns() - c0) / 1e9;
     bench_keep(&sum);
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", err);
@@ -192,11 +196,13 @@ void bench_reader(const bench_sizes *sz, const bench_paths *paths)
     }
     struct stat st;
     double mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : NAN;
-    double base[16], reader[16], tables[16];
+    double base[16], reader[16], reader_cpu[16], tables[16];
     int reps = sz->reps < 16 ? sz->reps : 16;
     for (int i = 0; i < reps; i++) {
+        double cpu_s;
         base[i] = mb / time_read_baseline(path);
-        reader[i] = mb / time_reader(path);
+        reader[i] = mb / time_reader(path, &cpu_s);
+        reader_cpu[i] = mb / cpu_s;
         tables[i] = time_tables(path);
     }
     double table_s = bench_median(tables, reps);
@@ -204,6 +210,8 @@ void bench_reader(const bench_sizes *sz, const bench_paths *paths)
     snprintf(note, sizeof note, "%.0f MB torch.profiler-shaped trace, from the page cache", mb);
     bench_report("report.read_baseline_mbps", bench_median(base, reps), "MB/s", BENCH_INFO, 0, note);
     bench_report("report.reader_mbps", bench_median(reader, reps), "MB/s", BENCH_AT_LEAST, 500, note);
+    bench_report("report.reader_cpu_mbps", bench_median(reader_cpu, reps), "MB/s", BENCH_INFO, 0,
+                 "MB per second of the reading thread's CPU time");
     bench_report("report.tables_mbps", mb / table_s, "MB/s", BENCH_AT_LEAST, 500, "every table of devtrace report");
     const char *hta = getenv("DEVTRACE_HTA_DIR");
     if (!hta || !*hta) {

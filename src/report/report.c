@@ -31,8 +31,16 @@ typedef struct op_instance {
     int64_t device_ns;
 } op_instance;
 
+/* The names met last, by a hash of a few of their bytes: a kernel name (often 200 bytes of
+ * template arguments) is then compared once, not hashed byte by byte, per event. */
+#define NAME_CACHE_SLOTS 1024
+typedef struct name_slot {
+    uint32_t id, len;
+} name_slot;
+
 /* Per kind, per name id: the rows being summed, and the kernels' durations. */
 struct dt_report_acc {
+    name_slot name_cache[NAME_CACHE_SLOTS];
     dt_kernel_row *kernels;
     durations *kernel_durations;
     dt_memory_row *memory;
@@ -124,7 +132,20 @@ static uint32_t intern_name(dt_report *r, const dt_tr_str *name)
         len = dt_short_name(s, len, a->short_buf, a->short_cap);
         s = a->short_buf;
     }
-    return dt_intern_n(&r->names, s, len);
+    uint64_t head = 0, tail = 0, middle = 0;
+    memcpy(&head, s, len < 8 ? len : 8);
+    if (len > 8)
+        memcpy(&tail, s + len - 8, 8);
+    if (len > 16)
+        memcpy(&middle, s + len / 2 - 4, 8);
+    uint64_t h = head * 0x9E3779B97F4A7C15ull ^ tail * 0xC2B2AE3D27D4EB4Full ^ middle * 0x165667B19E3779F9ull ^ len;
+    name_slot *slot = &a->name_cache[(h >> 32) % NAME_CACHE_SLOTS];
+    if (slot->id && slot->len == len && !memcmp(dt_intern_get(&r->names, slot->id), s, len))
+        return slot->id;
+    uint32_t id = dt_intern_n(&r->names, s, len);
+    slot->id = id;
+    slot->len = (uint32_t)len;
+    return id;
 }
 
 static int push_duration(durations *d, int64_t ns)

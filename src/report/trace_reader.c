@@ -128,9 +128,11 @@ static uint64_t offset_of(const reader *r, const char *at)
 
 /* ---- lexing ---- */
 
+static const unsigned char ws_byte[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
 static inline int is_ws(char c)
 {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    return ws_byte[(unsigned char)c];
 }
 
 #ifdef __SSE2__
@@ -139,6 +141,8 @@ static inline const char *skip_ws(const char *p, const char *end)
 {
     if (p < end && !is_ws(*p))
         return p;
+    if (p + 1 < end && !is_ws(p[1])) /* the one blank after ':' and ',' */
+        return p + 1;
     const __m128i space = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
                   tab = _mm_set1_epi8('\t');
     while (end - p >= 16) {
@@ -340,6 +344,21 @@ static inline int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* The value of the 8 digits at p, or UINT32_MAX when they are not all digits (SWAR: the
+ * bytes as one little-endian word, pairs then quads combined by multiplication). */
+static inline uint32_t eight_digits(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    if (((v & 0xF0F0F0F0F0F0F0F0ull) | ((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4) !=
+        (0x3030303030303030ull | 0x0303030303030303ull))
+        return UINT32_MAX;
+    v -= 0x3030303030303030ull;
+    v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;
+    v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;
+    return (uint32_t)((v * 10000 + (v >> 32)) & 0xFFFFFFFFull);
+}
+
 /* A JSON number at *pp (strict grammar). */
 static int parse_number(reader *r, const char **pp, const char *end, number *out)
 {
@@ -354,6 +373,11 @@ static int parse_number(reader *r, const char **pp, const char *end, number *out
     if (*p == '0') {
         p++;
     } else if (*p >= '1' && *p <= '9') {
+        uint32_t eight;
+        while (end - p >= 8 && acc < 100000000000ull && (eight = eight_digits(p)) != UINT32_MAX) {
+            acc = acc * 100000000u + eight; /* < 10^19: no overflow */
+            p += 8;
+        }
         while (p < end && is_digit(*p)) {
             if (acc > (UINT64_MAX - 9) / 10)
                 slow = 1;
