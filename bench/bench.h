@@ -25,6 +25,7 @@ typedef struct bench_sizes {
     uint64_t drain_events;      /* events drained */
     uint32_t e2e_launches;      /* launches of the PoCL loop */
     int e2e_pairs;              /* untraced/traced pairs of runs */
+    uint64_t trace_bytes;       /* bytes of the Kineto trace devtrace report's reader reads */
 } bench_sizes;
 
 /* Where the benchmarks find what they run (set by main from the build). */
@@ -94,5 +95,6 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths);     /* bench_s
 void bench_drain(const bench_sizes *sz, const bench_paths *paths);    /* bench_sink.c */
 void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_memory.c */
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
+void bench_reader(const bench_sizes *sz, const bench_paths *paths);   /* bench_reader.c: devtrace report */
 
 #endif

@@ -1,5 +1,5 @@
 /* main.c: the devtrace command: record a program's device timeline, list the
- * backends, replay a raw capture. */
+ * backends, replay a raw capture, report on and compare traces. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +19,11 @@ static const char usage[] =
     "  list           show every backend, whether it can trace here, and why not\n"
     "  replay FILE -o TRACE\n"
     "                 decode a raw capture (.dtraw) into a trace\n"
-    "  help [COMMAND]  this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
+    "  report TRACE... | DIR\n"
+    "                 the tables of a Kineto trace (kernels, memory, api, ops, streams),\n"
+    "                 of every rank of a run, and a timeline picture (--svg)\n"
+    "  diff A B       two traces per kernel and per op: counts, totals, delta, ratio\n"
+    "  help [COMMAND] this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
     "  version        print the version\n"
     "\n"
     "options:\n"
@@ -35,6 +39,8 @@ static const struct command {
     {"record", dt_cmd_record},
     {"list", dt_cmd_list},
     {"replay", dt_cmd_replay},
+    {"report", dt_cmd_report},
+    {"diff", dt_cmd_diff},
 };
 
 static command_fn find_command(const char *name)
@@ -55,7 +61,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "help") && argc >= 3) { /* devtrace help COMMAND: that command's --help */
         command_fn run = find_command(argv[2]);
         if (!run) {
-            fprintf(stderr, "devtrace: no help for '%s': the commands are record, list, replay\n", argv[2]);
+            fprintf(stderr, "devtrace: no help for '%s': the commands are", argv[2]);
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+            fputc('\n', stderr);
             return DT_EXIT_USAGE;
         }
         char *help_argv[] = {argv[2], "--help", NULL};

@@ -1,47 +1,51 @@
 /* summary.c: the short summary devtrace record prints at exit: counts per kind,
- * every loss counter that is not zero, and the top kernels by total device time. */
+ * every loss counter that is not zero, and the top kernels by total device time (the kernels
+ * table of devtrace report, made by the same code). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report.h"
 #include "sinks.h"
 
-typedef struct kernel_total {
-    uint32_t name_id;
-    uint64_t total_ns;
-    uint64_t calls;
-} kernel_total;
-
-static int by_total(const void *a, const void *b)
-{
-    const kernel_total *x = a, *y = b;
-    if (x->total_ns != y->total_ns)
-        return x->total_ns > y->total_ns ? -1 : 1;
-    return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
-}
-
+/* The kernels table of devtrace report (src/report/), from the session's kernels, names without
+ * template arguments. */
 static void print_top_kernels(dt_session *s, FILE *out, size_t top)
 {
-    uint32_t nnames = dt_intern_count(&s->names);
-    kernel_total *t = calloc(nnames ? nnames : 1, sizeof *t);
-    if (!t)
+    if (!top)
+        return; /* no heading, no table */
+    dt_report r;
+    char err[160];
+    if (dt_report_begin(&r, "session", DT_NAMES_SHORT, err, sizeof err) != 0) {
+        dt_report_free(&r);
         return;
-    for (size_t i = 0; i < s->nsorted; i++) {
+    }
+    int ok = 1;
+    for (size_t i = 0; ok && i < s->nsorted; i++) {
         const devtrace_event *ev = s->sorted[i];
-        if (ev->kind != DEVTRACE_KIND_KERNEL || ev->name_id >= nnames)
+        if (ev->kind != DEVTRACE_KIND_KERNEL)
             continue;
-        t[ev->name_id].name_id = ev->name_id;
-        t[ev->name_id].total_ns += ev->end_ns - ev->start_ns;
-        t[ev->name_id].calls++;
+        const char *name = dt_intern_get(&s->names, ev->name_id);
+        uint64_t dur = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
+        dt_tr_event k;
+        memset(&k, 0, sizeof k);
+        k.ph = 'X';
+        k.kind = DT_TR_KERNEL;
+        k.has = DT_TR_HAS_TS | DT_TR_HAS_DUR | DT_TR_HAS_DEVICE | DT_TR_HAS_STREAM;
+        k.name.s = name;
+        k.name.len = strlen(name);
+        k.dur_ns = dur < (uint64_t)DT_TR_TIME_MAX ? (int64_t)dur : DT_TR_TIME_MAX;
+        k.device = ev->device;
+        k.stream = ev->stream;
+        ok = dt_report_add(&r, &k) == 0;
     }
-    qsort(t, nnames, sizeof *t, by_total);
-    if (top && nnames && t[0].calls)
-        fprintf(out, "  top kernels by total device time:\n");
-    for (size_t i = 0; i < top && i < nnames && t[i].calls; i++) {
-        const char *name = dt_intern_get(&s->names, t[i].name_id);
-        fprintf(out, "    %10.3f us  %5llu x  %.100s%s\n", (double)t[i].total_ns / 1000.0,
-                (unsigned long long)t[i].calls, name, strlen(name) > 100 ? "..." : "");
+    if (ok && dt_report_end(&r, err, sizeof err) == 0 && r.nkernels) {
+        dt_table t;
+        dt_report_kernels_table(&r, &t);
+        fputs("  ", out);
+        dt_table_write_text(&t, out, top);
+        dt_table_free(&t);
     }
-    free(t);
+    dt_report_free(&r);
 }
 
 void dt_summary_print(dt_session *s, FILE *out, size_t top)

@@ -1,0 +1,237 @@
+/* bench_reader.c: the figures of `devtrace report`'s reader (src/report/trace_reader.h).
+ *
+ * A torch.profiler-shaped trace of sz->trace_bytes (1 GiB in the full run) is written to the
+ * scratch folder: per step a python_function, a cpu_op, its runtime call, its kernel and the
+ * flow between them, pretty-printed as torch.profiler writes them. Then, from the page cache
+ * (the file was just written: these are reads at memory speed, not the disk's):
+ *   report.read_baseline_mbps  read(2) of the file in 4 MiB pieces, nothing parsed (the ceiling)
+ *   report.reader_mbps         the reader: every event parsed and handed to a callback
+ *   report.reader_cpu_mbps     the same per second of the reading thread's CPU time (what the
+ *                              reader costs, less what waiting for a CPU on a busy machine adds)
+ *   report.tables_mbps         dt_report_read: every table of `devtrace report` computed
+ * and, when $DEVTRACE_HTA_DIR names a checkout of Holistic Trace Analysis (with pandas importable
+ * by $DEVTRACE_HTA_PYTHON, default /usr/bin/python3):
+ *   report.hta_kernel_breakdown_s  TraceAnalysis(trace_dir).get_gpu_kernel_breakdown(), the
+ *                                  whole python process (its parse is part of the answer)
+ *   report.speedup_vs_hta          that time over the time of dt_report_read on the same file
+ * Without HTA both rows say why they are not measured. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "report/report.h"
+#include "report/trace_reader.h"
+
+/* One step of a training loop as torch.profiler exports it (absolute microseconds). */
+static int write_step(FILE *f, uint64_t step, double t, int first)
+{
+    uint64_t ext = step * 2 + 10, corr = step + 1000;
+    static const char *const kernels[] = {
+        "ampere_sgemm_128x64_nn",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+        "at::native::sum_functor<float, float, float> >, unsigned int, float, 4> >(at::native::ReduceOp<float, "
+        "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float> >, unsigned int, float, 4>)"};
+    static const char *const ops[] = {"aten::mm", "aten::add_", "aten::sum"};
+    int k = (int)(step % 3);
+    return fprintf(f,
+                   "%s  {\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"model.py(%d): forward\", "
+                   "\"pid\": 4242, \"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 30.000,\n    \"args\": {\n      "
+                   "\"Python parent id\": %llu, \"Python id\": %llu, \"Python thread\": 0\n    }\n  },\n"
+                   "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 4242, \"tid\": 4242,\n    "
+                   "\"ts\": %.3f, \"dur\": 20.500,\n    \"args\": {\n      \"External id\": %llu,\"Record function id\": "
+                   "0, \"Sequence number\": %llu, \"Fwd thread id\": 0, \"Ev Idx\": %llu,\n      \"Input Dims\": "
+                   "[[512, 512], [512, 512]], \"Input type\": [\"float\", \"float\"]\n    }\n  },\n"
+                   "  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, "
+                   "\"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 5.250,\n    \"args\": {\n      \"External id\": %llu, "
+                   "\"cbid\": 211, \"correlation\": %llu\n    }\n  },\n"
+                   "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,\n    "
+                   "\"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %llu,\n      \"queued\": 0, "
+                   "\"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": %llu,\n      \"registers per "
+                   "thread\": 128,\n      \"shared memory\": 16384,\n      \"blocks per SM\": 2.370370,\n      \"warps "
+                   "per SM\": 9.481481,\n      \"grid\": [8, 32, 1],\n      \"block\": [128, 1, 1],\n      \"est. "
+                   "achieved occupancy %%\": 14\n    }\n  },\n"
+                   "  {\n    \"ph\": \"s\", \"id\": %llu, \"pid\": 4242, \"tid\": 4242, \"ts\": %.3f,\n    \"cat\": "
+                   "\"ac2g\", \"name\": \"ac2g\"\n  },\n"
+                   "  {\n    \"ph\": \"f\", \"id\": %llu, \"pid\": 0, \"tid\": 7, \"ts\": %.3f,\n    \"cat\": \"ac2g\", "
+                   "\"name\": \"ac2g\", \"bp\": \"e\"\n  }",
+                   first ? "" : ",\n", (int)(step % 50), t, (unsigned long long)step, (unsigned long long)step + 1,
+                   ops[k], t + 2, (unsigned long long)ext, (unsigned long long)step, (unsigned long long)step,
+                   t + 5, (unsigned long long)ext, (unsigned long long)corr, kernels[k], t + 12,
+                   4.0 + (double)(step % 7), (unsigned long long)ext, (unsigned long long)corr,
+                   (unsigned long long)corr, t + 5, (unsigned long long)corr, t + 12);
+}
+
+/* The trace at path, at least bytes long; 0 or -1. */
+static int write_trace(const char *path, uint64_t bytes)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs("{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
+          "  \"record_shapes\": 1,\n  \"traceEvents\": [\n",
+          f);
+    double t = 1700000000000000.0;
+    for (uint64_t step = 0; (uint64_t)ftell(f) < bytes; step++, t += 40.0)
+        if (write_step(f, step, t, step == 0) < 0)
+            break;
+    fputs("\n],\n  \"traceName\": \"bench\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": "
+          "1700000000000000000\n}\n",
+          f);
+    int bad = ferror(f);
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+static int count_event(const dt_tr_event *ev, void *user)
+{
+    *(uint64_t *)user += (uint64_t)ev->ts_ns;
+    return 0;
+}
+
+static double time_read_baseline(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NAN;
+    size_t cap = 4u << 20;
+    char *buf = malloc(cap);
+    uint64_t t0 = bench_now_ns(), sum = 0;
+    ssize_t n;
+    while (buf && (n = read(fd, buf, cap)) > 0)
+        sum += (unsigned char)buf[n - 1];
+    uint64_t t1 = bench_now_ns();
+    bench_keep(&sum);
+    free(buf);
+    close(fd);
+    return (double)(t1 - t0) / 1e9;
+}
+
+/* Wall seconds; *cpu_s the thread's CPU seconds. */
+static double time_reader(const char *path, double *cpu_s)
+{
+    char err[512];
+    uint64_t sum = 0, c0 = bench_thread_cpu_ns(), t0 = bench_now_ns();
+    int rc = dt_tr_read_file(path, count_event, &sum, NULL, err, sizeof err);
+    uint64_t t1 = bench_now_ns();
+    *cpu_s = (double)(bench_thread_cpu_ns() - c0) / 1e9;
+    bench_keep(&sum);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        return NAN;
+    }
+    return (double)(t1 - t0) / 1e9;
+}
+
+static double time_tables(const char *path)
+{
+    char err[512];
+    dt_report r;
+    uint64_t t0 = bench_now_ns();
+    int rc = dt_report_read(&r, path, DT_NAMES_FULL, err, sizeof err);
+    uint64_t t1 = bench_now_ns();
+    dt_report_free(&r);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        return NAN;
+    }
+    return (double)(t1 - t0) / 1e9;
+}
+
+/* HTA's kernel breakdown of the folder holding the trace, in a python process: seconds, or NaN
+ * with why in reason. */
+static double time_hta(const char *hta_dir, const char *trace_dir, char *reason, size_t reasonlen)
+{
+    const char *python = getenv("DEVTRACE_HTA_PYTHON");
+    if (!python || !*python)
+        python = "/usr/bin/python3";
+    char script[2048];
+    snprintf(script, sizeof script,
+             "import sys; sys.path.insert(0, sys.argv[1])\n"
+             "from hta.trace_analysis import TraceAnalysis\n"
+             "a = TraceAnalysis(trace_dir=sys.argv[2])\n"
+             "k = a.get_gpu_kernel_breakdown(visualize=False)\n"
+             "print(len(k[1]), 'kernel rows', file=sys.stderr)\n");
+    uint64_t t0 = bench_now_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(reason, reasonlen, "fork: %s", strerror(errno));
+        return NAN;
+    }
+    if (pid == 0) {
+        execl(python, python, "-c", script, hta_dir, trace_dir, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    uint64_t t1 = bench_now_ns();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(reason, reasonlen, "HTA at %s did not run (%s exited %d): see its message above", hta_dir, python,
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return NAN;
+    }
+    return (double)(t1 - t0) / 1e9;
+}
+
+void bench_reader(const bench_sizes *sz, const bench_paths *paths)
+{
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/report-trace", paths->tmpdir);
+    snprintf(path, sizeof path, "%s/rank0.json", dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        bench_unmeasurable("report.reader_mbps", "MB/s", BENCH_AT_LEAST, 500, "mkdir %s: %s", dir, strerror(errno));
+        return;
+    }
+    if (write_trace(path, sz->trace_bytes) != 0) {
+        bench_unmeasurable("report.reader_mbps", "MB/s", BENCH_AT_LEAST, 500, "writing %s failed: %s", path,
+                           strerror(errno));
+        return;
+    }
+    struct stat st;
+    double mb = stat(path, &st) == 0 ? (double)st.st_size / 1e6 : NAN;
+    double base[16], reader[16], reader_cpu[16], tables[16];
+    int reps = sz->reps < 16 ? sz->reps : 16;
+    for (int i = 0; i < reps; i++) {
+        double cpu_s;
+        base[i] = mb / time_read_baseline(path);
+        reader[i] = mb / time_reader(path, &cpu_s);
+        reader_cpu[i] = mb / cpu_s;
+        tables[i] = time_tables(path);
+    }
+    double table_s = bench_median(tables, reps);
+    char note[160];
+    snprintf(note, sizeof note, "%.0f MB torch.profiler-shaped trace, from the page cache", mb);
+    bench_report("report.read_baseline_mbps", bench_median(base, reps), "MB/s", BENCH_INFO, 0, note);
+    bench_report("report.reader_mbps", bench_median(reader, reps), "MB/s", BENCH_AT_LEAST, 500, note);
+    bench_report("report.reader_cpu_mbps", bench_median(reader_cpu, reps), "MB/s", BENCH_INFO, 0,
+                 "MB per second of the reading thread's CPU time");
+    bench_report("report.tables_mbps", mb / table_s, "MB/s", BENCH_AT_LEAST, 500, "every table of devtrace report");
+    const char *hta = getenv("DEVTRACE_HTA_DIR");
+    if (!hta || !*hta) {
+        bench_unmeasurable("report.hta_kernel_breakdown_s", "s", BENCH_INFO, 0,
+                           "HTA not present: set DEVTRACE_HTA_DIR to a checkout of HolisticTraceAnalysis "
+                           "(pandas importable by $DEVTRACE_HTA_PYTHON, default /usr/bin/python3)");
+        bench_unmeasurable("report.speedup_vs_hta", "x", BENCH_AT_LEAST, 20, "HTA not present (DEVTRACE_HTA_DIR)");
+    } else {
+        char reason[320] = "";
+        double hta_s = time_hta(hta, dir, reason, sizeof reason);
+        if (hta_s != hta_s) {
+            bench_unmeasurable("report.hta_kernel_breakdown_s", "s", BENCH_INFO, 0, "%s", reason);
+            bench_unmeasurable("report.speedup_vs_hta", "x", BENCH_AT_LEAST, 20, "%s", reason);
+        } else {
+            bench_report("report.hta_kernel_breakdown_s", hta_s, "s", BENCH_INFO, 0,
+                         "TraceAnalysis + get_gpu_kernel_breakdown, one run, same trace");
+            bench_report("report.speedup_vs_hta", hta_s / table_s, "x", BENCH_AT_LEAST, 20,
+                         "HTA's time over devtrace report's tables on the same file");
+        }
+    }
+    unlink(path);
+    rmdir(dir);
+}

@@ -1,0 +1,544 @@
+/* report.c: `devtrace report` (the tables of one trace, of every rank of a run, and a timeline
+ * picture) and `devtrace diff` (two traces side by side), for any Kineto-format trace
+ * (src/report/). Every trace is read whole before anything is printed: a trace that is
+ * truncated or malformed prints its one-line error and no table. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "report/compare.h"
+#include "report/grow.h"
+#include "report/report.h"
+#include "report/svg.h"
+
+static const char report_usage[] =
+    "usage: devtrace report [OPTIONS] TRACE... | DIR\n"
+    "\n"
+    "Prints the tables of a Kineto-format trace (.json or .json.gz; devtrace's or one that\n"
+    "torch.profiler exported): kernels, memory (copies and sets), api (runtime calls), ops\n"
+    "(cpu_op names with the device time of the kernels, copies and sets they launched) and\n"
+    "streams (busy time, span and the longest idle gaps per device stream), each sorted by\n"
+    "time, and the devtrace section's losses and notes. Several traces, or a folder of them\n"
+    "(*.json, *.json.gz), report each rank and then, per kernel and per op, the min, median\n"
+    "and max total over the ranks and the slowest rank. Times are microseconds, 3 decimals.\n"
+    "\n"
+    "options:\n"
+    "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
+    "  --format FMT          table (default), csv (a header row, then one row per line) or json\n"
+    "  --output DIR          write into DIR: kernels.csv memory.csv api.csv ops.csv streams.csv\n"
+    "                        (csv), report.json (json) or report.txt (table); several traces:\n"
+    "                        one folder per rank (rank0/ ...) and the *_across_ranks tables\n"
+    "  --names full|short    kernel names as recorded (default) or without template arguments\n"
+    "  --svg OUT.svg         also draw the timeline of the (first) trace: one lane per device\n"
+    "                        stream and host thread, a time axis, a legend, busy strips\n"
+    "  --from US, --to US    the picture's window, microseconds from the trace's first event\n"
+    "  -h, --help            this text\n";
+
+static const char diff_usage[] =
+    "usage: devtrace diff [OPTIONS] A B\n"
+    "\n"
+    "Compares two Kineto-format traces per kernel name and per op name: count and total in\n"
+    "A and in B, the delta (B - A) and the ratio (B / A), largest change first. Ops are\n"
+    "compared by the device time attributed to them: op names (aten::mm) are the same on\n"
+    "every vendor's chip, so two runs of one model on two vendors compare op by op.\n"
+    "\n"
+    "options:\n"
+    "  --by op|kernel        only the op table or only the kernel table (default: both)\n"
+    "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
+    "  --format FMT          table (default), csv or json\n"
+    "  --names full|short    kernel names as recorded (default) or without template arguments\n"
+    "  -h, --help            this text\n";
+
+typedef struct report_options {
+    dt_format format;
+    long top; /* -1: the format's default */
+    dt_names_mode names;
+    const char *output, *svg;
+    int has_from, has_to;
+    double from_us, to_us;
+    int by; /* -1 both, else dt_compare_by */
+    const char **inputs;
+    int ninputs;
+} report_options;
+
+static int usage_error(const char *command, const char *fmt, const char *what)
+{
+    fprintf(stderr, "devtrace %s: ", command);
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "; run 'devtrace %s --help'\n", command);
+    return DT_EXIT_USAGE;
+}
+
+static int parse_number(const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!*text || *end || errno || !(v == v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The options both commands take; returns 0, or the exit status of a usage error. */
+static int parse_options(const char *command, int argc, char **argv, report_options *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->top = -1;
+    o->by = -1;
+    o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+    if (!o->inputs)
+        return DT_EXIT_FAILURE;
+    int is_report = !strcmp(command, "report");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *help = 1;
+            return 0;
+        }
+        int takes_value = !strcmp(a, "--top") || !strcmp(a, "--format") || !strcmp(a, "--names") ||
+                          (is_report && (!strcmp(a, "--output") || !strcmp(a, "-o") || !strcmp(a, "--svg") ||
+                                         !strcmp(a, "--from") || !strcmp(a, "--to"))) ||
+                          (!is_report && !strcmp(a, "--by"));
+        if (takes_value && !v)
+            return usage_error(command, "%s needs a value", a);
+        if (!strcmp(a, "--top")) {
+            char *end = NULL;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1)
+                return usage_error(command, "--top takes a positive count, not '%s'", v);
+            o->top = n;
+        } else if (!strcmp(a, "--format")) {
+            if (!strcmp(v, "table"))
+                o->format = DT_FORMAT_TABLE;
+            else if (!strcmp(v, "csv"))
+                o->format = DT_FORMAT_CSV;
+            else if (!strcmp(v, "json"))
+                o->format = DT_FORMAT_JSON;
+            else
+                return usage_error(command, "--format is table, csv or json, not '%s'", v);
+        } else if (!strcmp(a, "--names")) {
+            if (!strcmp(v, "full"))
+                o->names = DT_NAMES_FULL;
+            else if (!strcmp(v, "short"))
+                o->names = DT_NAMES_SHORT;
+            else
+                return usage_error(command, "--names is full or short, not '%s'", v);
+        } else if (!strcmp(a, "--by") && !is_report) {
+            if (!strcmp(v, "op"))
+                o->by = DT_BY_OP;
+            else if (!strcmp(v, "kernel"))
+                o->by = DT_BY_KERNEL;
+            else
+                return usage_error(command, "--by is op or kernel, not '%s'", v);
+        } else if (is_report && (!strcmp(a, "--output") || !strcmp(a, "-o"))) {
+            o->output = v;
+        } else if (is_report && !strcmp(a, "--svg")) {
+            o->svg = v;
+        } else if (is_report && (!strcmp(a, "--from") || !strcmp(a, "--to"))) {
+            double us;
+            if (parse_number(v, &us) != 0 || us < 0)
+                return usage_error(command, "--from and --to take microseconds (>= 0), not '%s'", v);
+            if (a[2] == 'f') {
+                o->has_from = 1;
+                o->from_us = us;
+            } else {
+                o->has_to = 1;
+                o->to_us = us;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(command, "unknown option '%s'", a);
+        } else {
+            o->inputs[o->ninputs++] = a;
+            continue;
+        }
+        i++;
+    }
+    if (o->has_from && o->has_to && o->to_us <= o->from_us)
+        return usage_error(command, "%s", "--to must be after --from");
+    if ((o->has_from || o->has_to) && !o->svg)
+        return usage_error(command, "%s", "--from and --to choose the window of --svg");
+    if (o->top < 0)
+        o->top = o->format == DT_FORMAT_TABLE ? 20 : 0;
+    return 0;
+}
+
+/* ---- the traces to read ---- */
+
+typedef struct path_list {
+    char **paths; /* owned */
+    size_t n, cap;
+} path_list;
+
+static int add_path(path_list *l, const char *path)
+{
+    char **p = dt_room_for_one(l->paths, l->n, &l->cap, sizeof *p, 16);
+    if (!p)
+        return -1;
+    l->paths = p;
+    if (!(l->paths[l->n] = strdup(path)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+static int is_trace_name(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 8 && !strcmp(name + n - 8, ".json.gz"));
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The traces named: files as given, folders' *.json and *.json.gz sorted by name. */
+static int expand_inputs(const report_options *o, path_list *l)
+{
+    for (int i = 0; i < o->ninputs; i++) {
+        struct stat st;
+        if (stat(o->inputs[i], &st) != 0) {
+            fprintf(stderr, "devtrace report: %s: %s\n", o->inputs[i], strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (add_path(l, o->inputs[i]) != 0)
+                return -1;
+            continue;
+        }
+        DIR *d = opendir(o->inputs[i]);
+        if (!d) {
+            fprintf(stderr, "devtrace report: %s: cannot read the folder: %s\n", o->inputs[i], strerror(errno));
+            return -1;
+        }
+        size_t first = l->n;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!is_trace_name(e->d_name))
+                continue;
+            char path[4096];
+            if (snprintf(path, sizeof path, "%s/%s", o->inputs[i], e->d_name) >= (int)sizeof path) {
+                fprintf(stderr, "devtrace report: %s/%s: the path is too long\n", o->inputs[i], e->d_name);
+                closedir(d);
+                return -1;
+            }
+            if (add_path(l, path) != 0) {
+                closedir(d);
+                return -1;
+            }
+        }
+        closedir(d);
+        if (l->n == first) {
+            fprintf(stderr, "devtrace report: %s: no trace in this folder (*.json, *.json.gz)\n", o->inputs[i]);
+            return -1;
+        }
+        qsort(l->paths + first, l->n - first, sizeof *l->paths, by_path);
+    }
+    return 0;
+}
+
+static void path_list_free(path_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
+}
+
+/* ---- writing ---- */
+
+static FILE *open_output(const char *dir, const char *name, char *path, size_t pathlen)
+{
+    if (snprintf(path, pathlen, "%s/%s", dir, name) >= (int)pathlen) {
+        fprintf(stderr, "devtrace report: %s/%s: the path is too long\n", dir, name);
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "devtrace report: %s: cannot write: %s\n", path, strerror(errno));
+    return f;
+}
+
+static int close_output(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "devtrace report: %s: write failed: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* One report into a folder: csv tables, report.json or report.txt. */
+static int write_report_dir(const dt_report *r, const report_options *o, const char *dir)
+{
+    char err[512];
+    if (o->format != DT_FORMAT_TABLE) {
+        if (dt_report_write_dir(r, o->format, dir, (size_t)o->top, err, sizeof err) != 0) {
+            fprintf(stderr, "devtrace report: %s\n", err);
+            return -1;
+        }
+        return 0;
+    }
+    if (dt_report_make_dir(dir, err, sizeof err) != 0) {
+        fprintf(stderr, "devtrace report: %s\n", err);
+        return -1;
+    }
+    char path[4096];
+    FILE *f = open_output(dir, "report.txt", path, sizeof path);
+    if (!f)
+        return -1;
+    dt_report_write(r, o->format, f, (size_t)o->top);
+    return close_output(f, path);
+}
+
+/* The across-ranks tables: to out, or into dir as csv files / one json. */
+static int write_ranks(const dt_report *const *reports, size_t n, const report_options *o, FILE *out)
+{
+    dt_table t[2];
+    int rc = 0;
+    int ok0 = dt_ranks_table(reports, n, DT_BY_KERNEL, &t[0]), ok1 = dt_ranks_table(reports, n, DT_BY_OP, &t[1]);
+    if (ok0 || ok1) {
+        fprintf(stderr, "devtrace report: out of memory for the across-ranks tables\n");
+        rc = -1;
+        goto end;
+    }
+    if (o->format == DT_FORMAT_JSON) {
+        fputs("{\"ranks\": [", out);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(out, "%s{\"rank\": %lld, \"trace\": ", i ? ", " : "", (long long)dt_report_rank_label(reports[i], i));
+            dt_json_write_string(out, reports[i]->path);
+            fputc('}', out);
+        }
+        fputs("],\n", out);
+        dt_table_write_json(&t[0], out, (size_t)o->top);
+        fputs(",\n", out);
+        dt_table_write_json(&t[1], out, (size_t)o->top);
+        fputs("}\n", out);
+    } else {
+        for (int i = 0; i < 2; i++) {
+            if (o->format == DT_FORMAT_CSV)
+                fprintf(out, "%s# %s\n", i ? "\n" : "", t[i].title);
+            else
+                fputc('\n', out);
+            dt_table_write(&t[i], o->format, out, (size_t)o->top);
+        }
+    }
+end:
+    dt_table_free(&t[0]);
+    dt_table_free(&t[1]);
+    return rc;
+}
+
+static int write_ranks_dir(const dt_report *const *reports, size_t n, const report_options *o)
+{
+    char path[4096];
+    if (o->format == DT_FORMAT_CSV) {
+        for (int by = 0; by < 2; by++) {
+            dt_table t;
+            int rc = dt_ranks_table(reports, n, by ? DT_BY_OP : DT_BY_KERNEL, &t);
+            char name[64];
+            snprintf(name, sizeof name, "%s.csv", t.title);
+            FILE *f = rc == 0 ? open_output(o->output, name, path, sizeof path) : NULL;
+            if (f) {
+                dt_table_write_csv(&t, f, (size_t)o->top);
+                rc = close_output(f, path);
+            } else {
+                rc = -1;
+            }
+            dt_table_free(&t);
+            if (rc != 0)
+                return -1;
+        }
+        return 0;
+    }
+    FILE *f = open_output(o->output, o->format == DT_FORMAT_JSON ? "ranks.json" : "ranks.txt", path, sizeof path);
+    if (!f)
+        return -1;
+    int rc = write_ranks(reports, n, o, f);
+    return close_output(f, path) != 0 || rc != 0 ? -1 : 0;
+}
+
+static int draw_svg(const dt_report *r, const report_options *o)
+{
+    dt_svg_options so;
+    memset(&so, 0, sizeof so);
+    so.from_ns = o->has_from ? (int64_t)(o->from_us * 1000.0 + 0.5) : 0;
+    so.to_ns = o->has_to ? (int64_t)(o->to_us * 1000.0 + 0.5) : -1;
+    so.names = r->names_mode;
+    char err[512];
+    if (dt_svg_write(r, o->svg, &so, err, sizeof err) != 0) {
+        fprintf(stderr, "devtrace report: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+int dt_cmd_report(int argc, char **argv)
+{
+    report_options o;
+    int help = 0, status = DT_EXIT_FAILURE;
+    path_list l = {0};
+    dt_report *reports = NULL;
+    const dt_report **views = NULL;
+    size_t nread = 0;
+    int rc = parse_options("report", argc, argv, &o, &help);
+    if (rc || help) {
+        if (help)
+            fputs(report_usage, stdout);
+        free(o.inputs);
+        return help ? 0 : rc;
+    }
+    if (!o.ninputs) {
+        status = usage_error("report", "%s", "name a trace (or a folder of traces)");
+        goto end;
+    }
+    if (expand_inputs(&o, &l) != 0)
+        goto end;
+    reports = calloc(l.n, sizeof *reports);
+    views = calloc(l.n, sizeof *views);
+    if (!reports || !views)
+        goto end;
+    for (; nread < l.n; nread++) {
+        char err[1024];
+        if (dt_report_read(&reports[nread], l.paths[nread], o.names, err, sizeof err) != 0) {
+            fprintf(stderr, "devtrace report: %s\n", err);
+            nread++;
+            goto end;
+        }
+        views[nread] = &reports[nread];
+    }
+    if (o.output) {
+        char err[512];
+        if (dt_report_make_dir(o.output, err, sizeof err) != 0) {
+            fprintf(stderr, "devtrace report: %s\n", err);
+            goto end;
+        }
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        if (o.output) {
+            char dir[4096];
+            int n = l.n == 1 ? snprintf(dir, sizeof dir, "%s", o.output)
+                             : snprintf(dir, sizeof dir, "%s/rank%lld", o.output,
+                                        (long long)dt_report_rank_label(&reports[i], i));
+            if (n >= (int)sizeof dir) {
+                fprintf(stderr, "devtrace report: %s: the path is too long\n", o.output);
+                goto end;
+            }
+            if (write_report_dir(&reports[i], &o, dir) != 0)
+                goto end;
+            continue;
+        }
+        if (l.n > 1 && o.format == DT_FORMAT_TABLE)
+            printf("%s== rank %lld ==\n", i ? "\n" : "", (long long)dt_report_rank_label(&reports[i], i));
+        else if (l.n > 1 && o.format == DT_FORMAT_CSV)
+            printf("%s# rank %lld: %s\n", i ? "\n" : "", (long long)dt_report_rank_label(&reports[i], i),
+                   reports[i].path);
+        if (l.n > 1 && o.format == DT_FORMAT_JSON)
+            continue; /* json: one object with every rank, below */
+        dt_report_write(&reports[i], o.format, stdout, (size_t)o.top);
+    }
+    if (l.n > 1) {
+        if (o.output) {
+            if (write_ranks_dir(views, l.n, &o) != 0)
+                goto end;
+        } else if (o.format == DT_FORMAT_JSON) {
+            fputs("{\"reports\": [\n", stdout);
+            for (size_t i = 0; i < l.n; i++) {
+                if (i)
+                    fputs(",\n", stdout);
+                dt_report_write(&reports[i], o.format, stdout, (size_t)o.top);
+            }
+            fputs("],\n\"across_ranks\": ", stdout);
+            if (write_ranks(views, l.n, &o, stdout) != 0)
+                goto end;
+            fputs("}\n", stdout);
+        } else {
+            if (o.format == DT_FORMAT_TABLE)
+                printf("\n== across %zu ranks ==\n", l.n);
+            else
+                printf("\n");
+            if (write_ranks(views, l.n, &o, stdout) != 0)
+                goto end;
+        }
+    }
+    if (o.svg && draw_svg(&reports[0], &o) != 0)
+        goto end;
+    status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : DT_EXIT_FAILURE;
+end:
+    for (size_t i = 0; i < nread; i++)
+        dt_report_free(&reports[i]);
+    free(reports);
+    free(views);
+    path_list_free(&l);
+    free(o.inputs);
+    return status;
+}
+
+int dt_cmd_diff(int argc, char **argv)
+{
+    report_options o;
+    int help = 0, status = DT_EXIT_FAILURE;
+    dt_report r[2];
+    int nread = 0;
+    int rc = parse_options("diff", argc, argv, &o, &help);
+    if (rc || help) {
+        if (help)
+            fputs(diff_usage, stdout);
+        free(o.inputs);
+        return help ? 0 : rc;
+    }
+    if (o.ninputs != 2) {
+        status = usage_error("diff", "%s", "name two traces, A and B");
+        goto end;
+    }
+    for (; nread < 2; nread++) {
+        char err[1024];
+        if (dt_report_read(&r[nread], o.inputs[nread], o.names, err, sizeof err) != 0) {
+            fprintf(stderr, "devtrace diff: %s\n", err);
+            nread++;
+            goto end;
+        }
+    }
+    if (o.format == DT_FORMAT_TABLE)
+        printf("A: %s\nB: %s\n", r[0].path, r[1].path);
+    else if (o.format == DT_FORMAT_JSON) {
+        fputs("{\"a\": ", stdout);
+        dt_json_write_string(stdout, r[0].path);
+        fputs(", \"b\": ", stdout);
+        dt_json_write_string(stdout, r[1].path);
+    }
+    int first = 1;
+    for (int by = DT_BY_OP; by >= DT_BY_KERNEL; by--) {
+        if (o.by >= 0 && o.by != by)
+            continue;
+        dt_table t;
+        if (dt_diff_table(&r[0], &r[1], (dt_compare_by)by, &t) != 0) {
+            dt_table_free(&t);
+            fprintf(stderr, "devtrace diff: out of memory\n");
+            goto end;
+        }
+        if (o.format == DT_FORMAT_JSON)
+            fputs(",\n", stdout);
+        else if (o.format == DT_FORMAT_CSV && o.by < 0)
+            printf("%s# %s\n", first ? "" : "\n", t.title);
+        else if (o.format == DT_FORMAT_TABLE)
+            fputc('\n', stdout);
+        dt_table_write(&t, o.format, stdout, (size_t)o.top);
+        dt_table_free(&t);
+        first = 0;
+    }
+    if (o.format == DT_FORMAT_JSON)
+        fputs("}\n", stdout);
+    status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : DT_EXIT_FAILURE;
+end:
+    for (int i = 0; i < nread; i++)
+        dt_report_free(&r[i]);
+    free(o.inputs);
+    return status;
+}

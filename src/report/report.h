@@ -1,0 +1,132 @@
+/* report.h: what `devtrace report` computes from one trace: per kernel, copy/set, runtime call
+ * and op name the counts and times, per device stream its busy time and idle gaps, and the
+ * devtrace section's losses and notes; read in one pass over the file (trace_reader.h), and
+ * made into tables (table.h). Times are integer nanoseconds throughout.
+ *
+ * Memory: the file is read in 4 MiB pieces; what is kept grows with what is aggregated, not
+ * with the file's size: one entry per distinct name, 8 bytes per kernel (its duration, for the
+ * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 24
+ * per op instance with an External id (to attribute device time to it). */
+#ifndef DT_REPORT_H
+#define DT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/intern.h"
+#include "report/table.h"
+#include "report/trace_reader.h"
+
+typedef enum dt_names_mode { DT_NAMES_FULL, DT_NAMES_SHORT } dt_names_mode;
+
+typedef struct dt_kernel_row {
+    uint32_t name;
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns, median_ns;
+} dt_kernel_row;
+
+typedef struct dt_memory_row {
+    uint32_t name;
+    uint64_t count, bytes;
+    int64_t total_ns;
+} dt_memory_row;
+
+typedef struct dt_api_row {
+    uint32_t name;
+    uint64_t count;
+    int64_t total_ns, max_ns;
+} dt_api_row;
+
+typedef struct dt_op_row {
+    uint32_t name;
+    uint64_t count;
+    int64_t cpu_ns, device_ns;
+} dt_op_row;
+
+#define DT_REPORT_GAPS 3
+typedef struct dt_stream_row {
+    int64_t device, stream;
+    uint64_t events;
+    int64_t busy_ns, span_ns;
+    int ngaps;
+    int64_t gap_ns[DT_REPORT_GAPS], gap_at_ns[DT_REPORT_GAPS]; /* at: from the trace's first event */
+} dt_stream_row;
+
+struct dt_report_acc;
+
+typedef struct dt_report {
+    char *path;             /* owned */
+    dt_names_mode names_mode;
+    dt_intern names;        /* every name met (ids in the rows) */
+    dt_tr_info info;        /* the top-level members: rank, the devtrace section */
+    int64_t rank;           /* distributedInfo's rank, or the trace's place among those given */
+    /* The rows, each table sorted by time (longest first, then by name). */
+    dt_kernel_row *kernels;
+    size_t nkernels;
+    dt_memory_row *memory;
+    size_t nmemory;
+    dt_api_row *api;
+    size_t napi;
+    dt_op_row *ops;
+    size_t nops;
+    dt_stream_row *streams;
+    size_t nstreams;
+    int64_t kernel_ns;      /* all kernels' time */
+    int64_t unlinked_device_ns; /* device time whose External id names no cpu_op in the trace */
+    int64_t first_ts_ns, last_end_ns; /* the trace's first event and the end of its last */
+    uint64_t counted[DT_TR_KIND_COUNT]; /* complete ('X') events per kind */
+    struct dt_report_acc *acc; /* owned: the state while reading */
+} dt_report;
+
+/* a + b, held at INT64_MAX / INT64_MIN instead of overflowing (totals of hostile traces). */
+static inline int64_t dt_add_saturating(int64_t a, int64_t b)
+{
+    int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
+/* The median of two sorted values a <= b, rounded up, without overflow. */
+static inline int64_t dt_midpoint(int64_t a, int64_t b)
+{
+    return a + (int64_t)(((uint64_t)b - (uint64_t)a + 1) / 2);
+}
+
+/* Reads the trace at path into r (initialised here). 0, or -1 with one line in err. */
+int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err, size_t errlen);
+/* The same from a buffer (tests, the fuzz target). */
+int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode,
+                          char *err, size_t errlen);
+/* The same from events that are not in a file (devtrace record's exit summary): begin, add each
+ * event (its strings only need to live during the call; -1: out of memory), end (0 or -1 with err). */
+int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *err, size_t errlen);
+int dt_report_add(dt_report *r, const dt_tr_event *ev);
+int dt_report_end(dt_report *r, char *err, size_t errlen);
+void dt_report_free(dt_report *r);
+const char *dt_report_name(const dt_report *r, uint32_t id);
+/* A name with its template arguments elided: "void k<float, 4>(float*)" -> "void k<...>(float*)".
+ * Writes at most outlen - 1 bytes and a NUL; returns the length written. */
+size_t dt_short_name(const char *name, size_t len, char *out, size_t outlen);
+
+/* The report's tables (initialised here; dt_table_free each). */
+void dt_report_kernels_table(const dt_report *r, dt_table *t);
+void dt_report_memory_table(const dt_report *r, dt_table *t);
+void dt_report_api_table(const dt_report *r, dt_table *t);
+void dt_report_ops_table(const dt_report *r, dt_table *t);
+void dt_report_streams_table(const dt_report *r, dt_table *t);
+
+/* The whole report of one trace: in `table` format the header lines (events, the devtrace
+ * section's backend, losses and notes) and the five tables; csv: the tables one after another,
+ * each after a line "# title"; json: one object. */
+void dt_report_write(const dt_report *r, dt_format format, FILE *out, size_t top);
+/* The tables as DIR/kernels.csv ... (csv) or DIR/report.json: 0, or -1 with err. */
+int dt_report_write_dir(const dt_report *r, dt_format format, const char *dir, size_t top, char *err,
+                        size_t errlen);
+/* The devtrace section: backend, every non-zero loss counter (all but its per-kind counts), notes. */
+void dt_report_write_devtrace_text(const dt_report *r, FILE *out);
+/* mkdir DIR unless it exists: 0, or -1 with err. */
+int dt_report_make_dir(const char *dir, char *err, size_t errlen);
+
+#endif
