@@ -1,5 +1,5 @@
 /* main.c: the devtrace command: record a program's device timeline, list the
- * backends, replay a raw capture. */
+ * backends, replay a raw capture, convert one into another format. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,7 @@ static const char usage[] =
     "  list           show every backend, whether it can trace here, and why not\n"
     "  replay FILE -o TRACE\n"
     "                 decode a raw capture (.dtraw) into a trace\n"
+    "  convert IN OUT write IN's trace as OUT (.pftrace: Perfetto's protobuf)\n"
     "  help           this text\n"
     "\n"
     "options:\n"
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
         return dt_cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
         return dt_cmd_replay(argc - 1, argv + 1);
+    if (!strcmp(cmd, "convert"))
+        return dt_cmd_convert(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command '%s'; run 'devtrace --help' for the commands\n", cmd);
     return DT_EXIT_USAGE;
 }

@@ -34,6 +34,7 @@ static const char record_usage[] =
     "\n"
     "options:\n"
     "  -o, --output PATH   the trace file (default devtrace-%p.json); '.gz' compresses;\n"
+    "                      '.pftrace' or '.perfetto-trace' writes Perfetto's protobuf;\n"
     "                      %p is replaced by the program's pid, %r by $RANK (torchrun)\n"
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
@@ -502,7 +503,7 @@ int dt_cmd_record(int argc, char **argv)
 
     char path[PATH_MAX];
     expand_output(o.output, pid, path, sizeof path);
-    int rc = devtrace_write_chrome(s, path, &err);
+    int rc = devtrace_write_trace(s, path, &err);
     if (rc != 0) {
         fprintf(stderr, "devtrace record: %s\n", err.message);
         devtrace_close(s);

@@ -1,4 +1,5 @@
-/* sinks.h: the sinks' entry points beyond the public devtrace_write_chrome. */
+/* sinks.h: the sinks' entry points beyond the public devtrace_write_chrome,
+ * devtrace_write_perfetto and devtrace_write_trace, and what the sinks share. */
 #ifndef DT_SINKS_H
 #define DT_SINKS_H
 
@@ -20,6 +21,27 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
 #define DT_WRITE_THREADS_MAX 64
 #define DT_WRITE_THREADS_DEFAULT_MAX 8
 unsigned dt_chrome_write_threads(dt_session *s);
+/* The trace's format by its file name: Perfetto's protobuf for a name ending in ".pftrace"
+ * or ".perfetto-trace" (in any case), else Chrome JSON (gzip for ".gz"). */
+typedef enum dt_trace_format { DT_FORMAT_CHROME_JSON, DT_FORMAT_PERFETTO } dt_trace_format;
+dt_trace_format dt_trace_format_of(const char *path);
+/* A sink's whole trace into f (the file tmp_path, to be renamed to path), made by `workers`
+ * threads (0: by this thread alone): 0, or an error code with err set. */
+typedef int (*dt_trace_body_fn)(dt_session *s, FILE *f, const char *path, const char *tmp_path, unsigned workers,
+                                devtrace_error *err);
+/* Finalises s (stopping it first when it runs), then writes path through path.tmp with
+ * body, and renames it; on failure nothing is left under either name. workers may be
+ * DT_WRITE_THREADS_AUTO. */
+int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_trace_body_fn body, devtrace_error *err);
+/* The name of a copy in a direction (devtrace_memcpy_dir), as Kineto names it. */
+const char *dt_memcpy_name(uint32_t direction);
+
+/* The whole Perfetto trace into a malloc'd buffer (for tests and benchmarks). */
+int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen);
+/* The whole Perfetto trace written to path as dt_chrome_write_file writes the Chrome one:
+ * the same bytes for every count of workers. */
+int dt_perfetto_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err);
+
 /* The exit summary: counts per kind, losses, top kernels by total device time. */
 void dt_summary_print(dt_session *s, FILE *out, size_t top);
 

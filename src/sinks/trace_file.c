@@ -1,0 +1,85 @@
+/* trace_file.c: what the trace sinks share: the format a trace's file name asks for, the
+ * file written atomically (<path>.tmp, renamed once complete, removed on failure), and
+ * devtrace_write_trace, which writes whichever format the name asks for. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/errors.h"
+#include "sinks.h"
+
+static int ends_with_nocase(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+dt_trace_format dt_trace_format_of(const char *path)
+{
+    if (path && (ends_with_nocase(path, ".pftrace") || ends_with_nocase(path, ".perfetto-trace")))
+        return DT_FORMAT_PERFETTO;
+    return DT_FORMAT_CHROME_JSON;
+}
+
+const char *dt_memcpy_name(uint32_t direction)
+{
+    switch (direction) {
+    case DEVTRACE_COPY_HTOD:
+        return "Memcpy HtoD (Pageable -> Device)";
+    case DEVTRACE_COPY_DTOH:
+        return "Memcpy DtoH (Device -> Pageable)";
+    case DEVTRACE_COPY_DTOD:
+        return "Memcpy DtoD (Device -> Device)";
+    case DEVTRACE_COPY_HTOH:
+        return "Memcpy HtoH (Pageable -> Pageable)";
+    default:
+        return "Memcpy (Unknown)";
+    }
+}
+
+int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_trace_body_fn body, devtrace_error *err)
+{
+    if (!s || !path || !*path)
+        return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
+    if (s->state == DT_RUNNING)
+        devtrace_stop(s);
+    if (dt_session_finalize(s) != 0)
+        return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
+    if (workers == DT_WRITE_THREADS_AUTO) {
+        unsigned threads = dt_chrome_write_threads(s);
+        workers = threads > 1 ? threads : 0;
+    }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 5);
+    if (!tmp)
+        return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        int rc = dt_error_set(err, DEVTRACE_EIO,
+                              "cannot write the trace to %s: %s; check that the directory exists and is writable", tmp,
+                              strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    int rc = body(s, f, path, tmp, workers, err);
+    if (fclose(f) != 0 && !rc)
+        rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path) != 0)
+        rc = dt_error_set(err, DEVTRACE_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (rc)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+int devtrace_write_trace(devtrace_session *s, const char *path, devtrace_error *err)
+{
+    if (dt_trace_format_of(path) == DT_FORMAT_PERFETTO)
+        return devtrace_write_perfetto(s, path, err);
+    return devtrace_write_chrome(s, path, err);
+}
