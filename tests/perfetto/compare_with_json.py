@@ -19,7 +19,8 @@ as a stack, names, categories and arg names through the sequence's interned data
 - the capture's facts: the "devtrace" instant's args equal the JSON's devtrace object,
   deviceProperties and distributedInfo; "Record Window End" at the same time.
 
---expect kernel=17,memcpy=1,... also asserts the count of slices of each kind named.
+--expect kernel=17,memcpy=1,... also asserts the count of slices of each kind named, and
+of lanes, overlapping tracks and flow pairs (lanes=, overlapping=, flows=).
 Prints the counts compared; exits 1 with the first difference.
 """
 import json
@@ -238,8 +239,15 @@ def load_perfetto(packets):
     return slices, instants, tracks
 
 
+def number_after(prefix, name):
+    if not name or not name.startswith(prefix) or not name[len(prefix):].isdigit():
+        fail("track named %r, expected %r and a number" % (name, prefix))
+    return int(name[len(prefix):])
+
+
 def lane_of_track(tracks, uuid):
-    """A lane as ("device", "GPU N", "stream S") or ("host", pid, tid, "thread T")."""
+    """A lane as ("device", device, stream) or ("host", pid, tid), and its names: the
+    device's and the stream's ("GPU N", "stream S"), or the thread's ("thread T")."""
     track = tracks[uuid]
     parent = tracks.get(one(track, "parent_uuid"))
     if parent is None:
@@ -250,8 +258,9 @@ def lane_of_track(tracks, uuid):
     if thread:
         if one(one(parent, "process"), "pid") != one(thread, "pid"):
             fail("thread track %d is not under its process's track" % uuid)
-        return ("host", one(thread, "pid"), one(thread, "tid"), one(thread, "thread_name"))
-    return ("device", one(parent, "name"), one(track, "name"))
+        return ("host", one(thread, "pid"), one(thread, "tid")), (one(thread, "thread_name"),)
+    device, stream = one(parent, "name"), one(track, "name")
+    return ("device", number_after("GPU ", device), number_after("stream ", stream)), (device, stream)
 
 
 def load_json(path):
@@ -279,10 +288,8 @@ def load_json(path):
     return trace, slices, flows, process_names, thread_names
 
 
-def json_lane(ev, process_names, thread_names):
-    if ev["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"):
-        return ("device", process_names.get(ev["pid"]), thread_names.get((ev["pid"], ev["tid"])))
-    return ("host", ev["pid"], ev["tid"], thread_names.get((ev["pid"], ev["tid"])))
+def json_lane(ev):
+    return ("device" if ev["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") else "host", ev["pid"], ev["tid"])
 
 
 def slice_key(cat, name, lane, ts, dur, args):
@@ -307,11 +314,11 @@ def main():
     # Slices, with their lanes, names, times and args.
     proto_keys = Counter()
     for s in slices:
-        s["lane"] = lane_of_track(tracks, s["track"])
+        s["lane"] = lane_of_track(tracks, s["track"])[0]
         proto_keys[slice_key(s["cat"], s["name"], s["lane"], s["ts"], s["dur"], s["args"])] += 1
     json_keys = Counter()
     for ev in jslices:
-        ev["lane"] = json_lane(ev, process_names, thread_names)
+        ev["lane"] = json_lane(ev)
         json_keys[slice_key(ev["cat"], ev["name"], ev["lane"], ev["ts"], ev["dur"], ev["args"])] += 1
     if proto_keys != json_keys:
         only_p, only_j = proto_keys - json_keys, json_keys - proto_keys
@@ -330,21 +337,24 @@ def main():
     if kinds != jkinds:
         fail("slices per kind: %s in the .pftrace, %s in the JSON" % (dict(kinds), dict(jkinds)))
     for kind, n in expect.items():
-        if kinds[kind] != n:
+        if kind in ("kernel", "memcpy", "memset", "runtime", "cpu_op") and kinds[kind] != n:
             fail("%d %s slices, expected %d" % (kinds[kind], kind, n))
 
-    # Tracks: every lane the JSON names, named alike; every described lane used or named.
-    proto_lanes = {lane_of_track(tracks, u) for u, t in tracks.items() if one(t, "parent_uuid") is not None}
+    # Tracks: the lanes of the JSON's events, each named as the JSON names it (the JSON
+    # names the first 4096 lanes only), and no other.
+    proto_lanes = dict(lane_of_track(tracks, u) for u, t in tracks.items() if one(t, "parent_uuid") is not None)
     overlapping = sum(1 for t in tracks.values() if "(overlapping " in (one(t, "name") or ""))
-    json_lanes = set()
-    for (pid, tid), name in thread_names.items():
-        if pid in process_names:
-            json_lanes.add(("device", process_names[pid], name))
-        else:
-            json_lanes.add(("host", pid, tid, name))
-    if proto_lanes != json_lanes:
+    json_lanes = {ev["lane"] for ev in jslices}
+    if set(proto_lanes) != json_lanes:
         fail("lanes differ: only in the .pftrace %s, only in the JSON %s" % (
-            sorted(map(str, proto_lanes - json_lanes))[:3], sorted(map(str, json_lanes - proto_lanes))[:3]))
+            sorted(map(str, set(proto_lanes) - json_lanes))[:3], sorted(map(str, json_lanes - set(proto_lanes)))[:3]))
+    named = 0
+    for (pid, tid), name in thread_names.items():
+        lane = ("device", pid, tid) if pid in process_names else ("host", pid, tid)
+        want = (process_names[pid], name) if pid in process_names else (name,)
+        if proto_lanes.get(lane) != want:
+            fail("lane %s is named %s in the .pftrace, %s in the JSON" % (lane, proto_lanes.get(lane), want))
+        named += 1
 
     # Flows: the pairs (launch slice, device slice).
     def key_of(s):
@@ -396,9 +406,13 @@ def main():
     if ends[0]["ts"] != trace["baseTimeNanoseconds"] + int(jend["ts"] * 1000):
         fail("Record Window End at %d, the JSON's at %s" % (ends[0]["ts"], jend["ts"]))
 
-    print("same as the JSON: %d slices (%s), %d lanes (and %d overlapping tracks), %d flow pairs, the capture's facts"
-          % (len(slices), ", ".join("%s %d" % kv for kv in sorted(kinds.items())), len(proto_lanes), overlapping,
-             sum(proto_pairs.values())))
+    figures = {"overlapping": overlapping, "lanes": len(proto_lanes), "flows": sum(proto_pairs.values())}
+    for key, n in expect.items():
+        if key in figures and figures[key] != n:
+            fail("%d %s, expected %d" % (figures[key], key, n))
+    print("same as the JSON: %d slices (%s), %d lanes (%d named in the JSON; and %d overlapping tracks), "
+          "%d flow pairs, the capture's facts" % (len(slices), ", ".join("%s %d" % kv for kv in sorted(kinds.items())),
+                                                  len(proto_lanes), named, overlapping, sum(proto_pairs.values())))
 
 
 if __name__ == "__main__":
