@@ -209,9 +209,12 @@ static flow_slot *flow_find(const flow_map *m, uint64_t correlation)
     }
 }
 
-static int flow_grow(flow_map *m)
+/* Makes the map twice as big, or at first big enough for `expected` entries. */
+static int flow_grow(flow_map *m, size_t expected)
 {
     size_t n = m->slots ? 2 * (m->mask + 1) : 1024;
+    while (!m->slots && n < expected + expected / 2)
+        n <<= 1;
     flow_slot *old = m->slots;
     size_t old_n = old ? m->mask + 1 : 0;
     m->slots = calloc(n, sizeof *m->slots);
@@ -234,7 +237,7 @@ static int flow_grow(flow_map *m)
 
 static int flow_add(flow_map *m, uint64_t correlation, size_t index)
 {
-    if (2 * (m->used + 1) > m->mask + 1 && flow_grow(m) != 0)
+    if (3 * (m->used + 1) > 2 * (m->mask + 1) && flow_grow(m, 0) != 0) /* at most 2/3 full */
         return -1;
     size_t i = flow_slot_of(m, correlation);
     while (m->slots[i].correlation && m->slots[i].correlation != correlation)
@@ -302,6 +305,8 @@ static size_t lane_index(lane_memo *memo, const dt_session *s, const devtrace_ev
  * level L its L-th "overlapping" track below it. */
 #define NEST_LEVELS 8
 
+#define PREFETCH_AHEAD 8 /* events read ahead of the one at hand */
+
 typedef struct nest_stack {
     uint64_t *ends; /* owned: the ends of the slices open on the level, innermost last */
     uint32_t depth, cap;
@@ -358,10 +363,15 @@ static int trace_facts_init(trace_facts *t, dt_session *s)
     nest_stack *stacks = calloc((s->nlanes ? s->nlanes : 1) * NEST_LEVELS, sizeof *stacks);
     lane_memo *memo = calloc(LANE_MEMO_SLOTS, sizeof *memo);
     int rc = -1;
-    if (!t->name_iids || !t->names || !t->levels || !t->lane_levels || !stacks || !memo || flow_grow(&t->flows) != 0)
+    const uint64_t *kinds = s->stats.events; /* the device events: each may be a flow's half */
+    size_t device_events = (size_t)(kinds[DEVTRACE_KIND_KERNEL] + kinds[DEVTRACE_KIND_MEMCPY] + kinds[DEVTRACE_KIND_MEMSET]);
+    if (!t->name_iids || !t->names || !t->levels || !t->lane_levels || !stacks || !memo ||
+        flow_grow(&t->flows, device_events) != 0)
         goto end;
     for (size_t i = 0; i < s->nsorted; i++) {
         const devtrace_event *ev = s->sorted[i];
+        if (i + PREFETCH_AHEAD < s->nsorted) /* the events lie scattered in the store's chunks */
+            __builtin_prefetch(s->sorted[i + PREFETCH_AHEAD]);
         uint32_t id = ev->name_id < n ? ev->name_id : 0;
         if (ev->kind != DEVTRACE_KIND_MEMCPY && ev->kind != DEVTRACE_KIND_MEMSET && !t->name_iids[id]) {
             t->name_iids[id] = NAME_IID_BASE + t->nnames;
@@ -1046,8 +1056,11 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
         write_tail(wr);
     } else {
         size_t first = (index - 1) * PIECE_EVENTS, end = nsorted - first < PIECE_EVENTS ? nsorted : first + PIECE_EVENTS;
-        for (size_t i = first; i < end && !wr->w.failed; i++)
+        for (size_t i = first; i < end && !wr->w.failed; i++) {
+            if (i + PREFETCH_AHEAD < nsorted)
+                __builtin_prefetch(wr->s->sorted[i + PREFETCH_AHEAD]);
             write_event(wr, i);
+        }
     }
     *out = wr->w;
     memset(&wr->w, 0, sizeof wr->w);
