@@ -330,22 +330,9 @@ static void write_device_properties(writer *wr)
         put_str(w, d->name);
         DT_JSONW_LIT(w, ", \"totalGlobalMem\": ");
         dt_jsonw_u64(w, d->total_global_mem);
-        const struct {
-            const char *key;
-            int64_t value;
-        } fields[] = {
-            {"computeMajor", d->compute_major},
-            {"computeMinor", d->compute_minor},
-            {"maxThreadsPerBlock", d->max_threads_per_block},
-            {"maxThreadsPerMultiprocessor", d->max_threads_per_sm},
-            {"regsPerBlock", d->regs_per_block},
-            {"regsPerMultiprocessor", d->regs_per_sm},
-            {"warpSize", d->warp_size},
-            {"sharedMemPerBlock", (int64_t)d->smem_per_block},
-            {"sharedMemPerMultiprocessor", (int64_t)d->smem_per_sm},
-            {"numSms", d->num_sms},
-        };
-        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        dt_device_field fields[DT_DEVICE_FIELDS];
+        dt_device_fields(d, fields);
+        for (size_t f = 0; f < DT_DEVICE_FIELDS; f++) {
             DT_JSONW_LIT(w, ", ");
             put_str(w, fields[f].key);
             DT_JSONW_LIT(w, ": ");

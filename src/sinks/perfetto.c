@@ -915,22 +915,9 @@ static char *put_device_properties(char *p, const dt_session *s)
         p = put_named_int(p, ANN_DICT_ENTRIES, "id", d->id);
         p = put_named_string(p, ANN_DICT_ENTRIES, "name", d->name);
         p = put_named_uint(p, ANN_DICT_ENTRIES, "totalGlobalMem", d->total_global_mem);
-        const struct {
-            const char *key;
-            int64_t value;
-        } fields[] = {
-            {"computeMajor", d->compute_major},
-            {"computeMinor", d->compute_minor},
-            {"maxThreadsPerBlock", d->max_threads_per_block},
-            {"maxThreadsPerMultiprocessor", d->max_threads_per_sm},
-            {"regsPerBlock", d->regs_per_block},
-            {"regsPerMultiprocessor", d->regs_per_sm},
-            {"warpSize", d->warp_size},
-            {"sharedMemPerBlock", (int64_t)d->smem_per_block},
-            {"sharedMemPerMultiprocessor", (int64_t)d->smem_per_sm},
-            {"numSms", d->num_sms},
-        };
-        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+        dt_device_field fields[DT_DEVICE_FIELDS];
+        dt_device_fields(d, fields);
+        for (size_t f = 0; f < DT_DEVICE_FIELDS; f++)
             p = put_named_int(p, ANN_DICT_ENTRIES, fields[f].key, fields[f].value);
         p = dt_pb_close(entry, p);
     }

@@ -33,6 +33,14 @@ typedef int (*dt_trace_body_fn)(dt_session *s, FILE *f, const char *path, const 
  * body, and renames it; on failure nothing is left under either name. workers may be
  * DT_WRITE_THREADS_AUTO. */
 int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_trace_body_fn body, devtrace_error *err);
+/* A device's integer properties as the trace names them (deviceProperties, after id, name
+ * and totalGlobalMem), in the trace's order. */
+typedef struct dt_device_field {
+    const char *key;
+    int64_t value;
+} dt_device_field;
+#define DT_DEVICE_FIELDS 10
+void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS]);
 /* The name of a copy in a direction (devtrace_memcpy_dir), as Kineto names it. */
 const char *dt_memcpy_name(uint32_t direction);
 

@@ -1,6 +1,7 @@
 /* trace_file.c: what the trace sinks share: the format a trace's file name asks for, the
  * file written atomically (<path>.tmp, renamed once complete, removed on failure), and
- * devtrace_write_trace, which writes whichever format the name asks for. */
+ * devtrace_write_trace, which writes whichever format the name asks for; and the names
+ * both formats give copies and device properties. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,23 @@ const char *dt_memcpy_name(uint32_t direction)
     default:
         return "Memcpy (Unknown)";
     }
+}
+
+void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS])
+{
+    const dt_device_field fields[DT_DEVICE_FIELDS] = {
+        {"computeMajor", d->compute_major},
+        {"computeMinor", d->compute_minor},
+        {"maxThreadsPerBlock", d->max_threads_per_block},
+        {"maxThreadsPerMultiprocessor", d->max_threads_per_sm},
+        {"regsPerBlock", d->regs_per_block},
+        {"regsPerMultiprocessor", d->regs_per_sm},
+        {"warpSize", d->warp_size},
+        {"sharedMemPerBlock", (int64_t)d->smem_per_block},
+        {"sharedMemPerMultiprocessor", (int64_t)d->smem_per_sm},
+        {"numSms", d->num_sms},
+    };
+    memcpy(out, fields, sizeof fields);
 }
 
 int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_trace_body_fn body, devtrace_error *err)
