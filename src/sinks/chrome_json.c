@@ -599,12 +599,8 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     }
     gzFile gzf = NULL;
     if (gzip_level >= 0) {
-        char mode[4] = {'w', 'b', (char)('0' + gzip_level), '\0'};
-        int fd = dup(fileno(f));
-        gzf = fd >= 0 ? gzdopen(fd, mode) : NULL;
+        gzf = dt_gzip_open(f, gzip_level);
         if (!gzf) {
-            if (fd >= 0)
-                close(fd);
             *gz_failed = 1;
             dt_jsonw_free(&wr->w);
             free(wr);
@@ -623,25 +619,6 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     dt_jsonw_free(&wr->w);
     free(wr);
     return failed ? (saved ? saved : EIO) : 0;
-}
-
-static int ends_with_gz(const char *path)
-{
-    size_t n = strlen(path);
-    return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
-}
-
-/* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest), with a note when it was set
- * to anything else. */
-static int gzip_level(dt_session *s)
-{
-    const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
-    if (!lvl || !*lvl)
-        return 1;
-    if (lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1])
-        return lvl[0] - '0';
-    dt_add_note(s, "$DEVTRACE_GZIP_LEVEL=\"%.100s\" is not a level from 0 to 9: 1 used", lvl);
-    return 1;
 }
 
 unsigned dt_chrome_write_threads(dt_session *s)
@@ -692,7 +669,7 @@ static int write_chrome_body(dt_session *s, FILE *f, const char *path, const cha
                              devtrace_error *err)
 {
     int rc = 0;
-    int level = ends_with_gz(path) ? gzip_level(s) : -1;
+    int level = dt_trace_gzip_level(s, path);
     trace_names tn;
     if (trace_names_init(&tn, s) != 0)
         return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");

@@ -16,11 +16,13 @@
  * a piece refers only to what the first packets defined, so the bytes are the same for any
  * count of threads. Flows: each runtime call and device event of a flow pair carry the
  * pair's id in flow_ids (the device event's place in the trace, plus one; a call with
- * several device events carries one id for each). */
+ * several device events carries one id for each). A name ending in ".gz" gives one gzip
+ * stream of the same bytes (the pipeline's, as for the Chrome trace). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "core/errors.h"
 #include "core/session.h"
@@ -1053,8 +1055,9 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
     memset(&wr->w, 0, sizeof wr->w);
 }
 
-/* Every piece in order into w by this thread, each handed to f (when not NULL) once made. */
-static int write_serial(const trace_facts *t, dt_jsonw *w, FILE *f)
+/* Every piece in order into w by this thread, each flushed to w's file or gzip stream
+ * (when it has one) once made: 0 or an errno value. */
+static int write_serial(const trace_facts *t, dt_jsonw *w)
 {
     writer *wr = malloc(sizeof *wr);
     if (!wr)
@@ -1063,21 +1066,15 @@ static int write_serial(const trace_facts *t, dt_jsonw *w, FILE *f)
     size_t n = trace_pieces(t->s);
     for (size_t i = 0; i < n && !w->failed; i++) {
         make_piece(wr, i, w);
-        if (f && !w->failed) {
-            if (fwrite(w->buf, 1, w->len, f) != w->len) {
-                free(wr);
-                return errno ? errno : EIO;
-            }
-            w->len = 0;
-        }
+        dt_jsonw_flush(w);
     }
     free(wr);
-    return w->failed ? ENOMEM : 0;
+    return w->failed ? (w->err ? w->err : ENOMEM) : 0;
 }
 
 /* The pieces by the pipeline with `workers` threads: 0, an errno value, or -1 when no
  * thread could be started (nothing written). */
-static int write_pieces(const trace_facts *t, FILE *f, unsigned workers)
+static int write_pieces(const trace_facts *t, FILE *f, int gzip_level, unsigned workers)
 {
     writer *wrs = calloc(workers, sizeof *wrs);
     void **states = calloc(workers, sizeof *states);
@@ -1089,7 +1086,7 @@ static int write_pieces(const trace_facts *t, FILE *f, unsigned workers)
         }
         dt_pipeline p = {
             .fd = fileno(f),
-            .gzip_level = -1,
+            .gzip_level = gzip_level,
             .npieces = trace_pieces(t->s),
             .make = make_piece,
             .workers = states,
@@ -1106,18 +1103,26 @@ static int write_pieces(const trace_facts *t, FILE *f, unsigned workers)
 static int write_perfetto_body(dt_session *s, FILE *f, const char *path, const char *tmp, unsigned workers,
                                devtrace_error *err)
 {
-    (void)path;
+    int level = dt_trace_gzip_level(s, path);
     trace_facts t;
     if (trace_facts_init(&t, s) != 0)
         return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
-    if (fflush(f) != 0) {
-        trace_facts_free(&t);
-        return dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(errno));
-    }
-    int failed = workers ? write_pieces(&t, f, workers) : -1;
+    int failed = workers ? write_pieces(&t, f, level, workers) : -1;
     if (failed == -1) { /* serial, asked for or for want of a thread */
         dt_jsonw w;
-        failed = dt_jsonw_init(&w, 1 << 20) != 0 ? ENOMEM : write_serial(&t, &w, f);
+        gzFile gz = level >= 0 ? dt_gzip_open(f, level) : NULL;
+        if (level >= 0 && !gz) {
+            trace_facts_free(&t);
+            return dt_error_set(err, DEVTRACE_ENOMEM, "cannot start gzip compression");
+        }
+        failed = dt_jsonw_init(&w, 1 << 20) != 0 ? ENOMEM : 0;
+        if (!failed) {
+            w.file = gz ? NULL : f;
+            w.gz = gz;
+            failed = write_serial(&t, &w);
+        }
+        if (gz && gzclose(gz) != Z_OK && !failed)
+            failed = errno ? errno : EIO;
         dt_jsonw_free(&w);
     }
     trace_facts_free(&t);
@@ -1139,7 +1144,7 @@ int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen)
     dt_jsonw w;
     if (trace_facts_init(&t, s) != 0)
         return DEVTRACE_ENOMEM;
-    int rc = dt_jsonw_init(&w, 1 << 16) != 0 || write_serial(&t, &w, NULL) != 0 ? DEVTRACE_ENOMEM : 0;
+    int rc = dt_jsonw_init(&w, 1 << 16) != 0 || write_serial(&t, &w) != 0 ? DEVTRACE_ENOMEM : 0;
     trace_facts_free(&t);
     if (rc) {
         dt_jsonw_free(&w);

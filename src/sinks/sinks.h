@@ -22,9 +22,14 @@ int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devt
 #define DT_WRITE_THREADS_DEFAULT_MAX 8
 unsigned dt_chrome_write_threads(dt_session *s);
 /* The trace's format by its file name: Perfetto's protobuf for a name ending in ".pftrace"
- * or ".perfetto-trace" (in any case), else Chrome JSON (gzip for ".gz"). */
+ * or ".perfetto-trace" (in any case, and either followed by ".gz"), else Chrome JSON. */
 typedef enum dt_trace_format { DT_FORMAT_CHROME_JSON, DT_FORMAT_PERFETTO } dt_trace_format;
 dt_trace_format dt_trace_format_of(const char *path);
+/* The gzip level for a trace written to path: -1 (plain) unless the name ends in ".gz",
+ * else $DEVTRACE_GZIP_LEVEL (one digit; anything else is noted in s and 1 used), default 1. */
+int dt_trace_gzip_level(dt_session *s, const char *path);
+/* A gzip stream at level on a duplicate of f's descriptor (gzclose it); NULL when it cannot start. */
+void *dt_gzip_open(FILE *f, int level);
 /* A sink's whole trace into f (the file tmp_path, to be renamed to path), made by `workers`
  * threads (0: by this thread alone): 0, or an error code with err set. */
 typedef int (*dt_trace_body_fn)(dt_session *s, FILE *f, const char *path, const char *tmp_path, unsigned workers,

@@ -1,5 +1,6 @@
 /* trace_file.c: what the trace sinks share: the format a trace's file name asks for, the
- * file written atomically (<path>.tmp, renamed once complete, removed on failure), and
+ * file written atomically (<path>.tmp, renamed once complete, removed on failure), its
+ * gzip level and stream, and
  * devtrace_write_trace, which writes whichever format the name asks for; and the names
  * both formats give copies and device properties. */
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/errors.h"
 #include "sinks.h"
@@ -20,9 +22,35 @@ static int ends_with_nocase(const char *s, const char *suffix)
 
 dt_trace_format dt_trace_format_of(const char *path)
 {
-    if (path && (ends_with_nocase(path, ".pftrace") || ends_with_nocase(path, ".perfetto-trace")))
-        return DT_FORMAT_PERFETTO;
+    static const char *const perfetto[] = {".pftrace", ".perfetto-trace", ".pftrace.gz", ".perfetto-trace.gz"};
+    for (size_t i = 0; path && i < sizeof perfetto / sizeof perfetto[0]; i++)
+        if (ends_with_nocase(path, perfetto[i]))
+            return DT_FORMAT_PERFETTO;
     return DT_FORMAT_CHROME_JSON;
+}
+
+int dt_trace_gzip_level(dt_session *s, const char *path)
+{
+    size_t n = strlen(path);
+    if (n < 3 || strcmp(path + n - 3, ".gz") != 0)
+        return -1;
+    const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
+    if (!lvl || !*lvl)
+        return 1;
+    if (lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1])
+        return lvl[0] - '0';
+    dt_add_note(s, "$DEVTRACE_GZIP_LEVEL=\"%.100s\" is not a level from 0 to 9: 1 used", lvl);
+    return 1;
+}
+
+void *dt_gzip_open(FILE *f, int level)
+{
+    char mode[4] = {'w', 'b', (char)('0' + level), '\0'};
+    int fd = dup(fileno(f));
+    gzFile gz = fd >= 0 ? gzdopen(fd, mode) : NULL;
+    if (!gz && fd >= 0)
+        close(fd);
+    return gz;
 }
 
 const char *dt_memcpy_name(uint32_t direction)

@@ -2,7 +2,8 @@
  * with the JSON: which names choose it (any case; nothing else), that devtrace_write_trace
  * follows the name, the atomic file (a missing folder fails with the path and the fix, and
  * leaves nothing), a session never started, the same bytes from the buffer and from a
- * file written by three threads, and protobuf lengths of 128 bytes or more. */
+ * file written by three threads, ".gz" (one gzip stream of the same bytes, serially and by
+ * threads), and protobuf lengths of 128 bytes or more. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "sinks/protow.h"
 #include "sinks/sinks.h"
@@ -65,7 +67,9 @@ static void test_the_names_that_choose_perfetto(void **state)
     assert_int_equal(dt_trace_format_of(".pftrace"), DT_FORMAT_PERFETTO);
     assert_int_equal(dt_trace_format_of("trace.json"), DT_FORMAT_CHROME_JSON);
     assert_int_equal(dt_trace_format_of("trace.json.gz"), DT_FORMAT_CHROME_JSON);
-    assert_int_equal(dt_trace_format_of("trace.pftrace.gz"), DT_FORMAT_CHROME_JSON);
+    assert_int_equal(dt_trace_format_of("trace.pftrace.gz"), DT_FORMAT_PERFETTO);
+    assert_int_equal(dt_trace_format_of("trace.PERFETTO-TRACE.gz"), DT_FORMAT_PERFETTO);
+    assert_int_equal(dt_trace_format_of("trace.gz"), DT_FORMAT_CHROME_JSON);
     assert_int_equal(dt_trace_format_of("pftrace"), DT_FORMAT_CHROME_JSON);
     assert_int_equal(dt_trace_format_of("trace.pftrace.tmp"), DT_FORMAT_CHROME_JSON);
     assert_int_equal(dt_trace_format_of(NULL), DT_FORMAT_CHROME_JSON);
@@ -105,6 +109,50 @@ static void test_the_buffer_and_three_threads_give_the_same_bytes(void **state)
     assert_memory_equal(file, buf, len);
     free(file);
     free(buf);
+}
+
+/* The whole of a gzip file, inflated; *len its size. */
+static char *gunzip_file(const char *path, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    assert_non_null(gz);
+    size_t cap = 1 << 20, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    for (int got; (got = gzread(gz, out + n, (unsigned)(cap - n))) > 0;) {
+        n += (size_t)got;
+        if (n == cap) {
+            out = realloc(out, cap *= 2);
+            assert_non_null(out);
+        }
+    }
+    assert_int_equal(gzclose(gz), Z_OK);
+    *len = n;
+    return out;
+}
+
+static void test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads(void **state)
+{
+    fixture *f = *state;
+    char serial[512], threads[512];
+    path_in(f, "serial.pftrace.gz", serial, sizeof serial);
+    path_in(f, "threads.perfetto-trace.gz", threads, sizeof threads);
+    devtrace_error err = {0, ""};
+    assert_int_equal(dt_perfetto_write_file(f->s, serial, 0, &err), 0);
+    assert_int_equal(dt_perfetto_write_file(f->s, threads, 3, &err), 0);
+    char *buf = NULL;
+    size_t len = 0, slen, tlen, zlen;
+    assert_int_equal(dt_perfetto_write_buffer(f->s, &buf, &len), 0);
+    char *z = ut_read_file(serial, &zlen);
+    assert_int_equal((unsigned char)z[0], 0x1f); /* gzip's magic */
+    assert_int_equal((unsigned char)z[1], 0x8b);
+    assert_true(zlen < len / 2);
+    char *s = gunzip_file(serial, &slen), *t = gunzip_file(threads, &tlen);
+    assert_int_equal(slen, len);
+    assert_int_equal(tlen, len);
+    assert_memory_equal(s, buf, len);
+    assert_memory_equal(t, buf, len);
+    free(z), free(s), free(t), free(buf);
 }
 
 static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing(void **state)
@@ -165,6 +213,8 @@ int main(void)
         cmocka_unit_test(test_the_names_that_choose_perfetto),
         cmocka_unit_test_setup_teardown(test_write_trace_follows_the_name, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_the_buffer_and_three_threads_give_the_same_bytes, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads, set_up,
+                                        tear_down),
         cmocka_unit_test_setup_teardown(test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(test_a_session_never_started_is_refused, set_up, tear_down),
