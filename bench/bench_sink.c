@@ -12,6 +12,9 @@
  * the same repetition (the ratio says what the file and zlib cost); the ceilings are
  * zlib alone on the same bytes and write(2) alone of as many bytes into the same folder.
  *
+ * Perfetto: the same trace as .pftrace (the Perfetto sink, src/sinks/perfetto.c), on a warm
+ * page cache as the plain write: events/s and bytes/event.
+ *
  * Drain: stop-to-trace-on-disk for a session of stored events: finalise (clock
  * alignment, window, external ids, flows, demangling, sort) and write the plain trace. */
 #include <errno.h>
@@ -40,7 +43,7 @@ static double time_write(dt_session *s, const char *path)
 {
     devtrace_error err;
     uint64_t t0 = bench_now_ns();
-    int rc = devtrace_write_chrome(s, path, &err);
+    int rc = devtrace_write_trace(s, path, &err); /* the format by the name, as devtrace record */
     uint64_t t1 = bench_now_ns();
     if (rc != 0) {
         fprintf(stderr, "bench: writing %s: %s\n", path, err.message);
@@ -183,16 +186,18 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths)
         return;
     }
     double events = (double)s->nsorted;
-    char plain[4096], gz[4096], note[320];
+    char plain[4096], gz[4096], pftrace[4096], note[320];
     snprintf(plain, sizeof plain, "%s/write.json", paths->tmpdir);
+    snprintf(pftrace, sizeof pftrace, "%s/write.pftrace", paths->tmpdir);
     snprintf(gz, sizeof gz, "%s/write.json.gz", paths->tmpdir);
     double *fmt = calloc((size_t)reps, sizeof *fmt), *wp = calloc((size_t)reps, sizeof *wp);
     double *wg = calloc((size_t)reps, sizeof *wg), *wp_mb = calloc((size_t)reps, sizeof *wp_mb);
     double *wg_mb = calloc((size_t)reps, sizeof *wg_mb), *ratio = calloc((size_t)reps, sizeof *ratio);
     double *wp_share = calloc((size_t)reps, sizeof *wp_share), *zlib = calloc((size_t)reps, sizeof *zlib);
     double *kern = calloc((size_t)reps, sizeof *kern), *wpc = calloc((size_t)reps, sizeof *wpc);
-    uint64_t plain_bytes = 0, gz_bytes = 0;
-    int ok = fmt && wp && wg && wp_mb && wg_mb && ratio && wp_share && zlib && kern && wpc;
+    double *wpf = calloc((size_t)reps, sizeof *wpf);
+    uint64_t plain_bytes = 0, gz_bytes = 0, pf_bytes = 0;
+    int ok = fmt && wp && wg && wp_mb && wg_mb && ratio && wp_share && zlib && kern && wpc && wpf;
     for (int i = 0; ok && i < reps; i++) {
         double f = time_format(s, paths->tmpdir);
         /* A warm page cache: the measured write follows a write of the same trace whose
@@ -208,7 +213,13 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths)
         double g = time_write(s, gz);
         gz_bytes = file_size(gz);
         unlink(gz);
-        if (!isfinite(f) || !isfinite(cold) || !isfinite(p) || !isfinite(g) || !plain_bytes || !gz_bytes) {
+        double pf_cold = time_write(s, pftrace); /* then warm, as the plain write */
+        unlink(pftrace);
+        double pf = time_write(s, pftrace);
+        pf_bytes = file_size(pftrace);
+        unlink(pftrace);
+        if (!isfinite(f) || !isfinite(cold) || !isfinite(p) || !isfinite(g) || !isfinite(pf_cold) || !isfinite(pf) ||
+            !plain_bytes || !gz_bytes || !pf_bytes) {
             ok = 0;
             break;
         }
@@ -216,6 +227,7 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths)
         wp[i] = events / p;
         wpc[i] = events / cold;
         wg[i] = events / g;
+        wpf[i] = events / pf;
         wp_mb[i] = (double)plain_bytes / p;
         wg_mb[i] = (double)gz_bytes / g;
         ratio[i] = (double)plain_bytes / (double)gz_bytes;
@@ -248,11 +260,17 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths)
                      "compressed bytes written per second");
         bench_report("write.gzip.compression_ratio", bench_median(ratio, reps), "ratio", BENCH_AT_LEAST, 8,
                      "plain size over .json.gz size");
+        bench_report("write.perfetto.events_per_s", bench_median(wpf, reps), "events/s", BENCH_AT_LEAST, 5e6,
+                     "the same trace to .pftrace (Perfetto's protobuf: a BEGIN and an END packet an event), warm "
+                     "page cache as the plain write");
+        bench_report("write.perfetto.bytes_per_event", (double)pf_bytes / events, "B/event", BENCH_INFO, 0,
+                     "the .pftrace's size over the events, descriptors and interned names included");
         bench_report("write.gzip.zlib_only_events_per_s", bench_median(zlib, reps), "events/s", BENCH_INFO, 0,
                      "zlib deflate level 1 alone on the plain trace's bytes (up to 256 MB), same repetition: "
                      "the ceiling of the gzip write");
     }
     free(fmt), free(wp), free(wg), free(wp_mb), free(wg_mb), free(ratio), free(wp_share), free(zlib), free(kern), free(wpc);
+    free(wpf);
     devtrace_close(s);
 }
 

@@ -189,6 +189,14 @@ DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb,
 /* Writes the Kineto-compatible Chrome trace atomically (path.tmp, then rename);
  * gzip when path ends in ".gz" (in any case: ".GZ" too). */
 DEVTRACE_EXPORT int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err);
+/* Writes the trace as Perfetto's own protobuf format (TrackEvents: a track per device
+ * stream and per host thread, interned names, the same args and flows), atomically;
+ * gzip when path ends in ".gz". */
+DEVTRACE_EXPORT int devtrace_write_perfetto(devtrace_session *s, const char *path, devtrace_error *err);
+/* Writes the format the path's name asks for: Perfetto's for a name ending in ".pftrace"
+ * or ".perfetto-trace" (in any case, either followed by ".gz"), else the Chrome trace;
+ * gzip for a name ending in ".gz". */
+DEVTRACE_EXPORT int devtrace_write_trace(devtrace_session *s, const char *path, devtrace_error *err);
 
 DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);
 DEVTRACE_EXPORT const char *devtrace_backend_name(const devtrace_session *s);

@@ -7,6 +7,7 @@ int dt_cmd_list(int argc, char **argv);
 int dt_cmd_replay(int argc, char **argv);
 int dt_cmd_report(int argc, char **argv);
 int dt_cmd_diff(int argc, char **argv);
+int dt_cmd_convert(int argc, char **argv);
 
 /* Exit codes of devtrace itself (record passes the program's status through). */
 #define DT_EXIT_USAGE 2

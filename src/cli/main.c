@@ -1,5 +1,5 @@
 /* main.c: the devtrace command: record a program's device timeline, list the
- * backends, replay a raw capture, report on and compare traces. */
+ * backends, replay a raw capture, report on, compare and convert traces. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +23,7 @@ static const char usage[] =
     "                 the tables of a Kineto trace (kernels, memory, api, ops, streams),\n"
     "                 of every rank of a run, and a timeline picture (--svg)\n"
     "  diff A B       two traces per kernel and per op: counts, totals, delta, ratio\n"
+    "  convert IN OUT write IN's trace as OUT (.pftrace: Perfetto's protobuf)\n"
     "  help [COMMAND] this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
     "  version        print the version\n"
     "\n"
@@ -41,6 +42,7 @@ static const struct command {
     {"replay", dt_cmd_replay},
     {"report", dt_cmd_report},
     {"diff", dt_cmd_diff},
+    {"convert", dt_cmd_convert},
 };
 
 static command_fn find_command(const char *name)

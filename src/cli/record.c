@@ -35,8 +35,10 @@ static const char record_usage[] =
     "\n"
     "options:\n"
     "  -o, --output PATH   the trace file (default devtrace-%%p.json); a name ending in\n"
-    "                      .gz (any case) is compressed; %%p is replaced by the program's\n"
-    "                      pid, %%r by $RANK (torchrun); checked before PROGRAM runs\n"
+    "                      .gz (any case) is compressed; '.pftrace' or '.perfetto-trace'\n"
+    "                      (and '.pftrace.gz') writes Perfetto's protobuf; %%p is replaced\n"
+    "                      by the program's pid, %%r by $RANK (torchrun); checked before\n"
+    "                      PROGRAM runs\n"
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
@@ -577,7 +579,7 @@ int dt_cmd_record(int argc, char **argv)
 
     char path[PATH_MAX];
     expand_output(o.output, pid, path, sizeof path);
-    int rc = devtrace_write_chrome(s, path, &err);
+    int rc = devtrace_write_trace(s, path, &err);
     if (rc != 0) {
         fprintf(stderr, "devtrace record: %s\n", err.message);
         devtrace_close(s);

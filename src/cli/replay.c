@@ -17,7 +17,8 @@ static const char replay_usage[] =
     "usage: devtrace replay FILE.dtraw -o TRACE.json [--backend NAME] [--trace-name NAME] [-q]\n"
     "\n"
     "Decodes a raw capture saved with 'devtrace record --raw' (or $DEVTRACE_RAW) through the\n"
-    "same decoders as live collection, and writes its Chrome trace ('.gz' compresses).\n"
+    "same decoders as live collection, and writes its Chrome trace ('.gz' compresses), or\n"
+    "Perfetto's protobuf for a TRACE ending in '.pftrace' or '.perfetto-trace'.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH    the trace file (required)\n"
@@ -118,6 +119,10 @@ int dt_cmd_replay(int argc, char **argv)
         fprintf(stderr, "devtrace replay: --trace-name writes plain JSON; choose an output without '.gz'\n");
         return DT_EXIT_USAGE;
     }
+    if (trace_name && dt_trace_format_of(output) == DT_FORMAT_PERFETTO) {
+        fprintf(stderr, "devtrace replay: --trace-name names a JSON trace; a Perfetto trace (%s) has no name\n", output);
+        return DT_EXIT_USAGE;
+    }
     devtrace_error err = {0, ""};
     dt_session *s = NULL;
     dt_raw_info info;
@@ -125,7 +130,7 @@ int dt_cmd_replay(int argc, char **argv)
         fprintf(stderr, "devtrace replay: %s\n", err.message);
         return DT_EXIT_FAILURE;
     }
-    int rc = trace_name ? write_named(s, output, trace_name, &err) : devtrace_write_chrome(s, output, &err);
+    int rc = trace_name ? write_named(s, output, trace_name, &err) : devtrace_write_trace(s, output, &err);
     if (rc != 0) {
         fprintf(stderr, "devtrace replay: %s\n", err.message);
         devtrace_close(s);

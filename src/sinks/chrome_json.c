@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/session.h"
 #include "jsonw.h"
+#include "occupancy_memo.h"
 #include "pipeline.h"
 #include "sinks.h"
 
@@ -19,18 +20,6 @@ typedef struct escaped_name {
     char *text; /* owned, quoted and escaped */
     uint32_t len;
 } escaped_name;
-
-/* A kernel launch shape's occupancy args, formatted once: kernels repeat a few shapes. */
-typedef struct occ_memo {
-    int used, has_occupancy;
-    uint32_t device, regs;
-    int32_t grid[3], block[3];
-    uint64_t smem, est_pct;
-    uint32_t len;
-    char text[2 * DT_JSONW_FIXED_MAX + 40]; /* ", "blocks per SM": x, "warps per SM": y" */
-} occ_memo;
-
-#define OCC_MEMO_SLOTS 16
 
 /* What every writer of one trace shares, read-only once made: every name escaped. */
 typedef struct trace_names {
@@ -42,7 +31,7 @@ typedef struct trace_names {
 /* One writer's state: a thread formatting part of a trace has its own. */
 typedef struct writer {
     dt_session *s;
-    occ_memo occ[OCC_MEMO_SLOTS];
+    dt_occ_memo occ[DT_OCC_MEMO_SLOTS]; /* text: ", \"blocks per SM\": x, \"warps per SM\": y" */
     dt_jsonw w;
     const escaped_name *names; /* borrowed from the trace's trace_names */
     uint32_t nnames;
@@ -119,14 +108,6 @@ static void put_str(dt_jsonw *w, const char *s)
     dt_jsonw_str(w, s, strlen(s));
 }
 
-static const dt_device_props *device_of(const dt_session *s, uint32_t id)
-{
-    for (int i = 0; i < s->ndevices; i++)
-        if ((uint32_t)s->devices[i].id == id)
-            return &s->devices[i];
-    return NULL;
-}
-
 /* An event's line is written at a local position (see dt_jsonw_put): room for the
  * longest line but its name is made first. */
 #define EVENT_MAX 1536
@@ -194,40 +175,25 @@ static char *put_dim3(char *p, const int32_t *d)
     return DT_JSONW_PUT_LIT(p, "]");
 }
 
-/* The occupancy of a launch (dt_occupancy_compute, whose inputs make the key), its first
- * two args formatted, from a small direct-mapped memo. NULL when it has no occupancy. */
-static const occ_memo *occupancy_of(writer *wr, const devtrace_event *ev)
+/* The occupancy of a launch, its first two args formatted; NULL when it has none. */
+static const dt_occ_memo *occupancy_of(writer *wr, const devtrace_event *ev)
 {
-    if (!(ev->flags & DEVTRACE_EVENT_HAS_LAUNCH))
-        return NULL; /* dt_occupancy_compute's first refusal that depends on the event */
-    const int32_t *g = ev->u.kernel.grid, *b = ev->u.kernel.block;
-    uint32_t regs = ev->u.kernel.registers_per_thread;
-    uint64_t smem = (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared;
-    uint32_t h = (uint32_t)g[0] * 31u + (uint32_t)g[1] * 7u + (uint32_t)g[2] + (uint32_t)b[0] * 13u +
-                 (uint32_t)b[1] * 5u + (uint32_t)b[2] + regs * 3u + (uint32_t)smem + ev->device * 11u;
-    occ_memo *m = &wr->occ[(h ^ (h >> 4) ^ (h >> 8)) % OCC_MEMO_SLOTS];
-    if (!(m->used && m->device == ev->device && m->regs == regs && m->smem == smem &&
-          !memcmp(m->grid, g, sizeof m->grid) && !memcmp(m->block, b, sizeof m->block))) {
-        dt_occupancy occ;
-        m->used = 1, m->device = ev->device, m->regs = regs, m->smem = smem;
-        memcpy(m->grid, g, sizeof m->grid), memcpy(m->block, b, sizeof m->block);
-        m->has_occupancy = dt_occupancy_compute(device_of(wr->s, ev->device), ev, &occ) == 0;
-        if (m->has_occupancy) {
-            char *p = DT_JSONW_PUT_LIT(m->text, ", \"blocks per SM\": ");
-            p = dt_jsonw_put_fixed(p, occ.blocks_per_sm, 6);
-            p = DT_JSONW_PUT_LIT(p, ", \"warps per SM\": ");
-            p = dt_jsonw_put_fixed(p, occ.warps_per_sm, 6);
-            m->len = (uint32_t)(p - m->text);
-            m->est_pct = (uint64_t)(occ.est_achieved_occupancy_pct + 0.5);
-        }
+    int filled;
+    dt_occ_memo *m = dt_occ_memo_find(wr->occ, wr->s, ev, &filled);
+    if (m && filled && m->has_occupancy) {
+        char *p = DT_JSONW_PUT_LIT(m->text, ", \"blocks per SM\": ");
+        p = dt_jsonw_put_fixed(p, m->occ.blocks_per_sm, 6);
+        p = DT_JSONW_PUT_LIT(p, ", \"warps per SM\": ");
+        p = dt_jsonw_put_fixed(p, m->occ.warps_per_sm, 6);
+        m->len = (uint32_t)(p - m->text);
     }
-    return m->has_occupancy ? m : NULL;
+    return m && m->has_occupancy ? m : NULL;
 }
 
 static void write_kernel(writer *wr, const devtrace_event *ev)
 {
     const escaped_name *name = escaped(wr, ev->name_id);
-    const occ_memo *occ = occupancy_of(wr, ev);
+    const dt_occ_memo *occ = occupancy_of(wr, ev);
     char *p = event_begin(wr, name->len);
     if (!p)
         return;
@@ -268,22 +234,6 @@ static void write_kernel(writer *wr, const devtrace_event *ev)
     event_end(wr, p);
 }
 
-static const char *memcpy_name(uint32_t dir)
-{
-    switch (dir) {
-    case DEVTRACE_COPY_HTOD:
-        return "\"Memcpy HtoD (Pageable -> Device)\"";
-    case DEVTRACE_COPY_DTOH:
-        return "\"Memcpy DtoH (Device -> Pageable)\"";
-    case DEVTRACE_COPY_DTOD:
-        return "\"Memcpy DtoD (Device -> Device)\"";
-    case DEVTRACE_COPY_HTOH:
-        return "\"Memcpy HtoH (Pageable -> Pageable)\"";
-    default:
-        return "\"Memcpy (Unknown)\"";
-    }
-}
-
 static void write_copy_or_set(writer *wr, const devtrace_event *ev)
 {
     char *p = event_begin(wr, 0);
@@ -292,8 +242,10 @@ static void write_copy_or_set(writer *wr, const devtrace_event *ev)
     int copy = ev->kind == DEVTRACE_KIND_MEMCPY;
     if (copy) {
         p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": ");
-        const char *name = memcpy_name(ev->u.memcpy.direction);
+        const char *name = dt_memcpy_name(ev->u.memcpy.direction);
+        *p++ = '"';
         p = dt_jsonw_put(p, name, strlen(name));
+        *p++ = '"';
     } else {
         p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\"");
     }
@@ -381,22 +333,9 @@ static void write_device_properties(writer *wr)
         put_str(w, d->name);
         DT_JSONW_LIT(w, ", \"totalGlobalMem\": ");
         dt_jsonw_u64(w, d->total_global_mem);
-        const struct {
-            const char *key;
-            int64_t value;
-        } fields[] = {
-            {"computeMajor", d->compute_major},
-            {"computeMinor", d->compute_minor},
-            {"maxThreadsPerBlock", d->max_threads_per_block},
-            {"maxThreadsPerMultiprocessor", d->max_threads_per_sm},
-            {"regsPerBlock", d->regs_per_block},
-            {"regsPerMultiprocessor", d->regs_per_sm},
-            {"warpSize", d->warp_size},
-            {"sharedMemPerBlock", (int64_t)d->smem_per_block},
-            {"sharedMemPerMultiprocessor", (int64_t)d->smem_per_sm},
-            {"numSms", d->num_sms},
-        };
-        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        dt_device_field fields[DT_DEVICE_FIELDS];
+        dt_device_fields(d, fields);
+        for (size_t f = 0; f < DT_DEVICE_FIELDS; f++) {
             DT_JSONW_LIT(w, ", ");
             put_str(w, fields[f].key);
             DT_JSONW_LIT(w, ": ");
@@ -663,12 +602,8 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     }
     gzFile gzf = NULL;
     if (gzip_level >= 0) {
-        char mode[4] = {'w', 'b', (char)('0' + gzip_level), '\0'};
-        int fd = dup(fileno(f));
-        gzf = fd >= 0 ? gzdopen(fd, mode) : NULL;
+        gzf = dt_gzip_open(f, gzip_level);
         if (!gzf) {
-            if (fd >= 0)
-                close(fd);
             *gz_failed = 1;
             dt_jsonw_free(&wr->w);
             free(wr);
@@ -687,25 +622,6 @@ static int write_serial(dt_session *s, const trace_names *tn, FILE *f, const cha
     dt_jsonw_free(&wr->w);
     free(wr);
     return failed ? (saved ? saved : EIO) : 0;
-}
-
-int dt_trace_path_is_gzip(const char *path)
-{
-    size_t n = strlen(path);
-    return n >= 3 && strcasecmp(path + n - 3, ".gz") == 0;
-}
-
-/* $DEVTRACE_GZIP_LEVEL: one digit, else 1 (zlib's fastest), with a note when it was set
- * to anything else. */
-static int gzip_level(dt_session *s)
-{
-    const char *lvl = getenv("DEVTRACE_GZIP_LEVEL");
-    if (!lvl || !*lvl)
-        return 1;
-    if (lvl[0] >= '0' && lvl[0] <= '9' && !lvl[1])
-        return lvl[0] - '0';
-    dt_add_note(s, "$DEVTRACE_GZIP_LEVEL=\"%.100s\" is not a level from 0 to 9: 1 used", lvl);
-    return 1;
 }
 
 unsigned dt_chrome_write_threads(dt_session *s)
@@ -751,55 +667,30 @@ int dt_chrome_write_buffer(dt_session *s, const char *trace_name, char **out, si
     return rc;
 }
 
+/* The Chrome trace into f (dt_trace_body_fn). */
+static int write_chrome_body(dt_session *s, FILE *f, const char *path, const char *tmp, unsigned workers,
+                             devtrace_error *err)
+{
+    int rc = 0;
+    int level = dt_trace_gzip_level(s, path);
+    trace_names tn;
+    if (trace_names_init(&tn, s) != 0)
+        return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
+    int failed = workers ? write_pieces(s, &tn, f, path, level, workers) : -1;
+    int gz_failed = 0;
+    if (failed == -1) /* serial, asked for or for want of a thread */
+        failed = write_serial(s, &tn, f, path, level, &gz_failed);
+    if (gz_failed)
+        rc = dt_error_set(err, DEVTRACE_ENOMEM, "cannot start gzip compression");
+    else if (failed)
+        rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(failed));
+    trace_names_free(&tn);
+    return rc;
+}
+
 int dt_chrome_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err)
 {
-    if (!s || !path || !*path)
-        return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
-    if (s->state == DT_RUNNING)
-        devtrace_stop(s);
-    if (dt_session_finalize(s) != 0)
-        return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
-    if (workers == DT_WRITE_THREADS_AUTO) {
-        unsigned threads = dt_chrome_write_threads(s);
-        workers = threads > 1 ? threads : 0;
-    }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp)
-        return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    int rc = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rc = dt_error_set(err, DEVTRACE_EIO, "cannot write the trace to %s: %s; check that the directory exists and is writable",
-                          tmp, strerror(errno));
-        free(tmp);
-        return rc;
-    }
-    int level = dt_trace_path_is_gzip(path) ? gzip_level(s) : -1;
-    trace_names tn;
-    if (trace_names_init(&tn, s) != 0) {
-        rc = dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
-    } else {
-        int failed = workers ? write_pieces(s, &tn, f, path, level, workers) : -1;
-        int gz_failed = 0;
-        if (failed == -1) /* serial, asked for or for want of a thread */
-            failed = write_serial(s, &tn, f, path, level, &gz_failed);
-        if (gz_failed)
-            rc = dt_error_set(err, DEVTRACE_ENOMEM, "cannot start gzip compression");
-        else if (failed)
-            rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(failed));
-        trace_names_free(&tn);
-    }
-    if (fclose(f) != 0 && !rc)
-        rc = dt_error_set(err, DEVTRACE_EIO, "writing the trace to %s failed: %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = dt_error_set(err, DEVTRACE_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (rc)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return dt_trace_file_write(s, path, workers, write_chrome_body, err);
 }
 
 int devtrace_write_chrome(devtrace_session *s, const char *path, devtrace_error *err)

@@ -162,8 +162,7 @@ void dt_jsonw_fixed(dt_jsonw *w, double v, int decimals)
     w->len = (size_t)(dt_jsonw_put_fixed(w->buf + w->len, v, decimals) - w->buf);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
+size_t dt_utf8_sequence(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     size_t len;
@@ -224,7 +223,7 @@ size_t dt_json_escape(char *dst, const char *src, size_t n)
             i++;
             continue;
         }
-        size_t len = utf8_sequence(s + i, n - i);
+        size_t len = dt_utf8_sequence(s + i, n - i);
         if (len == 0) {
             memcpy(dst + o, "\\ufffd", 6);
             o += 6;

@@ -112,6 +112,9 @@ void dt_jsonw_fixed(dt_jsonw *w, double v, int decimals);
 /* A JSON string (with quotes), escaping quotes, backslashes and control characters,
  * and replacing invalid UTF-8 with U+FFFD. */
 void dt_jsonw_str(dt_jsonw *w, const char *s, size_t n);
+/* The length of the valid UTF-8 sequence at s (1 to 4 bytes of the n there), or 0 when
+ * the byte at s starts none. */
+size_t dt_utf8_sequence(const unsigned char *s, size_t n);
 /* Escapes into dst (capacity >= 6 * n + 3); returns the length written. */
 size_t dt_json_escape(char *dst, const char *s, size_t n);
 

@@ -1,4 +1,5 @@
-/* sinks.h: the sinks' entry points beyond the public devtrace_write_chrome. */
+/* sinks.h: the sinks' entry points beyond the public devtrace_write_chrome,
+ * devtrace_write_perfetto and devtrace_write_trace, and what the sinks share. */
 #ifndef DT_SINKS_H
 #define DT_SINKS_H
 
@@ -23,6 +24,40 @@ unsigned dt_chrome_write_threads(dt_session *s);
 /* Does a trace written to path get gzip? It does when the name ends in ".gz", in any case
  * (".GZ", ".Gz" too). */
 int dt_trace_path_is_gzip(const char *path);
+/* The trace's format by its file name: Perfetto's protobuf for a name ending in ".pftrace"
+ * or ".perfetto-trace" (in any case, and either followed by ".gz"), else Chrome JSON. */
+typedef enum dt_trace_format { DT_FORMAT_CHROME_JSON, DT_FORMAT_PERFETTO } dt_trace_format;
+dt_trace_format dt_trace_format_of(const char *path);
+/* The gzip level for a trace written to path: -1 (plain) unless the name ends in ".gz",
+ * else $DEVTRACE_GZIP_LEVEL (one digit; anything else is noted in s and 1 used), default 1. */
+int dt_trace_gzip_level(dt_session *s, const char *path);
+/* A gzip stream at level on a duplicate of f's descriptor (gzclose it); NULL when it cannot start. */
+void *dt_gzip_open(FILE *f, int level);
+/* A sink's whole trace into f (the file tmp_path, to be renamed to path), made by `workers`
+ * threads (0: by this thread alone): 0, or an error code with err set. */
+typedef int (*dt_trace_body_fn)(dt_session *s, FILE *f, const char *path, const char *tmp_path, unsigned workers,
+                                devtrace_error *err);
+/* Finalises s (stopping it first when it runs), then writes path through path.tmp with
+ * body, and renames it; on failure nothing is left under either name. workers may be
+ * DT_WRITE_THREADS_AUTO. */
+int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_trace_body_fn body, devtrace_error *err);
+/* A device's integer properties as the trace names them (deviceProperties, after id, name
+ * and totalGlobalMem), in the trace's order. */
+typedef struct dt_device_field {
+    const char *key;
+    int64_t value;
+} dt_device_field;
+#define DT_DEVICE_FIELDS 10
+void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS]);
+/* The name of a copy in a direction (devtrace_memcpy_dir), as Kineto names it. */
+const char *dt_memcpy_name(uint32_t direction);
+
+/* The whole Perfetto trace into a malloc'd buffer (for tests and benchmarks). */
+int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen);
+/* The whole Perfetto trace written to path as dt_chrome_write_file writes the Chrome one:
+ * the same bytes for every count of workers. */
+int dt_perfetto_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err);
+
 /* The exit summary: counts per kind, losses, top kernels by total device time. */
 void dt_summary_print(dt_session *s, FILE *out, size_t top);
 

@@ -67,7 +67,7 @@ def help_record_prints_records_help():
         assert run("help", command).stdout == run(command, "--help").stdout, command
     r = run("help", "frobnicate")
     assert r.returncode == 2, r.returncode
-    assert one_line(r.stderr) == "devtrace: no help for 'frobnicate': the commands are record, list, replay, report, diff", r.stderr
+    assert one_line(r.stderr) == "devtrace: no help for 'frobnicate': the commands are record, list, replay, report, diff, convert", r.stderr
 
 
 @case

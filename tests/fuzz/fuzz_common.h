@@ -41,8 +41,31 @@ static inline uint64_t fz_bytes_u64(fz_input *in, size_t bytes)
     return v;
 }
 
+/* How far buf[0, len) is a sequence of whole Trace.packet fields (key 0x0A, a varint
+ * length, that many bytes): len when all of it is. */
+static inline size_t fz_whole_packets(const char *buf, size_t len)
+{
+    const unsigned char *b = (const unsigned char *)buf;
+    size_t at = 0;
+    while (at < len && b[at] == 0x0A) {
+        size_t p = at + 1;
+        uint64_t n = 0;
+        int shift = 0, ended = 0;
+        while (p < len && shift < 64 && !ended) {
+            n |= (uint64_t)(b[p] & 0x7F) << shift;
+            ended = !(b[p++] & 0x80);
+            shift += 7;
+        }
+        if (!ended || n > len - p)
+            return at;
+        at = p + (size_t)n;
+    }
+    return at;
+}
+
 /* The session's Chrome trace must be written and be strict JSON with the top-level keys in
- * order; anything else is a finding (abort, so libFuzzer saves the input). */
+ * order, and its Perfetto trace a sequence of whole packets; anything else is a finding
+ * (abort, so libFuzzer saves the input). */
 static inline void fz_check_trace(dt_session *s)
 {
     char *buf = NULL;
@@ -59,6 +82,17 @@ static inline void fz_check_trace(dt_session *s)
         abort();
     }
     uj_free(root);
+    free(buf);
+    /* And its Perfetto trace. */
+    if (dt_perfetto_write_buffer(s, &buf, &len) != 0) {
+        fprintf(stderr, "fuzz oracle: dt_perfetto_write_buffer failed\n");
+        abort();
+    }
+    size_t at = fz_whole_packets(buf, len);
+    if (at != len) {
+        fprintf(stderr, "fuzz oracle: the Perfetto trace is not a sequence of packets (from byte %zu of %zu)\n", at, len);
+        abort();
+    }
     free(buf);
 }
 

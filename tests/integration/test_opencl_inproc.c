@@ -12,7 +12,8 @@
  * everything lies inside the capture window, that the external ids come from the
  * ranges, that there is one runtime event per OpenCL call the program made, that the
  * queue's properties read back as the program asked (no profiling) and that the results
- * computed by the device are right. Last, it writes the Chrome trace.
+ * computed by the device are right. Last, it writes the Chrome trace, and with
+ * $DEVTRACE_TEST_TRACE_PAIR=PREFIX both PREFIX.json and PREFIX.pftrace (tests/perfetto).
  *
  * Exit 0: pass; 1: a check failed (the message says which); 77: skipped, no OpenCL
  * platform here. */
@@ -312,6 +313,19 @@ static void check_trace_file(devtrace_session *s)
     unlink(path);
 }
 
+/* The session's Chrome and Perfetto traces as PREFIX.json and PREFIX.pftrace, for the
+ * Perfetto sink's test, which compares them (tests/perfetto/opencl.sh). */
+static void write_trace_pair(devtrace_session *s, const char *prefix)
+{
+    static const char *const suffixes[] = {".json", ".pftrace"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s%s", prefix, suffixes[i]);
+        devtrace_error err;
+        CHECK(devtrace_write_trace(s, path, &err) == 0, "devtrace_write_trace(%s): %s", path, err.message);
+    }
+}
+
 int main(void)
 {
     /* Before any OpenCL call: the loader reads $OPENCL_LAYERS when it initialises. */
@@ -356,6 +370,9 @@ int main(void)
           st->dropped_store_full);
     CHECK(st->unpaired_flows == 0, "%" PRIu64 " unpaired flows", st->unpaired_flows);
     check_trace_file(s);
+    const char *pair = getenv("DEVTRACE_TEST_TRACE_PAIR"); /* tests/perfetto: both formats of this session */
+    if (pair && *pair)
+        write_trace_pair(s, pair);
     devtrace_close(s);
     free(host_a);
     free(host_c);

@@ -1,0 +1,145 @@
+/* convert.c: devtrace convert IN OUT: reads a recorded input into a session and writes it
+ * in the format OUT's name asks for (Perfetto's protobuf for .pftrace/.perfetto-trace,
+ * else Chrome JSON). The inputs it knows are one table: each kind says how it is
+ * recognised from its first bytes and how it is read; a kind recognised but not yet
+ * readable says so in one line. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/errors.h"
+#include "core/raw.h"
+#include "core/session.h"
+#include "sinks/sinks.h"
+
+static const char convert_usage[] =
+    "usage: devtrace convert IN OUT [--backend NAME] [-q]\n"
+    "\n"
+    "Reads IN and writes its trace to OUT, in the format OUT's name asks for: Perfetto's\n"
+    "protobuf for a name ending in '.pftrace' or '.perfetto-trace', else a Chrome JSON trace;\n"
+    "'.gz' after either compresses.\n"
+    "\n"
+    "IN: a raw capture (.dtraw, saved with 'devtrace record --raw'), decoded through the\n"
+    "same decoders as live collection, as 'devtrace replay' does.\n"
+    "\n"
+    "options:\n"
+    "  -b, --backend NAME   decode a raw capture as this backend's vendor (default: the capture's)\n"
+    "  -q, --quiet          no summary\n"
+    "  -h, --help           this text\n";
+
+typedef struct convert_opts {
+    const char *input, *output;
+    dt_replay_options replay;
+    int quiet;
+} convert_opts;
+
+/* A kind of input: recognised by its first bytes; read into a stopped session, or NULL
+ * when devtrace cannot read it yet. */
+typedef struct input_kind {
+    const char *what;
+    int (*recognises)(const unsigned char *head, size_t n);
+    int (*read)(const convert_opts *o, dt_session **out, devtrace_error *err);
+} input_kind;
+
+static int is_raw_capture(const unsigned char *head, size_t n)
+{
+    return n >= 8 && memcmp(head, "DTRAW1\0\0", 8) == 0;
+}
+
+static int read_raw_capture(const convert_opts *o, dt_session **out, devtrace_error *err)
+{
+    return dt_replay_file(o->input, &o->replay, out, NULL, err);
+}
+
+/* A JSON object (after white space), or gzip's magic. */
+static int is_json_trace(const unsigned char *head, size_t n)
+{
+    if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+        return 1;
+    size_t i = 0;
+    while (i < n && strchr(" \t\r\n", head[i]) && head[i])
+        i++;
+    return i < n && head[i] == '{';
+}
+
+static const input_kind input_kinds[] = {
+    {"a raw capture (.dtraw)", is_raw_capture, read_raw_capture},
+    {"a Chrome JSON trace", is_json_trace, NULL},
+};
+
+static int parse_args(int argc, char **argv, convert_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(convert_usage, stdout);
+            return 1;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--backend")) {
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                fprintf(stderr, "devtrace convert: %s needs a value; run 'devtrace convert --help'\n", a);
+                return -1;
+            }
+            o->replay.backend = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "devtrace convert: unknown option '%s'; run 'devtrace convert --help'\n", a);
+            return -1;
+        } else if (!o->input) {
+            o->input = a;
+        } else if (!o->output) {
+            o->output = a;
+        } else {
+            fprintf(stderr, "devtrace convert: one input and one output ('%s' is a third); usage: devtrace convert IN OUT\n",
+                    a);
+            return -1;
+        }
+    }
+    if (!o->output) {
+        fprintf(stderr, "devtrace convert: %s; usage: devtrace convert IN OUT\n",
+                !o->input ? "no input and no output given" : "no output given");
+        return -1;
+    }
+    return 0;
+}
+
+int dt_cmd_convert(int argc, char **argv)
+{
+    convert_opts o;
+    int parsed = parse_args(argc, argv, &o);
+    if (parsed)
+        return parsed > 0 ? 0 : DT_EXIT_USAGE;
+    FILE *f = fopen(o.input, "rb");
+    if (!f) {
+        fprintf(stderr, "devtrace convert: cannot read %s: %s; check the path\n", o.input, strerror(errno));
+        return DT_EXIT_FAILURE;
+    }
+    unsigned char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    const input_kind *kind = NULL;
+    for (size_t i = 0; !kind && i < sizeof input_kinds / sizeof input_kinds[0]; i++)
+        if (input_kinds[i].recognises(head, n))
+            kind = &input_kinds[i];
+    if (!kind || !kind->read) {
+        fprintf(stderr, "devtrace convert: %s is %s; devtrace convert reads a raw capture (.dtraw)%s\n", o.input,
+                kind ? kind->what : "not an input devtrace knows", kind ? ", not yet this kind" : "");
+        return DT_EXIT_FAILURE;
+    }
+    devtrace_error err = {0, ""};
+    dt_session *s = NULL;
+    if (kind->read(&o, &s, &err) != 0 || devtrace_write_trace(s, o.output, &err) != 0) {
+        fprintf(stderr, "devtrace convert: %s\n", err.message);
+        devtrace_close(s);
+        return DT_EXIT_FAILURE;
+    }
+    if (!o.quiet) {
+        dt_summary_print(s, stderr, 5);
+        fprintf(stderr, "trace: %s\n", o.output);
+    }
+    devtrace_close(s);
+    return 0;
+}

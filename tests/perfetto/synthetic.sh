@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# perfetto.synthetic: perfetto_pair's session (its edge cases: see perfetto_pair.c) as JSON
+# and as Perfetto traces made by one thread and by four: the two .pftrace files must be the
+# same bytes, and the same as the JSON (compare_with_json.py), with these exact counts.
+# usage: synthetic.sh PERFETTO_PAIR OUT_PREFIX COMPARE...
+set -euo pipefail
+pair=$1 out=$2
+shift 2
+"$pair" "$out.json" "$out-serial.pftrace" "$out-threads.pftrace"
+cmp "$out-serial.pftrace" "$out-threads.pftrace" || { echo "FAIL: four threads wrote other bytes than one"; exit 1; }
+# 3000 launches: 600 memsets, 800 copies, 1600 kernels (+ 3 graph nodes, early, outer,
+# inner and the badly named one); 3000 calls + 3 + 4100 on the extra threads; 3 CPU ops,
+# two of which need the thread's one overlapping track.
+"$@" "$out-serial.pftrace" "$out.json" \
+  --expect kernel=1607,memcpy=800,memset=600,runtime=7103,cpu_op=3,overlapping=1,lanes=4104,flows=3004
