@@ -383,16 +383,16 @@ static void ext_stack_bind(dt_session *s)
     }
 }
 
-static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t start_ns, int is_range)
+static int push_frame(dt_session *s, const dt_external_frame *f)
 {
     ext_stack_bind(s);
     if (dt__external_stack.depth == DT_EXTERNAL_DEPTH) {
         dt__external_stack.overflow++;
         return DEVTRACE_ENOMEM;
     }
-    dt__external_stack.frames[dt__external_stack.depth++] = (dt_external_frame){id, start_ns, name_id, is_range};
+    dt__external_stack.frames[dt__external_stack.depth++] = *f;
     if (s->backend && s->backend->push_external)
-        s->backend->push_external(s->bstate, id);
+        s->backend->push_external(s->bstate, f->id);
     return 0;
 }
 
@@ -421,7 +421,8 @@ int devtrace_push_external(devtrace_session *s, uint64_t id)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    return push_frame(s, id, 0, 0, 0);
+    dt_external_frame f = {.id = id};
+    return push_frame(s, &f);
 }
 
 int devtrace_pop_external(devtrace_session *s, uint64_t *id)
@@ -439,8 +440,30 @@ int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
 {
     if (!s || !name)
         return DEVTRACE_EINVAL;
-    uint32_t name_id = dt_session_intern(s, name);
-    return push_frame(s, id, name_id, dt_realtime_ns(), 1);
+    dt_external_frame f = {.id = id, .start_ns = dt_realtime_ns(), .name_id = dt_session_intern(s, name),
+                           .is_range = 1, .clock_flags = DEVTRACE_EVENT_HOST_CLOCK, .sequence_nr = -1};
+    return push_frame(s, &f);
+}
+
+/* The cpu_op event of a range that ends now. */
+static void emit_range(dt_session *s, const dt_external_frame *f)
+{
+    devtrace_event ev;
+    dt_event_zero(&ev);
+    ev.kind = DEVTRACE_KIND_CPU_OP;
+    ev.flags = (uint16_t)(DEVTRACE_EVENT_HAS_EXTERNAL | f->clock_flags);
+    ev.start_ns = f->start_ns;
+    ev.end_ns = (f->clock_flags & DT_EVENT_TICKS) ? dt_ticks_stamp(s) : dt_realtime_ns();
+    ev.external_id = f->id;
+    ev.name_id = f->name_id;
+    ev.device = dt_process_id();
+    ev.stream = dt_thread_id();
+    if (f->sequence_nr >= 0) {
+        ev.flags |= DEVTRACE_EVENT_HAS_SEQUENCE;
+        ev.u.cpu_op.sequence_nr = f->sequence_nr;
+        ev.u.cpu_op.fwd_thread_id = f->fwd_thread_id;
+    }
+    dt_emit(s, &ev); /* a full store counts its own drops */
 }
 
 int devtrace_range_pop(devtrace_session *s)
@@ -451,19 +474,42 @@ int devtrace_range_pop(devtrace_session *s)
     int rc = pop_frame(s, 1, &f);
     if (rc != 0)
         return rc;
-    if (s->state != DT_RUNNING)
-        return 0;
-    devtrace_event ev;
-    dt_event_zero(&ev);
-    ev.kind = DEVTRACE_KIND_CPU_OP;
-    ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK;
-    ev.start_ns = f.start_ns;
-    ev.end_ns = dt_realtime_ns();
-    ev.external_id = f.id;
-    ev.name_id = f.name_id;
-    ev.device = dt_process_id();
-    ev.stream = dt_thread_id();
-    dt_emit(s, &ev); /* a full store counts its own drops */
+    if (s->state == DT_RUNNING)
+        emit_range(s, &f);
+    return 0;
+}
+
+/* An operator observer's op (devtrace.h): on the default session, stamped like the
+ * backend's own callbacks (the counter when the backend stamps ticks), the name interned
+ * through the per-thread pointer cache. */
+int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id)
+{
+    dt_session *s = atomic_load_explicit(&default_session, memory_order_acquire);
+    if (__builtin_expect(!s || s->state != DT_RUNNING, 0))
+        return DEVTRACE_ESTATE;
+    if (!name)
+        return DEVTRACE_EINVAL;
+    int ticks = s->ticks.on;
+    dt_external_frame f = {.id = id, .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
+                           .name_id = dt_intern_ptr(&s->names, name), .is_range = 1,
+                           .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
+                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr, .fwd_thread_id = fwd_thread_id};
+    return push_frame(s, &f);
+}
+
+int devtrace_op_exit(void)
+{
+    dt_session *s = atomic_load_explicit(&default_session, memory_order_acquire);
+    if (__builtin_expect(!s, 0))
+        return DEVTRACE_ESTATE;
+    return devtrace_range_pop(s);
+}
+
+int devtrace_add_note(devtrace_session *s, const char *text)
+{
+    if (!s || !text)
+        return DEVTRACE_EINVAL;
+    dt_add_note(s, "%s", text);
     return 0;
 }
 
@@ -472,14 +518,38 @@ void dt_set_default_session(dt_session *s)
     atomic_store(&default_session, s);
 }
 
+int devtrace_set_default_session(devtrace_session *s)
+{
+    dt_session *now = atomic_load(&default_session);
+    if (now && now->owner_collector && now != s)
+        return DEVTRACE_ESTATE; /* devtrace record's session stays the default */
+    dt_set_default_session(s);
+    return 0;
+}
+
+/* Under devtrace record, the collector's session from its first use in the program (an
+ * annotation, or the PyTorch bridge asking for it), not only from the backend's first call
+ * (collector.c). Weak: the core builds without the collector. */
+extern void dt_collector_start_early(void) __attribute__((weak));
+
+static dt_session *default_session_started(void)
+{
+    dt_session *s = atomic_load(&default_session);
+    if (!s && dt_collector_start_early) {
+        dt_collector_start_early();
+        s = atomic_load(&default_session);
+    }
+    return s;
+}
+
 devtrace_session *devtrace_default_session(void)
 {
-    return atomic_load(&default_session);
+    return default_session_started();
 }
 
 int devtrace_annotate_push(const char *name, uint64_t id)
 {
-    dt_session *s = atomic_load(&default_session);
+    dt_session *s = default_session_started();
     return s ? devtrace_range_push(s, name, id) : DEVTRACE_ESTATE;
 }
 
