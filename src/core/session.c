@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "observer_api.h" /* python/devtrace: what the PyTorch observer calls */
 
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024)
 
@@ -496,6 +497,10 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
                            .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr, .fwd_thread_id = fwd_thread_id};
     return push_frame(s, &f);
 }
+
+_Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
+                   __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
+               "python/devtrace/observer_api.h must match devtrace.h");
 
 int devtrace_op_exit(void)
 {
