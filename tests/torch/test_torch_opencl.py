@@ -8,8 +8,8 @@ empty cache, and not again; without a compiler the run says so in one line and i
 trace, and still records the device events; a program that never imports torch does not
 load it, and its own sitecustomize and usercustomize still run.
 """
-import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -99,6 +99,30 @@ def without_a_compiler_says_so_and_still_records_device_events():
     assert len(T.tc.complete_events(trace, "kernel")) == sum(program.EXPECTED_KERNELS.values())
     assert T.tc.complete_events(trace, "cpu_op") == []
     assert any("PyTorch ops are not recorded: no C++ compiler" in n for n in trace["devtrace"]["notes"])
+
+
+@case
+def ranks_with_percent_r_write_one_attributed_trace_each():
+    # What torchrun does for each rank (RANK, WORLD_SIZE, LOCAL_RANK), two at once. Debian's
+    # torchrun 1.13 itself stops before starting workers on Python 3.11 (AttributeError in
+    # elastic.multiprocessing's to_map), so the test starts the ranks itself.
+    traces = os.path.join(work, "ranks")
+    os.makedirs(traces)
+    cmd = [devtrace, "record", "--torch", "--backend", "opencl", "-q", "-o", os.path.join(traces, "rank%r.json"),
+           "--", py, program_path]
+    procs = []
+    for rank in (0, 1):
+        e = dict(os.environ, DEVTRACE_TORCH_CACHE=cache, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2")
+        procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    for p in procs:
+        output = p.communicate(timeout=300)[0]
+        assert p.returncode == 0, output
+    assert sorted(os.listdir(traces)) == ["rank0.json", "rank1.json"], os.listdir(traces)
+    for rank in (0, 1):
+        trace = T.tc.load(os.path.join(traces, "rank%d.json" % rank))
+        assert trace["distributedInfo"]["rank"] == rank and trace["distributedInfo"]["world_size"] == 2, \
+            trace["distributedInfo"]
+        T.check_attribution(trace, program)
 
 
 @case
