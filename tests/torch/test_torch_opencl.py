@@ -72,7 +72,7 @@ def second_run_uses_the_cached_observer():
 @case
 def in_process_profile_attributes_the_same():
     out = os.path.join(work, "profile.json")
-    r = T.run([py, program_path, "--profile", out], env={"PYTHONPATH": python_dir, "DEVTRACE_TORCH_CACHE": cache})
+    r = T.run([py, program_path, "--profile", out, "opencl"], env={"PYTHONPATH": python_dir, "DEVTRACE_TORCH_CACHE": cache})
     assert r.returncode == 0, r.stdout + r.stderr
     trace = T.tc.load(out)
     T.check_attribution(trace, program)

@@ -76,10 +76,10 @@ def check_attribution(trace, program, runtime_cat="privateuse1_runtime"):
                 k["args"]["correlation"], k["args"].get("External id"), op["name"], op["args"]["External id"])
         by_innermost[op["name"]] += 1
     assert dict(by_innermost) == program.EXPECTED_KERNELS, dict(by_innermost)
-    # Ops before the first OpenCL call are kept.
+    # Ops before the first device call are kept.
     first_call = min(c["ts"] for c in calls.values())
     adds = [e for e in ops if e["name"] == "aten::add" and e["ts"] + e["dur"] <= first_call]
-    assert len(adds) == program.ADDS_BEFORE_OPENCL, "aten::add before the first OpenCL call: %d" % len(adds)
+    assert len(adds) == program.ADDS_BEFORE_DEVICE, "aten::add before the first device call: %d" % len(adds)
     # The second thread's op is on its own thread; forward and backward share a sequence number.
     main_tid = next(e["tid"] for e in ops if e["name"] == "outer")
     worker = next(e for e in ops if e["name"] == "worker_scope")

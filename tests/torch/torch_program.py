@@ -1,30 +1,25 @@
-"""torch_program.py [--profile PATH]: a PyTorch program whose OpenCL kernels (pyopencl, on
-the machine's OpenCL device) run inside PyTorch ops, for the PyTorch tests.
+"""torch_program.py [--emu LIBRARY] [--profile PATH BACKEND]: a PyTorch program whose
+device kernels run inside PyTorch ops, for the PyTorch tests: OpenCL kernels (pyopencl, on
+the machine's OpenCL device), or with --emu, launches through a vendor ABI emulator's
+runtime (tests/emu: devemu_launch, called with ctypes), traced through the CUPTI family.
 
-It runs torch ops before its first OpenCL call, then kernels inside nested record_function
+It runs torch ops before its first device call, then kernels inside nested record_function
 scopes, inside a custom autograd Function's forward and backward, and on a second Python
 thread. EXPECTED says what the trace must show; check_torch_trace.py checks it. With
---profile PATH it profiles itself in process (devtrace.torch.profile) instead of being run
-under devtrace record --torch.
+--profile PATH BACKEND it profiles itself in process (devtrace.torch.profile) instead of
+being run under devtrace record --torch.
 """
 import sys
 import threading
 
-ADDS_BEFORE_OPENCL = 3  # torch.add calls before the first OpenCL call
+ADDS_BEFORE_DEVICE = 3  # torch.add calls before the first device call
 # Kernels launched directly inside each op (the innermost op around their launch).
 EXPECTED_KERNELS = {"inner": 2, "outer": 1, "Scale": 3, "ScaleBackward": 1, "worker_scope": 4}
 EXPECTED_OPS = {"outer": 1, "inner": 1, "worker_scope": 1, "Scale": 1, "ScaleBackward": 1}
 
 
-def main():
+def opencl_launcher():
     import numpy as np
-    import torch
-    from torch.autograd.profiler import record_function
-
-    a = torch.ones(8)
-    for _ in range(ADDS_BEFORE_OPENCL):
-        a = torch.add(a, a)
-
     import pyopencl as cl
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
@@ -37,6 +32,30 @@ def main():
         for _ in range(n):
             kernel(queue, (256,), None, buf, np.float32(1.0))
         queue.finish()
+    return launch
+
+
+def emulator_launcher(library):
+    import ctypes
+    emu = ctypes.CDLL(library)  # the emulated runtime the backend traces (the same file: one instance)
+    emu.devemu_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint32]
+
+    def launch(n):
+        for _ in range(n):
+            assert emu.devemu_launch(b"_Z5scalePff", 2, 128, 3000, 7) == 0
+        assert emu.devemu_sync_device() == 0
+    return launch
+
+
+def main(emu_library=None):
+    import torch
+    from torch.autograd.profiler import record_function
+
+    a = torch.ones(8)
+    for _ in range(ADDS_BEFORE_DEVICE):
+        a = torch.add(a, a)
+
+    launch = emulator_launcher(emu_library) if emu_library else opencl_launcher()
 
     with record_function("outer"):
         with record_function("inner"):
@@ -68,11 +87,14 @@ def main():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--profile":
+    args = sys.argv[1:]
+    emu = args[args.index("--emu") + 1] if "--emu" in args else None
+    if "--profile" in args:
         import devtrace.torch
-        with devtrace.torch.profile(sys.argv[2], backend="opencl") as p:
-            main()
+        i = args.index("--profile")
+        with devtrace.torch.profile(args[i + 1], backend=args[i + 2]) as p:
+            main(emu)
         print(p.key_averages().table(sort_by="device_time_total", row_limit=12))
     else:
-        main()
+        main(emu)
     print("torch_program: done with", sys.executable)
