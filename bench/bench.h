@@ -25,6 +25,7 @@ typedef struct bench_sizes {
     uint64_t drain_events;      /* events drained */
     uint32_t e2e_launches;      /* launches of the PoCL loop */
     int e2e_pairs;              /* untraced/traced pairs of runs */
+    uint32_t torch_ops;         /* torch.add calls per run of the PyTorch per-op figure */
 } bench_sizes;
 
 /* Where the benchmarks find what they run (set by main from the build). */
@@ -94,5 +95,13 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths);     /* bench_s
 void bench_drain(const bench_sizes *sz, const bench_paths *paths);    /* bench_sink.c */
 void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_memory.c */
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
+void bench_torch(const bench_sizes *sz, const bench_paths *paths);    /* bench_torch.c */
+
+/* Runs argv in a child (execvp): its stdout into out (NUL-terminated), its stderr into
+ * errpath, whose first line (all of it when the program failed) goes into err. Without
+ * keep_opencl_layers, OPENCL_LAYERS is removed from the child's environment. Returns the
+ * exit status, -1 when it did not run or died of a signal. */
+int bench_run_program(char *const argv[], int keep_opencl_layers, const char *errpath, char *out, size_t outcap,
+                      char *err, size_t errcap);
 
 #endif

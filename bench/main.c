@@ -36,6 +36,7 @@ typedef struct group {
 static const group groups[] = {
     {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},
     {"memory", bench_memory}, {"drain", bench_drain},       {"e2e", bench_e2e},
+    {"torch", bench_torch},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 
@@ -50,6 +51,7 @@ static const bench_sizes full_sizes = {
     .drain_events = 1000000,
     .e2e_launches = 20000,
     .e2e_pairs = 7,
+    .torch_ops = 100000,
 };
 static const bench_sizes quick_sizes = {
     .mode = "quick",
@@ -62,6 +64,7 @@ static const bench_sizes quick_sizes = {
     .drain_events = 1000000,
     .e2e_launches = 5000,
     .e2e_pairs = 3,
+    .torch_ops = 30000,
 };
 static const bench_sizes smoke_sizes = {
     .mode = "smoke",
@@ -74,6 +77,7 @@ static const bench_sizes smoke_sizes = {
     .drain_events = 5000,
     .e2e_launches = 100,
     .e2e_pairs = 1,
+    .torch_ops = 1000,
 };
 
 /* The 1-minute load average: how busy the shared machine was (told with the figures). */
@@ -291,7 +295,7 @@ static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
           "                      [--cli PATH] [--launch-loop PATH]\n"
-          "groups: decode, callback, format, memory, drain, e2e\n",
+          "groups: decode, callback, format, memory, drain, e2e, torch\n",
           out);
 }
 

@@ -148,10 +148,20 @@ typedef struct dt_external_frame {
     int64_t sequence_nr;    /* ranges only: the framework's sequence number, -1: none */
     uint64_t fwd_thread_id; /* ranges only, with a sequence number */
 } dt_external_frame;
+#define DT_OP_NAME_CACHE 64
 typedef struct dt_external_stack {
     uint64_t generation; /* the session the frames belong to */
     int depth;
     int overflow; /* pushes beyond the depth, popped without effect */
+    /* The operator observer's path (devtrace_op_enter/exit), for the same session: the
+     * thread's id, the place of its events in the thread's chunk, and its op names by
+     * pointer (checked against the entry's text), so that an op finds all it needs here. */
+    uint32_t tid;
+    dt_store_cursor ops;
+    struct {
+        const char *ptr;
+        uint32_t id;
+    } names[DT_OP_NAME_CACHE];
     dt_external_frame frames[DT_EXTERNAL_DEPTH];
 } dt_external_stack;
 extern _Thread_local dt_external_stack dt__external_stack;
