@@ -103,5 +103,8 @@ void bench_torch(const bench_sizes *sz, const bench_paths *paths);    /* bench_t
  * exit status, -1 when it did not run or died of a signal. */
 int bench_run_program(char *const argv[], int keep_opencl_layers, const char *errpath, char *out, size_t outcap,
                       char *err, size_t errcap);
+/* Lines of the file at path that contain needle (a trace's events of a kind), -1 when it
+ * cannot be read. */
+long bench_count_lines(const char *path, const char *needle);
 
 #endif

@@ -34,20 +34,6 @@ static run_result run(char *const argv[], int traced, const char *errpath)
     return r;
 }
 
-/* Kernel events in a trace file (its "cat": "kernel" lines). */
-static long count_kernels(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long n = 0;
-    char line[8192];
-    while (fgets(line, sizeof line, f))
-        n += strstr(line, "\"cat\": \"kernel\"") != NULL;
-    fclose(f);
-    return n;
-}
-
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
 {
     const char *fig = "e2e.pocl.overhead_us_per_launch";
@@ -91,7 +77,7 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
                 return;
             }
             if (traced_now) {
-                kernels = count_kernels(trace);
+                kernels = bench_count_lines(trace, "\"cat\": \"kernel\"");
                 /* The loop's launches, the warm-up's vadd and GEMM, and the timed GEMM. */
                 if (kernels < (long)sz->e2e_launches + 3) {
                     bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0,

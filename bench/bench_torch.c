@@ -43,20 +43,6 @@ static const char *torch_python(const char *errpath)
     return NULL;
 }
 
-/* aten::add cpu_op events in a trace file. */
-static long count_adds(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long n = 0;
-    char line[8192];
-    while (fgets(line, sizeof line, f))
-        n += strstr(line, "\"cat\": \"cpu_op\", \"name\": \"aten::add\"") != NULL;
-    fclose(f);
-    return n;
-}
-
 #ifdef DT_BENCH_SHARED_LIB
 /* ns per op of devtrace's op path (enter + exit), the median of reps sessions of n ops. */
 static double op_path_ns(uint32_t n, int reps, char *why, size_t whylen)
@@ -168,7 +154,7 @@ void bench_torch(const bench_sizes *sz, const bench_paths *paths)
                 goto end;
             }
             if (m == MODE_DEVTRACE) {
-                adds = count_adds(trace);
+                adds = bench_count_lines(trace, "\"cat\": \"cpu_op\", \"name\": \"aten::add\"");
                 if (adds < (long)sz->torch_ops) {
                     bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5,
                                        "the devtrace run's trace holds %ld aten::add ops, fewer than the %u calls",

@@ -1,6 +1,7 @@
 /* run_program.c: runs a benchmark's program in a child (bench.h, bench_run_program):
  * its stdout captured, its stderr into a file whose first line (or all of it, on
- * failure) comes back as the error text. */
+ * failure) comes back as the error text; and counts the events of a kind in the trace it
+ * wrote (bench_count_lines: the Chrome sink writes one event a line). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -62,4 +63,17 @@ int bench_run_program(char *const argv[], int keep_opencl_layers, const char *er
         fclose(f);
     }
     return rc;
+}
+
+long bench_count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long n = 0;
+    char line[8192];
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
 }
