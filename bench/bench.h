@@ -26,6 +26,7 @@ typedef struct bench_sizes {
     uint32_t e2e_launches;      /* launches of the PoCL loop */
     int e2e_pairs;              /* untraced/traced pairs of runs */
     uint64_t trace_bytes;       /* bytes of the Kineto trace devtrace report's reader reads */
+    uint32_t torch_ops;         /* torch.add calls per run of the PyTorch per-op figure */
 } bench_sizes;
 
 /* Where the benchmarks find what they run (set by main from the build). */
@@ -96,5 +97,16 @@ void bench_drain(const bench_sizes *sz, const bench_paths *paths);    /* bench_s
 void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_memory.c */
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
 void bench_reader(const bench_sizes *sz, const bench_paths *paths);   /* bench_reader.c: devtrace report */
+void bench_torch(const bench_sizes *sz, const bench_paths *paths);    /* bench_torch.c */
+
+/* Runs argv in a child (execvp): its stdout into out (NUL-terminated), its stderr into
+ * errpath, whose first line (all of it when the program failed) goes into err. Without
+ * keep_opencl_layers, OPENCL_LAYERS is removed from the child's environment. Returns the
+ * exit status, -1 when it did not run or died of a signal. */
+int bench_run_program(char *const argv[], int keep_opencl_layers, const char *errpath, char *out, size_t outcap,
+                      char *err, size_t errcap);
+/* Lines of the file at path that contain needle (a trace's events of a kind), -1 when it
+ * cannot be read. */
+long bench_count_lines(const char *path, const char *needle);
 
 #endif

@@ -22,74 +22,16 @@ typedef struct run_result {
     char err[256];
 } run_result;
 
-/* Runs argv with stdout into a pipe (parsed for seconds=) and stderr into errpath. */
+/* Runs argv (stdout parsed for seconds=, stderr into errpath). */
 static run_result run(char *const argv[], int traced, const char *errpath)
 {
     run_result r = {-1, NAN, ""};
-    int fds[2];
-    if (pipe(fds) != 0)
-        return r;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (e >= 0)
-            dup2(e, 2), close(e);
-        if (!traced)
-            unsetenv("OPENCL_LAYERS");
-        execv(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(fds[1]);
     char out[4096];
-    size_t used = 0;
-    for (;;) {
-        ssize_t n = read(fds[0], out + used, sizeof out - 1 - used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-        if (used == sizeof out - 1)
-            break;
-    }
-    out[used] = '\0';
-    close(fds[0]);
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0)
-        return r;
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.status = bench_run_program(argv, traced, errpath, out, sizeof out, r.err, sizeof r.err);
     const char *sec = strstr(out, "seconds=");
     if (sec && strstr(out, "check=ok"))
         r.seconds = strtod(sec + 8, NULL);
-    FILE *f = fopen(errpath, "r");
-    if (f) {
-        size_t n = fread(r.err, 1, sizeof r.err - 1, f);
-        r.err[n] = '\0';
-        char *nl = strchr(r.err, '\n');
-        if (nl && r.status == 0)
-            *nl = '\0';
-        fclose(f);
-    }
     return r;
-}
-
-/* Kernel events in a trace file (its "cat": "kernel" lines). */
-static long count_kernels(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long n = 0;
-    char line[8192];
-    while (fgets(line, sizeof line, f))
-        n += strstr(line, "\"cat\": \"kernel\"") != NULL;
-    fclose(f);
-    return n;
 }
 
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
@@ -135,7 +77,7 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
                 return;
             }
             if (traced_now) {
-                kernels = count_kernels(trace);
+                kernels = bench_count_lines(trace, "\"cat\": \"kernel\"");
                 /* The loop's launches, the warm-up's vadd and GEMM, and the timed GEMM. */
                 if (kernels < (long)sz->e2e_launches + 3) {
                     bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0,

@@ -37,6 +37,7 @@ static const group groups[] = {
     {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},
     {"memory", bench_memory}, {"drain", bench_drain},       {"e2e", bench_e2e},
     {"report", bench_reader},
+    {"torch", bench_torch},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 
@@ -52,6 +53,7 @@ static const bench_sizes full_sizes = {
     .e2e_launches = 20000,
     .e2e_pairs = 7,
     .trace_bytes = 1ull << 30,
+    .torch_ops = 100000,
 };
 static const bench_sizes quick_sizes = {
     .mode = "quick",
@@ -65,6 +67,7 @@ static const bench_sizes quick_sizes = {
     .e2e_launches = 5000,
     .e2e_pairs = 3,
     .trace_bytes = 64ull << 20,
+    .torch_ops = 30000,
 };
 static const bench_sizes smoke_sizes = {
     .mode = "smoke",
@@ -78,6 +81,7 @@ static const bench_sizes smoke_sizes = {
     .e2e_launches = 100,
     .e2e_pairs = 1,
     .trace_bytes = 1ull << 20,
+    .torch_ops = 1000,
 };
 
 /* The 1-minute load average: how busy the shared machine was (told with the figures). */
@@ -295,7 +299,7 @@ static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
           "                      [--cli PATH] [--launch-loop PATH]\n"
-          "groups: decode, callback, format, memory, drain, e2e\n",
+          "groups: decode, callback, format, memory, drain, e2e, torch\n",
           out);
 }
 

@@ -85,6 +85,7 @@ typedef enum devtrace_memcpy_dir {
 #define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
 #define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
 #define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
+#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
  * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and
@@ -124,6 +125,10 @@ typedef struct devtrace_event {
             uint32_t cbid;
             int32_t return_value;
         } runtime;
+        struct {
+            int64_t sequence_nr;    /* the framework's autograd sequence number */
+            uint64_t fwd_thread_id; /* the framework's id of the forward op's thread */
+        } cpu_op;
     } u;
 } devtrace_event;
 
@@ -179,7 +184,24 @@ DEVTRACE_EXPORT int devtrace_range_pop(devtrace_session *s);
  * application can call them unconditionally. */
 DEVTRACE_EXPORT int devtrace_annotate_push(const char *name, uint64_t id);
 DEVTRACE_EXPORT int devtrace_annotate_pop(void);
+/* The default session; under devtrace record, the collector's, started by this call when
+ * the program asks before its first call through the traced runtime. NULL when none. */
 DEVTRACE_EXPORT devtrace_session *devtrace_default_session(void);
+/* Makes s (NULL: none) the default session of the annotation and op calls, for in-process
+ * profiling; DEVTRACE_ESTATE while devtrace record's session is the default. */
+DEVTRACE_EXPORT int devtrace_set_default_session(devtrace_session *s);
+
+/* Operator observers (the PyTorch observer, python/devtrace/observer.cpp): an op of the
+ * framework on the default session, with the framework's own id (the External id of the op
+ * and of the device work launched inside it), its sequence number (-1: none) and forward
+ * thread id. Like devtrace_annotate_push/pop, on the hot path: no lock, no formatting, the
+ * name's pointer interned once per thread (a name's text is checked against the pointer's
+ * entry, so a reused address is safe); DEVTRACE_ESTATE when no session records. */
+DEVTRACE_EXPORT int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
+DEVTRACE_EXPORT int devtrace_op_exit(void);
+
+/* Adds a note (a line in the trace's devtrace.notes and the summary). */
+DEVTRACE_EXPORT int devtrace_add_note(devtrace_session *s, const char *text);
 
 /* Finalises the events (clock alignment, window filter, correlation, names) on the
  * first call, then calls cb once per event in start-time order. Returns the count. */

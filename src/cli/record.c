@@ -42,6 +42,8 @@ static const char record_usage[] =
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
+    "  --torch             a Python program that imports torch: every PyTorch op in the\n"
+    "                      trace (cpu_op), device work carrying the innermost op's id\n"
     "  --top N             kernels in the summary (default 5)\n"
     "  -q, --quiet         no summary, only errors\n"
     "  -h, --help          this text\n"
@@ -60,6 +62,7 @@ typedef struct record_opts {
     const char *raw;
     int top;
     int quiet;
+    const char *torch_python; /* --torch: the folder with the devtrace Python package */
     char **argv; /* the program and its arguments */
 } record_opts;
 
@@ -111,6 +114,9 @@ static int parse_args(int argc, char **argv, record_opts *o)
             exit(0);
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
+            continue;
+        } else if (!strcmp(a, "--torch")) {
+            o->torch_python = "";
             continue;
         }
         const char **slot = !strcmp(a, "-o") || !strcmp(a, "--output")    ? &o->output
@@ -373,6 +379,8 @@ static void setup_child_env(const record_opts *o, const char *lib, int fd, const
     setenv("DEVTRACE_BACKEND", o->backend, 1);
     if (o->raw)
         setenv("DEVTRACE_RAW", o->raw, 1);
+    if (o->torch_python)
+        dt_torch_setup_env(o->torch_python, lib);
     int any = !strcmp(o->backend, "auto");
     if (any || !strcmp(o->backend, "opencl"))
         prepend_env("OPENCL_LAYERS", lib, ':');
@@ -527,6 +535,12 @@ int dt_cmd_record(int argc, char **argv)
     if (find_collector_library(lib, sizeof lib) != 0) {
         fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (../lib/); set DEVTRACE_LIBRARY to its path\n");
         return DT_EXIT_FAILURE;
+    }
+    char torch_python[PATH_MAX];
+    if (o.torch_python) {
+        if (dt_torch_python_dir(torch_python, sizeof torch_python) != 0)
+            return DT_EXIT_FAILURE;
+        o.torch_python = torch_python;
     }
     devtrace_error err;
     dt_session *s = dt_session_new_offline(o.backend, "", NULL, &err);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "observer_api.h" /* python/devtrace: what the PyTorch observer calls */
 
 
 static atomic_uint_fast64_t session_generations = 1;
@@ -379,42 +380,45 @@ uint32_t dt_session_intern(dt_session *s, const char *name)
 /* Per-thread stack of external ids (and annotation ranges), per session (session.h). */
 _Thread_local dt_external_stack dt__external_stack;
 
-static void ext_stack_bind(dt_session *s)
+static dt_external_stack *ext_stack_bind(dt_session *s)
 {
-    if (dt__external_stack.generation != s->generation) {
-        dt__external_stack.generation = s->generation;
-        dt__external_stack.depth = 0;
-        dt__external_stack.overflow = 0;
+    dt_external_stack *x = DT_TLS_SELF(dt__external_stack);
+    if (__builtin_expect(x->generation != s->generation, 0)) {
+        x->generation = s->generation;
+        x->depth = 0;
+        x->overflow = 0;
+        x->tid = dt_thread_id();
+        memset(&x->ops, 0, sizeof x->ops);
+        memset(x->names, 0, sizeof x->names);
     }
+    return x;
 }
 
-static int push_frame(dt_session *s, uint64_t id, uint32_t name_id, uint64_t start_ns, int is_range)
+static int push_frame(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
 {
-    ext_stack_bind(s);
-    if (dt__external_stack.depth == DT_EXTERNAL_DEPTH) {
-        dt__external_stack.overflow++;
+    if (x->depth == DT_EXTERNAL_DEPTH) {
+        x->overflow++;
         return DEVTRACE_ENOMEM;
     }
-    dt__external_stack.frames[dt__external_stack.depth++] = (dt_external_frame){id, start_ns, name_id, is_range};
+    x->frames[x->depth++] = *f;
     if (s->backend && s->backend->push_external)
-        s->backend->push_external(s->bstate, id);
+        s->backend->push_external(s->bstate, f->id);
     return 0;
 }
 
 /* Pops the innermost frame if it is of the kind asked for (a range, or a plain id);
  * a mismatch leaves the stack as it was and returns DEVTRACE_ESTATE. */
-static int pop_frame(dt_session *s, int want_range, dt_external_frame *out)
+static int pop_frame(dt_session *s, dt_external_stack *x, int want_range, dt_external_frame *out)
 {
-    ext_stack_bind(s);
-    if (dt__external_stack.overflow) {
-        dt__external_stack.overflow--;
+    if (x->overflow) {
+        x->overflow--;
         return DEVTRACE_ENOMEM;
     }
-    if (dt__external_stack.depth == 0)
+    if (x->depth == 0)
         return DEVTRACE_EEMPTY;
-    if (dt__external_stack.frames[dt__external_stack.depth - 1].is_range != want_range)
+    if (x->frames[x->depth - 1].is_range != want_range)
         return DEVTRACE_ESTATE;
-    *out = dt__external_stack.frames[--dt__external_stack.depth];
+    *out = x->frames[--x->depth];
     if (s->backend && s->backend->pop_external) {
         uint64_t ignored;
         s->backend->pop_external(s->bstate, &ignored);
@@ -426,7 +430,8 @@ int devtrace_push_external(devtrace_session *s, uint64_t id)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    return push_frame(s, id, 0, 0, 0);
+    dt_external_frame f = {.id = id};
+    return push_frame(s, ext_stack_bind(s), &f);
 }
 
 int devtrace_pop_external(devtrace_session *s, uint64_t *id)
@@ -434,7 +439,7 @@ int devtrace_pop_external(devtrace_session *s, uint64_t *id)
     if (!s)
         return DEVTRACE_EINVAL;
     dt_external_frame f;
-    int rc = pop_frame(s, 0, &f);
+    int rc = pop_frame(s, ext_stack_bind(s), 0, &f);
     if (rc == 0 && id)
         *id = f.id;
     return rc;
@@ -444,31 +449,107 @@ int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
 {
     if (!s || !name)
         return DEVTRACE_EINVAL;
-    uint32_t name_id = dt_session_intern(s, name);
-    return push_frame(s, id, name_id, dt_realtime_ns(), 1);
+    dt_external_frame f = {.id = id, .start_ns = dt_realtime_ns(), .name_id = dt_session_intern(s, name),
+                           .is_range = 1, .clock_flags = DEVTRACE_EVENT_HOST_CLOCK, .sequence_nr = -1};
+    return push_frame(s, ext_stack_bind(s), &f);
+}
+
+/* The cpu_op event of a range that ends now, written in place in the thread's chunk. */
+static void emit_range(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
+{
+    uint64_t end = (f->clock_flags & DT_EVENT_TICKS) ? dt_ticks_stamp(s) : dt_realtime_ns();
+    devtrace_event *ev = dt_store_cursor_next(&x->ops, &s->store);
+    if (!ev) {
+        dt_store_cursor_drop(&x->ops); /* the store is at its bound: counted */
+        return;
+    }
+    dt_event_zero(ev);
+    ev->kind = DEVTRACE_KIND_CPU_OP;
+    ev->flags = (uint16_t)(DEVTRACE_EVENT_HAS_EXTERNAL | f->clock_flags);
+    ev->start_ns = f->start_ns;
+    ev->end_ns = end;
+    ev->external_id = f->id;
+    ev->name_id = f->name_id;
+    ev->device = dt_process_id();
+    ev->stream = x->tid;
+    if (f->sequence_nr >= 0) {
+        ev->flags |= DEVTRACE_EVENT_HAS_SEQUENCE;
+        ev->u.cpu_op.sequence_nr = f->sequence_nr;
+        ev->u.cpu_op.fwd_thread_id = f->fwd_thread_id;
+    }
+    dt_store_cursor_commit(&x->ops);
+}
+
+static int range_pop(dt_session *s, dt_external_stack *x)
+{
+    dt_external_frame f;
+    int rc = pop_frame(s, x, 1, &f);
+    if (rc != 0)
+        return rc;
+    if (s->state == DT_RUNNING)
+        emit_range(s, x, &f);
+    return 0;
 }
 
 int devtrace_range_pop(devtrace_session *s)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    dt_external_frame f;
-    int rc = pop_frame(s, 1, &f);
-    if (rc != 0)
-        return rc;
-    if (s->state != DT_RUNNING)
-        return 0;
-    devtrace_event ev;
-    dt_event_zero(&ev);
-    ev.kind = DEVTRACE_KIND_CPU_OP;
-    ev.flags = DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK;
-    ev.start_ns = f.start_ns;
-    ev.end_ns = dt_realtime_ns();
-    ev.external_id = f.id;
-    ev.name_id = f.name_id;
-    ev.device = dt_process_id();
-    ev.stream = dt_thread_id();
-    dt_emit(s, &ev); /* a full store counts its own drops */
+    return range_pop(s, ext_stack_bind(s));
+}
+
+/* An op name by pointer, from the thread's cache when the pointer is there and its entry
+ * has the same text (a framework may reuse an address for another name). */
+static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
+{
+    unsigned slot = (unsigned)((((uintptr_t)name >> 3) * 0x9E3779B1u) >> 26) & (DT_OP_NAME_CACHE - 1);
+    if (x->names[slot].ptr == name && strcmp(dt_intern_get(&s->names, x->names[slot].id), name) == 0)
+        return x->names[slot].id;
+    uint32_t id = dt_session_intern(s, name);
+    if (id) {
+        x->names[slot].ptr = name;
+        x->names[slot].id = id;
+    }
+    return id;
+}
+
+/* An operator observer's op (devtrace.h): on the default session, stamped like the
+ * backend's own callbacks (the counter when the backend stamps ticks). One thread-local
+ * lookup (the thread's stack, which holds the name cache and the store place too), no
+ * lock, no formatting. */
+int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id)
+{
+    dt_session *s = atomic_load_explicit(&default_session, memory_order_acquire);
+    if (__builtin_expect(!s || s->state != DT_RUNNING, 0))
+        return DEVTRACE_ESTATE;
+    if (!name)
+        return DEVTRACE_EINVAL;
+    dt_external_stack *x = ext_stack_bind(s);
+    int ticks = s->ticks.on;
+    dt_external_frame f = {.id = id, .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
+                           .name_id = op_name(s, x, name), .is_range = 1,
+                           .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
+                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr, .fwd_thread_id = fwd_thread_id};
+    return push_frame(s, x, &f);
+}
+
+_Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
+                   __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
+               "python/devtrace/observer_api.h must match devtrace.h");
+
+int devtrace_op_exit(void)
+{
+    dt_session *s = atomic_load_explicit(&default_session, memory_order_acquire);
+    if (__builtin_expect(!s, 0))
+        return DEVTRACE_ESTATE;
+    return range_pop(s, ext_stack_bind(s));
+}
+
+int devtrace_add_note(devtrace_session *s, const char *text)
+{
+    if (!s || !text)
+        return DEVTRACE_EINVAL;
+    dt_add_note(s, "%s", text);
     return 0;
 }
 
@@ -477,14 +558,38 @@ void dt_set_default_session(dt_session *s)
     atomic_store(&default_session, s);
 }
 
+int devtrace_set_default_session(devtrace_session *s)
+{
+    dt_session *now = atomic_load(&default_session);
+    if (now && now->owner_collector && now != s)
+        return DEVTRACE_ESTATE; /* devtrace record's session stays the default */
+    dt_set_default_session(s);
+    return 0;
+}
+
+/* Under devtrace record, the collector's session from its first use in the program (an
+ * annotation, or the PyTorch bridge asking for it), not only from the backend's first call
+ * (collector.c). Weak: the core builds without the collector. */
+extern void dt_collector_start_early(void) __attribute__((weak));
+
+static dt_session *default_session_started(void)
+{
+    dt_session *s = atomic_load(&default_session);
+    if (!s && dt_collector_start_early) {
+        dt_collector_start_early();
+        s = atomic_load(&default_session);
+    }
+    return s;
+}
+
 devtrace_session *devtrace_default_session(void)
 {
-    return atomic_load(&default_session);
+    return default_session_started();
 }
 
 int devtrace_annotate_push(const char *name, uint64_t id)
 {
-    dt_session *s = atomic_load(&default_session);
+    dt_session *s = default_session_started();
     return s ? devtrace_range_push(s, name, id) : DEVTRACE_ESTATE;
 }
 

@@ -73,6 +73,7 @@ struct devtrace_session {
     /* Hooks for the collector. */
     void (*on_stop)(dt_session *s, void *user);
     void *on_stop_user;
+    int owner_collector; /* devtrace record's session (collector.c): stays the default */
 };
 
 /* A lane of the timeline: a device's stream, or a host thread (runtime calls and CPU ops,
@@ -141,14 +142,27 @@ uint32_t dt_session_intern(dt_session *s, const char *name);
 #define DT_EXTERNAL_DEPTH 128
 typedef struct dt_external_frame {
     uint64_t id;
-    uint64_t start_ns; /* ranges only */
-    uint32_t name_id;  /* ranges only */
-    int is_range;
+    uint64_t start_ns;      /* ranges only: realtime ns, or ticks when clock_flags has DT_EVENT_TICKS */
+    uint32_t name_id;       /* ranges only */
+    uint16_t is_range;
+    uint16_t clock_flags;   /* ranges only: DEVTRACE_EVENT_HOST_CLOCK or DT_EVENT_TICKS */
+    int64_t sequence_nr;    /* ranges only: the framework's sequence number, -1: none */
+    uint64_t fwd_thread_id; /* ranges only, with a sequence number */
 } dt_external_frame;
+#define DT_OP_NAME_CACHE 64
 typedef struct dt_external_stack {
     uint64_t generation; /* the session the frames belong to */
     int depth;
     int overflow; /* pushes beyond the depth, popped without effect */
+    /* The operator observer's path (devtrace_op_enter/exit), for the same session: the
+     * thread's id, the place of its events in the thread's chunk, and its op names by
+     * pointer (checked against the entry's text), so that an op finds all it needs here. */
+    uint32_t tid;
+    dt_store_cursor ops;
+    struct {
+        const char *ptr;
+        uint32_t id;
+    } names[DT_OP_NAME_CACHE];
     dt_external_frame frames[DT_EXTERNAL_DEPTH];
 } dt_external_stack;
 extern _Thread_local dt_external_stack dt__external_stack;

@@ -291,6 +291,7 @@ void dt_collector_autostart(const char *backend_name)
     }
     s->store.on_full = on_chunk_full;
     s->store.on_full_user = s;
+    s->owner_collector = 1;
     col.session = s;
     ship_hello(s);
     devtrace_start(s);
@@ -302,6 +303,17 @@ void dt_collector_autostart(const char *backend_name)
     start_finisher();
     install_signal_handlers();
     atexit(dt_collector_finish);
+}
+
+/* The program used the annotation API, or the PyTorch bridge asked for the default
+ * session, before its first call through the traced runtime: the session starts now (with
+ * the backend the recorder named), so that the ops before that call are in the trace. */
+void dt_collector_start_early(void)
+{
+    if (atomic_load(&col.claimed))
+        return;
+    const char *mode = getenv("DEVTRACE_COLLECT_MODE");
+    dt_collector_autostart(mode && strcmp(mode, "preload") == 0 ? getenv("DEVTRACE_COLLECT_PRELOAD") : NULL);
 }
 
 /* Vendors without an injection hook: started when the library is preloaded. */

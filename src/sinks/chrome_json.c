@@ -284,6 +284,12 @@ static void write_host_event(writer *wr, const devtrace_event *ev)
     if (!runtime) {
         p = DT_JSONW_PUT_LIT(p, "\"External id\": ");
         p = dt_jsonw_put_u64(p, ev->external_id);
+        if (ev->flags & DEVTRACE_EVENT_HAS_SEQUENCE) { /* Kineto's keys, for autograd ops */
+            p = DT_JSONW_PUT_LIT(p, ", \"Sequence number\": ");
+            p = dt_jsonw_put_i64(p, ev->u.cpu_op.sequence_nr);
+            p = DT_JSONW_PUT_LIT(p, ", \"Fwd thread id\": ");
+            p = dt_jsonw_put_u64(p, ev->u.cpu_op.fwd_thread_id);
+        }
         p = DT_JSONW_PUT_LIT(p, "}},\n");
         event_end(wr, p);
         return;

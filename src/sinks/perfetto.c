@@ -106,13 +106,16 @@ enum {
     ARG_BYTES,
     ARG_BANDWIDTH,
     ARG_CBID,
+    ARG_SEQUENCE,
+    ARG_FWD_THREAD,
     ARG_END
 };
 static const char *const arg_names[ARG_END] = {
     NULL,          "External id",   "queued",       "device",       "context",
     "stream",      "correlation",   "registers per thread",         "shared memory",
     "blocks per SM", "warps per SM", "grid",        "block",        "est. achieved occupancy %",
-    "bytes",       "memory bandwidth (GB/s)",       "cbid",
+    "bytes",       "memory bandwidth (GB/s)",       "cbid",         "Sequence number",
+    "Fwd thread id",
 };
 
 /* Interned event names: the copies by direction (iid 1 + direction, as dt_memcpy_name
@@ -542,6 +545,17 @@ static char *put_arg_uint(char *p, uint32_t name_iid, uint64_t v)
     return p;
 }
 
+/* A debug annotation with an interned name and a signed value. */
+static char *put_arg_int(char *p, uint32_t name_iid, int64_t v)
+{
+    *p++ = (char)(EVENT_DEBUG_ANNOTATIONS << 3 | DT_PB_LEN);
+    char *len_at = p++;
+    p = dt_pb_uint(p, ANN_NAME_IID, name_iid);
+    p = dt_pb_int(p, ANN_INT, v);
+    *len_at = (char)(p - len_at - 1);
+    return p;
+}
+
 static char *put_arg_double(char *p, uint32_t name_iid, double v)
 {
     *p++ = (char)(EVENT_DEBUG_ANNOTATIONS << 3 | DT_PB_LEN);
@@ -623,8 +637,14 @@ static char *put_copy_or_set_args(char *p, const devtrace_event *ev)
 
 static char *put_host_args(char *p, const devtrace_event *ev)
 {
-    if (ev->kind != DEVTRACE_KIND_RUNTIME)
-        return put_arg_uint(p, ARG_EXTERNAL, ev->external_id); /* a CPU op's own id */
+    if (ev->kind != DEVTRACE_KIND_RUNTIME) {
+        p = put_arg_uint(p, ARG_EXTERNAL, ev->external_id); /* a CPU op's own id */
+        if (ev->flags & DEVTRACE_EVENT_HAS_SEQUENCE) {       /* Kineto's keys, for autograd ops */
+            p = put_arg_int(p, ARG_SEQUENCE, ev->u.cpu_op.sequence_nr);
+            p = put_arg_uint(p, ARG_FWD_THREAD, ev->u.cpu_op.fwd_thread_id);
+        }
+        return p;
+    }
     p = put_external(p, ev);
     if (ev->flags & DEVTRACE_EVENT_HAS_CBID)
         p = put_arg_uint(p, ARG_CBID, ev->u.runtime.cbid);

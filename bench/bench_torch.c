@@ -1,0 +1,190 @@
+/* bench_torch.c: the PyTorch per-op figures.
+ *
+ * End to end: torch_ops.py runs N torch.add calls on 1-element tensors on one thread,
+ * timing its own loop (the thread's CPU time: these machines are shared, and wall time
+ * there mostly measures the neighbours): plain, under `devtrace record --torch`, and inside
+ * torch.profiler.profile(activities=[CPU]), in interleaved rounds (the order rotates),
+ * medians. The figure is what devtrace adds per op divided by what torch.profiler adds
+ * (target: at most 0.5). A devtrace run counts only when its trace holds every one of the N
+ * aten::add ops as a cpu_op.
+ *
+ * devtrace's own part: devtrace_op_enter + devtrace_op_exit per op, called through the
+ * shared library's addresses as the observer calls them, on an OpenCL session (the
+ * counter-stamped path of devtrace record --torch on OpenCL). The rest of what an op costs
+ * under devtrace is torch's own: the RecordFunction it builds for any global callback. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "devtrace.h"
+
+#ifndef DT_BENCH_TORCH_PROGRAM
+#define DT_BENCH_TORCH_PROGRAM ""
+#endif
+
+enum { MODE_PLAIN, MODE_DEVTRACE, MODE_PROFILER, NMODES };
+static const char *const mode_names[NMODES] = {"plain", "devtrace record --torch", "torch.profiler"};
+
+/* An interpreter that imports torch: /usr/bin/python3 (Debian's python3-torch), else the
+ * python3 on PATH. */
+static const char *torch_python(const char *errpath)
+{
+    static const char *const candidates[] = {"/usr/bin/python3", "python3"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        char *argv[] = {(char *)candidates[i], "-c", "import torch", NULL};
+        char out[256], err[256];
+        if (bench_run_program(argv, 0, errpath, out, sizeof out, err, sizeof err) == 0)
+            return candidates[i];
+    }
+    return NULL;
+}
+
+#ifdef DT_BENCH_SHARED_LIB
+/* ns per op of devtrace's op path (enter + exit), the median of reps sessions of n ops. */
+static double op_path_ns(uint32_t n, int reps, char *why, size_t whylen)
+{
+    void *h = dlopen(DT_BENCH_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, whylen, "cannot load %s: %s", DT_BENCH_SHARED_LIB, dlerror());
+        return NAN;
+    }
+    struct {
+        void (*config_init)(devtrace_config *);
+        devtrace_session *(*open)(const devtrace_config *, devtrace_error *);
+        int (*start)(devtrace_session *), (*stop)(devtrace_session *), (*set_default)(devtrace_session *);
+        void (*close)(devtrace_session *);
+        int (*enter)(const char *, uint64_t, int64_t, uint64_t), (*exit_)(void);
+    } f;
+    const char *const names[] = {"devtrace_config_init", "devtrace_open", "devtrace_start", "devtrace_stop",
+                                 "devtrace_set_default_session", "devtrace_close", "devtrace_op_enter",
+                                 "devtrace_op_exit"};
+    void **slots[] = {(void **)&f.config_init, (void **)&f.open, (void **)&f.start, (void **)&f.stop,
+                      (void **)&f.set_default, (void **)&f.close, (void **)&f.enter, (void **)&f.exit_};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *sym = dlsym(h, names[i]);
+        if (!sym) {
+            snprintf(why, whylen, "%s has no %s", DT_BENCH_SHARED_LIB, names[i]);
+            return NAN;
+        }
+        memcpy(slots[i], &sym, sizeof sym);
+    }
+    double *per_op = calloc((size_t)reps, sizeof *per_op);
+    static const char op[] = "aten::add";
+    for (int r = 0; r < reps; r++) {
+        devtrace_config cfg;
+        f.config_init(&cfg);
+        cfg.backend = "opencl";
+        devtrace_error err;
+        devtrace_session *s = f.open(&cfg, &err);
+        if (!s || f.start(s) != 0 || f.set_default(s) != 0) {
+            snprintf(why, whylen, "cannot start an opencl session: %.400s", s ? "start failed" : err.message);
+            f.close(s);
+            free(per_op);
+            return NAN;
+        }
+        f.enter(op, 0, -1, 0), f.exit_(); /* the thread's first op: its name and place */
+        uint64_t t0 = bench_thread_cpu_ns();
+        for (uint32_t i = 1; i <= n; i++) {
+            f.enter(op, i, (int64_t)i, 0);
+            f.exit_();
+        }
+        per_op[r] = (double)(bench_thread_cpu_ns() - t0) / n;
+        f.set_default(NULL);
+        f.stop(s);
+        f.close(s);
+    }
+    double m = bench_median(per_op, reps);
+    free(per_op);
+    return m;
+}
+#endif
+
+void bench_torch(const bench_sizes *sz, const bench_paths *paths)
+{
+#ifdef DT_BENCH_SHARED_LIB
+    char why[512] = "";
+    double own = op_path_ns(sz->torch_ops * 2, sz->reps, why, sizeof why);
+    if (isfinite(own))
+        bench_report("torch.devtrace_op_path_ns", own, "ns", BENCH_INFO, 0,
+                     "devtrace_op_enter + devtrace_op_exit per op on an OpenCL session, thread CPU time");
+    else
+        bench_unmeasurable("torch.devtrace_op_path_ns", "ns", BENCH_INFO, 0, "%s", why);
+#endif
+    const char *fig = "torch.devtrace_vs_profiler_added";
+    char errpath[4096], trace[4096], ops[32];
+    snprintf(errpath, sizeof errpath, "%s/torch.err", paths->tmpdir);
+    snprintf(trace, sizeof trace, "%s/torch.json", paths->tmpdir);
+    snprintf(ops, sizeof ops, "%u", sz->torch_ops);
+    if (!paths->cli[0] || access(paths->cli, X_OK) != 0 || access(DT_BENCH_TORCH_PROGRAM, R_OK) != 0) {
+        bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5, "the devtrace command or bench/torch_ops.py is missing");
+        return;
+    }
+    const char *py = torch_python(errpath);
+    if (!py) {
+        bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5,
+                           "no interpreter imports torch (/usr/bin/python3, python3); install python3-torch");
+        return;
+    }
+    char *argv[NMODES][12] = {
+        {(char *)py, DT_BENCH_TORCH_PROGRAM, "plain", ops, NULL},
+        {(char *)paths->cli, "record", "--torch", "-q", "-o", trace, "--", (char *)py, DT_BENCH_TORCH_PROGRAM,
+         "plain", ops, NULL},
+        {(char *)py, DT_BENCH_TORCH_PROGRAM, "profiler", ops, NULL},
+    };
+    int rounds = sz->e2e_pairs < 3 ? sz->e2e_pairs : sz->e2e_pairs + 2;
+    double *ns[NMODES];
+    for (int m = 0; m < NMODES; m++)
+        ns[m] = calloc((size_t)rounds, sizeof(double));
+    long adds = 0;
+    /* Round -1 is a warm-up (the observer's first build, file caches), not counted. */
+    for (int r = -1; r < rounds; r++) {
+        for (int k = 0; k < NMODES; k++) {
+            int m = (k + (r < 0 ? 0 : r)) % NMODES;
+            char out[512], err[256];
+            unlink(trace);
+            int rc = bench_run_program(argv[m], 1, errpath, out, sizeof out, err, sizeof err);
+            const char *line = strstr(out, "ns_per_op ");
+            if (rc != 0 || !line) {
+                bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5, "the %s run failed: %s", mode_names[m],
+                                   err[0] ? err : "no result line");
+                goto end;
+            }
+            if (m == MODE_DEVTRACE) {
+                adds = bench_count_lines(trace, "\"cat\": \"cpu_op\", \"name\": \"aten::add\"");
+                if (adds < (long)sz->torch_ops) {
+                    bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5,
+                                       "the devtrace run's trace holds %ld aten::add ops, fewer than the %u calls",
+                                       adds, sz->torch_ops);
+                    goto end;
+                }
+            }
+            if (r >= 0)
+                ns[m][r] = strtod(line + 10, NULL);
+        }
+    }
+    double plain = bench_median(ns[MODE_PLAIN], rounds), traced = bench_median(ns[MODE_DEVTRACE], rounds),
+           profiled = bench_median(ns[MODE_PROFILER], rounds);
+    double devtrace_added = traced - plain, profiler_added = profiled - plain;
+    char note[320];
+    snprintf(note, sizeof note,
+             "%u torch.add on 1-element tensors, one thread, %s; %d interleaved rounds, medians: devtrace adds "
+             "%.0f ns/op, torch.profiler %.0f ns/op; %ld aten::add cpu_ops in the trace",
+             sz->torch_ops, py, rounds, devtrace_added, profiler_added, adds);
+    if (profiler_added > 0)
+        bench_report(fig, devtrace_added / profiler_added, "ratio", BENCH_AT_MOST, 0.5, note);
+    else
+        bench_unmeasurable(fig, "ratio", BENCH_AT_MOST, 0.5, "torch.profiler added nothing measurable (%.0f ns/op)",
+                           profiler_added);
+    bench_report("torch.plain_ns_per_op", plain, "ns", BENCH_INFO, 0, NULL);
+    bench_report("torch.devtrace_added_ns_per_op", devtrace_added, "ns", BENCH_INFO, 0, NULL);
+    bench_report("torch.profiler_added_ns_per_op", profiler_added, "ns", BENCH_INFO, 0, NULL);
+end:
+    unlink(trace);
+    unlink(errpath);
+    for (int m = 0; m < NMODES; m++)
+        free(ns[m]);
+}

@@ -1,0 +1,98 @@
+"""observer_build.py: the PyTorch observer (observer.cpp), built at first use against the
+headers of the torch the program imported, and cached per torch version.
+
+The cache is $DEVTRACE_TORCH_CACHE, else $XDG_CACHE_HOME/devtrace, else ~/.cache/devtrace;
+one file per torch version, C++ ABI, compiler and observer source
+(``observer-torch<version>-<hash>.so``), written under a temporary name and renamed, so
+that ranks building at once all end with the same complete file. The compiler is $CXX,
+else c++, g++ or clang++ from $PATH.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(HERE, "observer.cpp")
+HEADER = os.path.join(HERE, "observer_api.h")
+
+
+class ObserverUnavailable(Exception):
+    """The observer cannot be built here; the message says why and what to install."""
+
+
+def cache_dir():
+    if os.environ.get("DEVTRACE_TORCH_CACHE"):
+        return os.environ["DEVTRACE_TORCH_CACHE"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "devtrace")
+
+
+def torch_paths(torch):
+    """torch's include and library folders, as torch.utils.cpp_extension reports them
+    (computed the same way, without importing cpp_extension: it is slow and prints)."""
+    root = os.path.dirname(os.path.abspath(torch.__file__))
+    include = os.path.join(root, "include")
+    return [include, os.path.join(include, "torch", "csrc", "api", "include")], os.path.join(root, "lib")
+
+
+def find_compiler():
+    cxx = os.environ.get("CXX")
+    if cxx:
+        return shutil.which(cxx) or (cxx if os.path.exists(cxx) else None)
+    for name in ("c++", "g++", "clang++"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def observer_library(torch, log=sys.stderr):
+    """The path of the observer for this torch, building it when the cache has none.
+    Raises ObserverUnavailable with a one-line reason."""
+    version = str(torch.__version__)
+    includes, libdir = torch_paths(torch)
+    if not os.path.exists(os.path.join(includes[0], "ATen", "record_function.h")):
+        raise ObserverUnavailable(
+            "torch %s has no C++ headers (%s/ATen/record_function.h is missing): install its headers "
+            "(Debian: libtorch-dev; pip wheels ship them) to attribute device work to PyTorch ops" % (version, includes[0]))
+    cxx = find_compiler()
+    if not cxx:
+        raise ObserverUnavailable("no C++ compiler to build the PyTorch observer (set $CXX, or install g++) "
+                                  "to attribute device work to PyTorch ops")
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    key = hashlib.sha256()
+    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), str(abi).encode(),
+                 os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()):
+        key.update(part)
+        key.update(b"\0")
+    folder = cache_dir()
+    path = os.path.join(folder, "observer-torch%s-%s.so" % (version.replace(os.sep, "_"), key.hexdigest()[:16]))
+    if os.path.exists(path):
+        return path
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ObserverUnavailable("cannot create the observer cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable "
+                                  "folder" % (folder, e.strerror))
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
+           "-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
+          [SOURCE, "-o", tmp, "-L", libdir, "-Wl,-rpath," + libdir, "-lc10", "-ltorch_cpu"]
+    print("devtrace: building the PyTorch observer for torch %s (once; cached in %s)" % (version, folder),
+          file=log, flush=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ObserverUnavailable("building the PyTorch observer with %s failed: %s" % (cxx, e))
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        last = next((l for l in lines if "error" in l), lines[-1] if lines else "exit status %d" % r.returncode)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise ObserverUnavailable("building the PyTorch observer with %s failed: %s" % (cxx, last))
+    os.replace(tmp, path)
+    return path
