@@ -13,7 +13,10 @@ static const char *kernel_source = "__kernel void add_one(__global int *x) { x[g
 
 int main(void)
 {
-    printf("devtrace %s\n", DEVTRACE_VERSION_STRING);
+    if (strcmp(devtrace_version(), DEVTRACE_VERSION_STRING) != 0) {
+        fprintf(stderr, "consumer: library %s, header %s\n", devtrace_version(), DEVTRACE_VERSION_STRING);
+        return 1;
+    }
     cl_platform_id platform;
     cl_device_id device;
     cl_int err;
