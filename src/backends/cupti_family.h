@@ -310,6 +310,9 @@ int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, 
 /* Descriptors by backend name, for replay: each DT_CF_BACKEND registers its own when
  * the library is loaded. NULL when none has that name. */
 const dt_cf_descriptor *dt_cf_descriptor_find(const char *name);
+/* The session's devices (cupti_devices.c): the vendor's attribute query looked up in the
+ * process, the runtime libraries and handle (the bound library, named path in the note). */
+void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
 void dt_cf_register_descriptor(const dt_cf_descriptor *d);
 
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
