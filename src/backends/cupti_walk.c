@@ -162,31 +162,65 @@ static void cf_learn_stride(dt_cf_decoder *d, uintptr_t prev, uintptr_t p)
                     d->desc->vendor_api, (unsigned long long)(p - prev), l->name, kind, l->size);
 }
 
-void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
-                       dt_cf_walk_counts *counts)
+/* Offline (replay): no vendor iterator; stride by the layouts' record sizes, as the
+ * vendor's iterator does. An unknown kind or a short record ends the buffer. */
+static void walk_by_layout_sizes(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                                 dt_cf_walk_counts *c)
+{
+    size_t off = 0;
+    while (off < valid_size) {
+        uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
+        dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
+        uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
+                        : t == DT_CF_TAKEN_TRUNCATED   ? 0
+                                                       : d->by_kind[kind]->size;
+        if (!step)
+            break; /* a kind the live iterator never stepped over, or a short record */
+        off += step;
+    }
+}
+
+/* The vendor's iterator's next record after prev (0: the first) in [lo, hi): 1 with *p
+ * set, or 0 when the buffer ends there (counted malformed unless the vendor ends buffers
+ * that way). A step is learnt for the stride when the iterator made it. */
+static inline int iterator_next(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, uintptr_t lo, uintptr_t hi,
+                                uintptr_t prev, void **rec, uintptr_t *p, dt_cf_walk_counts *c)
 {
     const dt_cf_descriptor *desc = d->desc;
-    dt_cf_walk_counts c = {0};
-    if (desc->scan) {
-        desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
-        goto end;
+    int rc = d->next(buf, valid_size, rec);
+    if (rc != desc->results.success) {
+        if (rc != desc->results.max_limit_reached && !(desc->quirks & DT_CF_QUIRK_ANY_ERROR_ENDS))
+            c->malformed++; /* an incomplete or invalid record: the rest is unreadable */
+        return 0;
     }
-    if (!d->next) {
-        /* Offline (replay): no vendor iterator; stride by the layouts' record sizes, as
-         * the vendor's iterator does. An unknown kind or a short record ends the buffer. */
-        size_t off = 0;
-        while (off < valid_size) {
-            uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
-            dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, &c);
-            uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
-                            : t == DT_CF_TAKEN_TRUNCATED   ? 0
-                                                           : d->by_kind[kind]->size;
-            if (!step)
-                break; /* a kind the live iterator never stepped over, or a short record */
-            off += step;
-        }
-        goto end;
+    if (!*rec) {
+        if (!(desc->quirks & DT_CF_QUIRK_NULL_RECORD_ENDS))
+            c->malformed++;
+        return 0;
     }
+    *p = (uintptr_t)*rec;
+    if (*p < lo || *p >= hi || (prev && *p <= prev)) {
+        c->malformed++; /* outside the valid bytes, or not advancing: stop before looping */
+        return 0;
+    }
+    if (prev && !d->iterator_only)
+        cf_learn_stride(d, prev, *p);
+    return 1;
+}
+
+/* The iterator stepped from unknown_at, a record of a kind we have no layout for, to p:
+ * that kind's size, kept (and written to the raw capture, for replay). */
+static void learn_unknown_kind_size(dt_cf_decoder *d, uint32_t kind, uintptr_t unknown_at, uintptr_t p)
+{
+    dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
+    if (dt_cf_learn_kind_size(d, kind, (uint32_t)(p - unknown_at)) && w)
+        dt_raw_kind_size(w, kind, (uint32_t)(p - unknown_at));
+}
+
+/* Live: the vendor's iterator until a kind's step is verified, then the stride for it. */
+static void walk_with_iterator(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                               dt_cf_walk_counts *c)
+{
     uintptr_t lo = (uintptr_t)buf, hi = lo + valid_size, prev = 0, unknown_at = 0;
     uint32_t unknown_kind = 0;
     void *rec = NULL;
@@ -196,38 +230,19 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
         if (step == CF_END)
             break;
         if (step == CF_ASK) {
-            int rc = d->next(buf, valid_size, &rec);
-            if (rc != desc->results.success) {
-                if (rc != desc->results.max_limit_reached && !(desc->quirks & DT_CF_QUIRK_ANY_ERROR_ENDS))
-                    c.malformed++; /* an incomplete or invalid record: the rest is unreadable */
+            if (!iterator_next(d, buf, valid_size, lo, hi, prev, &rec, &p, c))
                 break;
-            }
-            if (!rec) {
-                if (!(desc->quirks & DT_CF_QUIRK_NULL_RECORD_ENDS))
-                    c.malformed++;
-                break;
-            }
-            p = (uintptr_t)rec;
-            if (p < lo || p >= hi || (prev && p <= prev)) {
-                c.malformed++; /* outside the valid bytes, or not advancing: stop before looping */
-                break;
-            }
-            if (prev && !d->iterator_only)
-                cf_learn_stride(d, prev, p);
         } else {
             rec = (void *)p; /* where the library would have stepped: its next call starts here */
         }
         prev = p;
         if (unknown_at) {
-            /* the iterator stepped over a kind we have no layout for: its size, for replay */
-            dt_raw_writer *w = atomic_load_explicit(&d->raw, memory_order_acquire);
-            if (dt_cf_learn_kind_size(d, unknown_kind, (uint32_t)(p - unknown_at)) && w)
-                dt_raw_kind_size(w, unknown_kind, (uint32_t)(p - unknown_at));
+            learn_unknown_kind_size(d, unknown_kind, unknown_at, p);
             unknown_at = 0;
         }
         /* An unknown kind is skipped (the vendor's iterator knows its size); a record that
          * does not fit in the valid bytes ends the buffer. */
-        dt_cf_taken t = dt_cf_take_record_inline(d, (const uint8_t *)rec, hi - p, mode, &c);
+        dt_cf_taken t = dt_cf_take_record_inline(d, (const uint8_t *)rec, hi - p, mode, c);
         if (t == DT_CF_TAKEN_TRUNCATED)
             break;
         if (t == DT_CF_TAKEN_UNKNOWN_KIND && p - lo <= UINT32_MAX) {
@@ -235,7 +250,18 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
             unknown_kind = read_u32((const uint8_t *)rec);
         }
     }
-end:
+}
+
+void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                       dt_cf_walk_counts *counts)
+{
+    dt_cf_walk_counts c = {0};
+    if (d->desc->scan)
+        d->desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
+    else if (!d->next)
+        walk_by_layout_sizes(d, buf, valid_size, mode, &c);
+    else
+        walk_with_iterator(d, buf, valid_size, mode, &c);
     dt_cf_commit_counts(d, &c);
     if (counts)
         *counts = c;
