@@ -1,6 +1,7 @@
 /* cupti_replay.c: a raw capture's buffers replayed through the CUPTI-family engine's own
- * walker and decoders (core/raw.h's dt_raw_decoder), and the descriptors by backend name
- * that replay finds the vendor's tables with (each DT_CF_BACKEND registers its own). */
+ * walker and decoders: dt_cf_raw_decoder, which every DT_CF_BACKEND names in its
+ * dt_backend (raw_decoder, with its descriptor as raw_tables), so that the core reaches it
+ * through the backend registry alone. */
 #include "cupti_decode.h"
 #include "cupti_family.h"
 
@@ -12,31 +13,6 @@
 
 #include "core/errors.h"
 #include "core/raw.h"
-
-/* ---- descriptors by name ---- */
-
-static const dt_cf_descriptor *_Atomic cf_descriptors[32];
-
-void dt_cf_register_descriptor(const dt_cf_descriptor *d)
-{
-    for (size_t i = 0; i < sizeof cf_descriptors / sizeof cf_descriptors[0]; i++) {
-        const dt_cf_descriptor *expected = NULL;
-        if (atomic_load(&cf_descriptors[i]) == d || atomic_compare_exchange_strong(&cf_descriptors[i], &expected, d))
-            return;
-    }
-}
-
-const dt_cf_descriptor *dt_cf_descriptor_find(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof cf_descriptors / sizeof cf_descriptors[0]; i++) {
-        const dt_cf_descriptor *d = atomic_load(&cf_descriptors[i]);
-        if (d && strcmp(d->name, name) == 0)
-            return d;
-    }
-    return NULL;
-}
-
-/* ---- replay ---- */
 
 typedef struct cf_replay {
     dt_cf_decoder dec;
@@ -64,14 +40,9 @@ static const char *replay_resolve(void *user, uint64_t pointer)
     return r->keys[i] ? r->vals[i] : NULL;
 }
 
-static void *replay_open(dt_session *s, const char *vendor, uint32_t api_version, devtrace_error *err)
+static void *replay_open(dt_session *s, const dt_backend *b, uint32_t api_version, devtrace_error *err)
 {
-    const dt_cf_descriptor *desc = dt_cf_descriptor_find(vendor);
-    if (!desc) {
-        dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND, "no CUPTI-family backend named \"%s\" is compiled into this "
-                     "devtrace; decode it as another with --backend NAME (see 'devtrace list')", vendor);
-        return NULL;
-    }
+    const dt_cf_descriptor *desc = b->raw_tables; /* DT_CF_BACKEND: the backend's own descriptor */
     cf_replay *r = calloc(1, sizeof *r);
     if (!r) {
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
@@ -182,11 +153,12 @@ static void replay_close(void *st)
     free(r);
 }
 
-static int replay_same_records(const char *vendor_a, const char *vendor_b)
+static int replay_same_records(const dt_backend *backend_a, const dt_backend *backend_b)
 {
-    const dt_cf_descriptor *a = dt_cf_descriptor_find(vendor_a), *b = dt_cf_descriptor_find(vendor_b);
-    if (!a || !b)
+    if (!backend_a || !backend_b || backend_a->raw_decoder != &dt_cf_raw_decoder ||
+        backend_b->raw_decoder != &dt_cf_raw_decoder)
         return -1;
+    const dt_cf_descriptor *a = backend_a->raw_tables, *b = backend_b->raw_tables;
     return a->layouts == b->layouts && a->nlayouts == b->nlayouts && memcmp(&a->kinds, &b->kinds, sizeof a->kinds) == 0;
 }
 
