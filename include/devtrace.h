@@ -23,7 +23,14 @@ extern "C" {
 #define DEVTRACE_EXPORT
 #endif
 
+#define DEVTRACE_VERSION_MAJOR 0
+#define DEVTRACE_VERSION_MINOR 1
+#define DEVTRACE_VERSION_PATCH 0
 #define DEVTRACE_VERSION_STRING "0.1.0"
+
+/* The version of the library loaded at run time ("0.1.0"), which may be newer than the
+ * header the program was compiled with (DEVTRACE_VERSION_STRING). */
+DEVTRACE_EXPORT const char *devtrace_version(void);
 
 /* One table generates the codes, devtrace_strerror and devtrace_errname. */
 #define DEVTRACE_ERRNO_MAP(X)                                                   \
@@ -132,7 +139,9 @@ typedef struct devtrace_event {
     } u;
 } devtrace_event;
 
-/* Loss and quality counters, each named after its cause. */
+/* Loss and quality counters, each named after its cause. The library owns the struct
+ * (devtrace_stats_get returns a pointer to it), and a later version only appends fields,
+ * so a program compiled with this header reads the fields it knows. */
 typedef struct devtrace_stats {
     uint64_t events[DEVTRACE_KIND_COUNT];        /* events written, per kind */
     uint64_t out_of_window[DEVTRACE_KIND_COUNT]; /* dropped at drain: outside [start, stop] */
@@ -150,7 +159,12 @@ typedef struct devtrace_stats {
 
 typedef struct devtrace_session devtrace_session;
 
+/* Settings for devtrace_open. Fill it with devtrace_config_init, which sets size; a later
+ * version only appends fields, and the library reads the first `size` bytes (the fields
+ * after them take their defaults). A config zeroed without devtrace_config_init (size 0)
+ * is read as this version's whole struct, as before size existed. */
 typedef struct devtrace_config {
+    size_t size;                  /* sizeof(devtrace_config), set by devtrace_config_init */
     const char *backend;          /* NULL: $DEVTRACE_BACKEND, else "auto" */
     const char *runtime_category; /* NULL: the backend's default ("cuda_runtime", "privateuse1_runtime") */
     uint64_t max_events;          /* bound on stored events; 0: $DEVTRACE_MAX_EVENTS or 16 M */
@@ -167,6 +181,11 @@ DEVTRACE_EXPORT void devtrace_config_init(devtrace_config *cfg);
 DEVTRACE_EXPORT devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err);
 DEVTRACE_EXPORT int devtrace_start(devtrace_session *s);   /* opens the capture window */
 DEVTRACE_EXPORT int devtrace_stop(devtrace_session *s);    /* flushes, closes the window */
+/* The same, saying why they failed: err (may be NULL) gets the code and a message naming
+ * the cause ("the session is already running", "backend cupti: start failed: ...").
+ * A backend whose start fails still leaves the session running (stop it as usual). */
+DEVTRACE_EXPORT int devtrace_start_with_error(devtrace_session *s, devtrace_error *err);
+DEVTRACE_EXPORT int devtrace_stop_with_error(devtrace_session *s, devtrace_error *err);
 
 /* External correlation (the framework's CPU op id). 0 is a valid id. */
 DEVTRACE_EXPORT int devtrace_push_external(devtrace_session *s, uint64_t id);
@@ -204,9 +223,18 @@ DEVTRACE_EXPORT int devtrace_op_exit(void);
 DEVTRACE_EXPORT int devtrace_add_note(devtrace_session *s, const char *text);
 
 /* Finalises the events (clock alignment, window filter, correlation, names) on the
- * first call, then calls cb once per event in start-time order. Returns the count. */
+ * first call, then calls cb once per event in start-time order. Returns the count.
+ * devtrace_drain stops a running session first, and returns 0 both for a session with no
+ * event and when it cannot finalise (never started, out of memory): devtrace_drain_events
+ * tells these apart. */
 typedef void (*devtrace_event_cb)(const devtrace_event *ev, const char *name, void *user);
 DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb, void *user);
+/* 0 with *count (may be NULL) set to the events given to cb, 0 for a session with none;
+ * or DEVTRACE_ESTATE for a session still running (it is left running: call devtrace_stop
+ * first) or never started, DEVTRACE_ENOMEM when finalising ran out of memory,
+ * DEVTRACE_EINVAL without a session; err (may be NULL) says which. */
+DEVTRACE_EXPORT int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
+                                          devtrace_error *err);
 
 /* Writes the Kineto-compatible Chrome trace atomically (path.tmp, then rename);
  * gzip when path ends in ".gz" (in any case: ".GZ" too). */
@@ -224,6 +252,43 @@ DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);
 DEVTRACE_EXPORT const char *devtrace_backend_name(const devtrace_session *s);
 /* Why the session cannot trace ("" when it can). */
 DEVTRACE_EXPORT const char *devtrace_unavailable_reason(const devtrace_session *s);
+
+/* What the trace says about the session, for a program that writes its own output
+ * (a profiler adaptor, a language binding). Strings belong to the session and live until
+ * devtrace_close. */
+
+/* How far the backend is validated ("emulated: ...", "hardware: ..."), as in the trace. */
+DEVTRACE_EXPORT const char *devtrace_validation(const devtrace_session *s);
+/* The category of runtime calls in the trace ("cuda_runtime", "privateuse1_runtime"). */
+DEVTRACE_EXPORT const char *devtrace_runtime_category(const devtrace_session *s);
+/* The capture window in host CLOCK_REALTIME ns: 0, with *stop_ns 0 while the session
+ * runs; DEVTRACE_ESTATE before devtrace_start (both set to 0). */
+DEVTRACE_EXPORT int devtrace_capture_window(const devtrace_session *s, uint64_t *start_ns, uint64_t *stop_ns);
+/* The notes (what the backend or the drain noticed: quirks, fallbacks, losses explained),
+ * in the order they were made: devtrace_note(s, i) for i < devtrace_note_count(s), NULL
+ * past the end. */
+DEVTRACE_EXPORT int devtrace_note_count(const devtrace_session *s);
+DEVTRACE_EXPORT const char *devtrace_note(const devtrace_session *s, int index);
+
+/* A device the backend described (the trace's deviceProperties). Set size to
+ * sizeof(devtrace_device) before devtrace_device_get: a later version only appends
+ * fields and fills no more than size bytes. 0 or -1: unknown. */
+typedef struct devtrace_device {
+    size_t size;               /* set by the caller */
+    int id;                    /* the device id events carry in devtrace_event.device */
+    char name[128];
+    uint64_t total_global_mem; /* bytes */
+    int compute_major, compute_minor;
+    int max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
+    int regs_per_block, regs_per_sm, warp_size, num_sms;
+    uint64_t smem_per_block, smem_per_sm; /* bytes */
+    int has_occupancy; /* 1: the limits above are the device's, so occupancy is computed */
+} devtrace_device;
+
+DEVTRACE_EXPORT int devtrace_device_count(const devtrace_session *s);
+/* 0 with *out filled (its first out->size bytes); DEVTRACE_EINVAL for an index past the
+ * count or a size smaller than the fields up to name. */
+DEVTRACE_EXPORT int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *out);
 DEVTRACE_EXPORT void devtrace_close(devtrace_session *s);
 
 #ifdef __cplusplus

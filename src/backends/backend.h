@@ -13,6 +13,7 @@
 #include "devtrace.h"
 
 typedef struct devtrace_session dt_session;
+struct dt_raw_decoder; /* core/raw.h */
 
 /* What a trace can say about how far a backend has been checked. */
 #define DT_VALIDATED_HARDWARE 0x1u /* run on the real device by this project */
@@ -41,6 +42,11 @@ typedef struct dt_backend {
     int (*push_external)(void *state, uint64_t id); /* optional */
     int (*pop_external)(void *state, uint64_t *id); /* optional */
     void (*close)(dt_session *s, void *state);      /* accepts a half-opened state */
+    /* Raw capture and replay (core/raw.h): the decoder of this backend's captured buffers,
+     * and the tables it decodes them with (an engine's per-vendor descriptor); NULL: the
+     * backend's captures cannot be replayed. */
+    const struct dt_raw_decoder *raw_decoder;
+    const void *raw_tables;
 } dt_backend;
 
 /* The registry (registry.c). */

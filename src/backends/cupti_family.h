@@ -307,15 +307,17 @@ unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathl
  * system name in $LD_LIBRARY_PATH. 0 with path set, or -1 with why (what was tried). */
 int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen);
 
-/* Descriptors by backend name, for replay: each DT_CF_BACKEND registers its own when
- * the library is loaded. NULL when none has that name. */
-const dt_cf_descriptor *dt_cf_descriptor_find(const char *name);
-void dt_cf_register_descriptor(const dt_cf_descriptor *d);
+/* Replays a raw capture's buffers (cupti_replay.c): each DT_CF_BACKEND's raw_decoder, with
+ * its descriptor as raw_tables. */
+struct dt_raw_decoder;
+extern const struct dt_raw_decoder dt_cf_raw_decoder;
+/* The session's devices (cupti_devices.c): the vendor's attribute query looked up in the
+ * process, the runtime libraries and handle (the bound library, named path in the note). */
+void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
 
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
  * given as designated fields (.name, .description, .caps, .validated, ...). */
 #define DT_CF_BACKEND(var, desc, ...)                                                    \
-    __attribute__((constructor)) static void var##__register(void) { dt_cf_register_descriptor(&(desc)); } \
     static int var##__probe(char *why, size_t whylen) { return dt_cf_probe(&(desc), why, whylen); } \
     static int var##__open(dt_session *s, void *state, devtrace_error *err)              \
     {                                                                                    \
@@ -329,7 +331,9 @@ void dt_cf_register_descriptor(const dt_cf_descriptor *d);
                             .stop = dt_cf_stop,                                          \
                             .push_external = dt_cf_push_external,                        \
                             .pop_external = dt_cf_pop_external,                          \
-                            .close = dt_cf_close}
+                            .close = dt_cf_close,                                        \
+                            .raw_decoder = &dt_cf_raw_decoder,                           \
+                            .raw_tables = &(desc)}
 
 /* While set on this thread (the vendor driver's InitializeInjection), start does not
  * call into the vendor runtime (it could re-enter the driver's initialisation); device

@@ -116,5 +116,3 @@ DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor,
                                  "records, zero timestamps, device clock, resolver deadlock), facts from code that "
                                  "ran there; no MetaX header or hardware used by this project",
               .runtime_category = "privateuse1_runtime");
-
-#include "mcpti_scan.c"

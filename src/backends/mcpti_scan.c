@@ -1,13 +1,14 @@
 /* mcpti_scan.c: MetaX MCPTI's buffer walker and record scanner (see mcpti_scan.h):
  * vendor-abi.md's field checks per record kind, the 8-byte resynchronising scanner, the
  * iterator-while-it-behaves walker, and the note that tells how buffers were walked.
- * Compiled as part of mcpti.c (#included there: one object per backend). Like every
+ * Compiled on its own, beside mcpti.c (the descriptor). Like every
  * decoder it allocates nothing, takes no lock of its own and formats no text while
  * walking; the note is written once, at stop. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cupti_decode.h"
 #include "cupti_records.h"
 #include "mcpti_scan.h"
 

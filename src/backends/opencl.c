@@ -1018,9 +1018,4 @@ const dt_backend dt_backend_opencl = {
     .close = opencl_close,
 };
 
-/* The parts of this backend (see the top of this file). */
-#include "opencl_describe.c"
-#include "opencl_objects.c"
-#include "opencl_pending.c"
-
 #endif /* __has_include(<CL/cl_layer.h>) */

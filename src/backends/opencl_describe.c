@@ -3,7 +3,9 @@
  * the kernel's name, launch shape (grid in work-groups, block = work-group size) and
  * shared (local) memory.
  * One function per row of the ENQUEUE list in opencl_api.h, with that function's
- * parameters. Part of the OpenCL backend: compiled inside opencl.c. */
+ * parameters. Part of the OpenCL backend: compiled on its own, with the OpenCL headers. */
+#if __has_include(<CL/cl_layer.h>) /* else the backend is opencl.c's stub alone */
+
 #include <stdatomic.h>
 #include <string.h>
 
@@ -183,3 +185,5 @@ void dt_cl_describe_clEnqueueCopyBufferToImage(dt_cl_enqueue *e, cl_command_queu
 {
     describe_copy(e, DEVTRACE_COPY_DTOD, image_region_bytes(dst, region), CL_FALSE);
 }
+
+#endif /* __has_include(<CL/cl_layer.h>) */

@@ -4,11 +4,13 @@
  * asked for (so its queries see them, not the profiling flag the layer added), and kernel
  * function names.
  *
- * Part of the OpenCL backend: compiled inside opencl.c (the build compiles one source
- * file per backend). Everything here goes through the target dispatch (dt_cl_target),
+ * Part of the OpenCL backend: compiled on its own, with the OpenCL headers (the build compiles every
+ * backends/opencl_*.c beside opencl.c). Everything here goes through the target dispatch (dt_cl_target),
  * never through the loader, and never runs inside clInitLayer. Lookups on the enqueue
  * path are lock-free; records are written under a mutex when objects are created,
  * retained or released. */
+#if __has_include(<CL/cl_layer.h>) /* else the backend is opencl.c's stub alone */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -603,3 +605,5 @@ void dt_cl_objects_after_fork(void)
     pthread_mutex_init(&name_pool.lock, NULL);
     pthread_mutex_init(&devices_lock, NULL);
 }
+
+#endif /* __has_include(<CL/cl_layer.h>) */

@@ -24,7 +24,9 @@
  *
  * Thread records are never freed: a thread that exits leaves its record (and its
  * pending events) for stop, and a new thread adopts it. Part of the OpenCL backend:
- * compiled inside opencl.c. */
+ * compiled on its own, with the OpenCL headers. */
+#if __has_include(<CL/cl_layer.h>) /* else the backend is opencl.c's stub alone */
+
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,3 +396,5 @@ void dt_cl_pending_resolve_all(dt_cl_recording *r, uint64_t timeout_ns)
     for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
         abandon_incomplete(t, r);
 }
+
+#endif /* __has_include(<CL/cl_layer.h>) */

@@ -24,6 +24,9 @@ extern const dt_backend dt_backend_roctracer;
 #ifdef DT_HAVE_MSPTI
 extern const dt_backend dt_backend_mspti;
 #endif
+#ifdef DT_HAVE_MUSA
+extern const dt_backend dt_backend_musa;
+#endif
 #ifdef DT_HAVE_OPENCL
 extern const dt_backend dt_backend_opencl;
 #endif
@@ -48,6 +51,9 @@ static const dt_backend *const all_backends[] = {
 #endif
 #ifdef DT_HAVE_MSPTI
     &dt_backend_mspti,
+#endif
+#ifdef DT_HAVE_MUSA
+    &dt_backend_musa,
 #endif
 #ifdef DT_HAVE_OPENCL
     &dt_backend_opencl,

@@ -307,8 +307,13 @@ static int check_output_dir(const char *path, const char *what, const char *flag
     return 0;
 }
 
+#ifndef DT_INSTALL_BIN_TO_LIB
+#define DT_INSTALL_BIN_TO_LIB "../lib"
+#endif
+
 /* libdevtrace.so, the collector loaded into the program: $DEVTRACE_LIBRARY, else
- * ../lib/libdevtrace.so.0 next to this executable (the build and install layouts). */
+ * libdevtrace.so.0 in the install's library folder seen from this executable's
+ * (DT_INSTALL_BIN_TO_LIB: ../lib, or ../lib/<multiarch>), else in ../lib (the build tree). */
 static int find_collector_library(char *out, size_t cap)
 {
     const char *env = getenv("DEVTRACE_LIBRARY");
@@ -322,12 +327,16 @@ static int find_collector_library(char *out, size_t cap)
         return -1;
     exe[n] = '\0';
     char *dir = dirname(exe);
-    snprintf(out, cap, "%s/../lib/libdevtrace.so.0", dir);
-    char resolved[PATH_MAX];
-    if (!realpath(out, resolved))
-        return -1;
-    snprintf(out, cap, "%s", resolved);
-    return 0;
+    static const char *const lib_dirs[] = {DT_INSTALL_BIN_TO_LIB, "../lib"};
+    for (size_t i = 0; i < sizeof lib_dirs / sizeof lib_dirs[0]; i++) {
+        char resolved[PATH_MAX];
+        snprintf(out, cap, "%s/%s/libdevtrace.so.0", dir, lib_dirs[i]);
+        if (realpath(out, resolved)) {
+            snprintf(out, cap, "%s", resolved);
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static void prepend_env(const char *name, const char *value, char sep)
@@ -533,7 +542,7 @@ int dt_cmd_record(int argc, char **argv)
         return DT_EXIT_USAGE;
     char lib[PATH_MAX];
     if (find_collector_library(lib, sizeof lib) != 0) {
-        fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (../lib/); set DEVTRACE_LIBRARY to its path\n");
+        fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (" DT_INSTALL_BIN_TO_LIB "/ or ../lib/); set DEVTRACE_LIBRARY to its path\n");
         return DT_EXIT_FAILURE;
     }
     char torch_python[PATH_MAX];

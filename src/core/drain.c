@@ -523,6 +523,11 @@ size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb, void *user)
         devtrace_stop(s);
     if (dt_session_finalize(s) != 0)
         return 0;
+    return dt_session_deliver(s, cb, user);
+}
+
+size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user)
+{
     if (cb)
         for (size_t i = 0; i < s->nsorted; i++) {
             devtrace_event ev = *s->sorted[i];

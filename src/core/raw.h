@@ -108,13 +108,14 @@ int dt_raw_parse(const uint8_t *data, size_t len, const dt_raw_visitor *v, dt_ra
 
 /* ---- replay (replay.c) ---- */
 
-/* Decoding a capture's buffers: the engine that wrote them provides this (the
- * CUPTI-family engine: dt_cf_raw_decoder, for every CUPTI-shaped vendor). */
+/* Decoding a capture's buffers: the backend that wrote them names its decoder in its
+ * descriptor (dt_backend.raw_decoder; the CUPTI-family engine's serves every CUPTI-shaped
+ * vendor), and replay reaches it through the backend registry only. */
 typedef struct dt_raw_decoder {
     const char *engine; /* "CUPTI family" */
-    /* Prepares decoding of vendor's buffers (as version api_version) into s; NULL with
-     * err when this engine does not know the vendor. */
-    void *(*open)(dt_session *s, const char *vendor, uint32_t api_version, devtrace_error *err);
+    /* Prepares decoding of backend b's buffers (as version api_version) into s, with the
+     * backend's b->raw_tables; NULL with err when it cannot. */
+    void *(*open)(dt_session *s, const dt_backend *b, uint32_t api_version, devtrace_error *err);
     /* A string a record pointed to, and the size of a kind without a layout (both before
      * any buffer is given). */
     void (*string)(void *st, uint64_t pointer, const char *s, uint32_t len);
@@ -123,11 +124,10 @@ typedef struct dt_raw_decoder {
     /* A name the vendor's resolver gave after the run (after every buffer). */
     void (*api_name)(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len);
     void (*close)(void *st);
-    /* Do two vendors' buffers hold the same records (layouts and kind numbers)? 1 yes, 0 no,
-     * -1 when this engine does not know one of them. */
-    int (*same_records)(const char *vendor_a, const char *vendor_b);
+    /* Do two backends' buffers hold the same records (layouts and kind numbers)? 1 yes, 0 no,
+     * -1 when one is NULL (not compiled in) or not this engine's. */
+    int (*same_records)(const dt_backend *a, const dt_backend *b);
 } dt_raw_decoder;
-extern const dt_raw_decoder dt_cf_raw_decoder; /* backends/cupti_family.c */
 
 typedef struct dt_replay_options {
     const char *backend; /* decode as this backend's vendor; NULL: the capture's vendor */

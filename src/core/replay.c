@@ -147,7 +147,6 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     replay_ctx c;
     memset(&c, 0, sizeof c);
     *out = NULL;
-    c.decoder = &dt_cf_raw_decoder;
 
     /* 1. the header and the session's metadata */
     dt_raw_visitor v = {.user = &c, .meta = on_meta};
@@ -159,8 +158,14 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     /* Another vendor's decoders read another layout: refused, unless the engine says the
      * two write the same records (CUPTI and the CUDA-shaped vendors), or does not know the
      * capture's vendor (then decoding it as a known one is the way to read it: noted). */
+    const dt_backend *decoding = dt_backend_find(vendor);
+    if (!decoding || !decoding->raw_decoder)
+        return dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND, "no backend named \"%s\" that replays raw captures is "
+                            "compiled into this devtrace; decode it as another with --backend NAME (see 'devtrace "
+                            "list')", vendor);
+    c.decoder = decoding->raw_decoder; /* the backend's own (dt_backend.raw_decoder) */
     int other_vendor = strcmp(vendor, info.vendor) != 0;
-    if (other_vendor && c.decoder->same_records(info.vendor, vendor) == 0)
+    if (other_vendor && c.decoder->same_records(dt_backend_find(info.vendor), decoding) == 0)
         return dt_error_set(err, DEVTRACE_EINVAL,
                             "the capture holds %s's records, and --backend %s would decode them as %s's, another "
                             "vendor's layouts; drop --backend to decode it as %s",
@@ -192,7 +197,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     if (other_vendor)
         dt_add_note(c.s, "the capture was written by %s and its buffers were decoded as %s's records (--backend %s)",
                     info.vendor, vendor, vendor);
-    c.dst = c.decoder->open(c.s, vendor, info.api_version, err);
+    c.dst = c.decoder->open(c.s, decoding, info.api_version, err);
     if (!c.dst) {
         devtrace_close(c.s);
         return err ? err->code : DEVTRACE_EUNKNOWN_BACKEND;

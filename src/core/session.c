@@ -23,6 +23,7 @@ static dt_session *_Atomic default_session;
 void devtrace_config_init(devtrace_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
     cfg->rank = -1;
     cfg->world_size = -1;
 }
@@ -174,17 +175,26 @@ static void make_unavailable(dt_session *s, const char *why)
     dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
 }
 
-devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
+devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *err)
 {
-    devtrace_config defaults;
-    if (!cfg) {
-        devtrace_config_init(&defaults);
-        cfg = &defaults;
-    }
     if (err) {
         err->code = 0;
         err->message[0] = '\0';
     }
+    /* The caller's first `size` bytes over the defaults (size 0: a zeroed config of this
+     * header, read whole; larger than ours: a newer header's, its extra fields unknown here). */
+    devtrace_config local;
+    devtrace_config_init(&local);
+    if (given) {
+        if (given->size && given->size < offsetof(devtrace_config, backend)) {
+            dt_error_set(err, DEVTRACE_EINVAL, "devtrace_config.size is %zu, smaller than any devtrace_config; "
+                         "fill the config with devtrace_config_init", given->size);
+            return NULL;
+        }
+        size_t n = given->size && given->size < sizeof local ? given->size : sizeof local;
+        memcpy(&local, given, n);
+    }
+    const devtrace_config *cfg = &local;
     const char *name = cfg->backend ? cfg->backend : getenv("DEVTRACE_BACKEND");
     if (!name || !*name)
         name = "auto";

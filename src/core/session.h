@@ -185,6 +185,8 @@ static inline int dt_current_external(const dt_session *s, uint64_t *id)
 
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
 int dt_session_finalize(dt_session *s);
+/* A finalised session's events to cb (NULL: none) in order; returns their count. */
+size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user);
 
 /* Process and thread ids, cached per thread. */
 uint32_t dt_process_id(void);

@@ -62,6 +62,7 @@ static int trace_names_init(trace_names *tn, dt_session *s)
         total += tn->names[id].len;
     }
     free(scratch);
+    scratch = NULL; /* the failure path below frees it too */
     tn->text = malloc(total ? total : 1);
     if (!tn->names || !tn->text)
         goto fail;

@@ -127,11 +127,32 @@ def every_command_has_help():
     assert r.returncode == 2 and "unknown command" in r.stderr
 
 
+# registry.c's auto order, and each backend's validation level (the start of its line).
+AUTO_ORDER = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa", "opencl"]
+LEVEL = {"cupti": "headers+emulated", "mcpti": "emulated", "ppu": "emulated", "iluvatar": "emulated",
+         "roctracer": "emulated", "mspti": "emulated", "musa": "emulated", "opencl": "hardware",
+         "none": "n/a"}
+
+
 @case
 def list_names_every_backend_with_its_validation():
+    # $DT_COMPILED_BACKENDS (from CMake: DEVTRACE_BACKENDS) says which are compiled in.
+    compiled = os.environ["DT_COMPILED_BACKENDS"].split(",")
+    want = [b for b in AUTO_ORDER if b in compiled] + ["none"]
     r = run("list")
     assert r.returncode == 0, r.stderr
-    assert "none" in r.stdout and "validation:" in r.stdout, r.stdout
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["BACKEND", "CAN", "WHAT"], lines[0]
+    rows = [ln.split()[:2] for ln in lines[1:] if ln and not ln.startswith(" ")]
+    assert [name for name, _ in rows] == want, (rows, want)
+    for name, can in rows:
+        assert can in ("yes", "no"), (name, can)
+    validations = [ln.strip() for ln in lines if ln.startswith(" ") and ln.strip().startswith("validation:")]
+    assert len(validations) == len(want), validations
+    for name, text in zip(want, validations):
+        assert text.startswith("validation: %s: " % LEVEL[name]), (name, text)
+    whys = sum(1 for ln in lines if ln.strip().startswith("why not:"))
+    assert whys == sum(1 for _, can in rows if can == "no"), (whys, rows)  # one cause per backend that cannot
 
 
 @case

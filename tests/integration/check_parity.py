@@ -9,7 +9,7 @@ are required, its validation level and its name).
     (legacy spellings: --vendor NAME (= --profile NAME), --runtime-category CAT,
      --no-cbid, --require-occupancy: each overrides that one item of the profile)
 
-Profiles (PROFILES below): cupti, ppu, iluvatar, mcpti, roctracer, mspti, opencl.
+Profiles (PROFILES below): cupti, ppu, iluvatar, mcpti, roctracer, mspti, musa, opencl.
 --expect checks values of the trace's devtrace section by dotted path, compared as text:
 counts.kernel=17 dropped.vendor=0 malformed.records=4 backend=mspti ...
 
@@ -50,6 +50,7 @@ _CUDA = {
 }
 VENDOR_NAMES = {
     "cupti": _CUDA, "ppu": _CUDA, "iluvatar": _CUDA,
+    "musa": {generic: name.replace("cuda", "musa", 1) for generic, name in _CUDA.items()},
     "mcpti": {
         "get_device": "mcGetDevice", "get_device_count": "mcGetDeviceCount",
         "get_device_properties": "mcGetDeviceProperties", "set_device": "mcSetDevice",
@@ -170,6 +171,8 @@ PROFILES = {
                      absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
                      require_cbid=False, validation="emulated",
                      why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
+    "musa": Profile("musa", "privateuse1_runtime", VENDOR_NAMES["musa"], validation="emulated",
+                    why="Moore Threads MUPTI: musa* names with CUDA's cbids, against the MUPTI emulator"),
     # OpenCL has no register, warp or per-SM limits, and no callback ids; its shared memory
     # is the kernel's local memory (CL_KERNEL_LOCAL_MEM_SIZE plus the __local arguments).
     "opencl": Profile("opencl", "privateuse1_runtime", VENDOR_NAMES["opencl"],

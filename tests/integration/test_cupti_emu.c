@@ -35,8 +35,16 @@ static devtrace_session *open_backend(void)
     return emu_open(backend);
 }
 
-static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, const emu_expected *e, int faults)
+/* What a parity run expects besides the workload's counts, from its mode (never from the
+ * environment): faults injected (the losses are the emulator's), the subscription refused
+ * (a note names it), a one-buffer pool (requests refused, each one record). */
+typedef struct parity_expect {
+    int faults, subscribe_refused, pool_refusals;
+} parity_expect;
+
+static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, const emu_expected *e, parity_expect x)
 {
+    int faults = x.faults;
     devtrace_session *s = open_backend();
     CHECK(strcmp(devtrace_backend_name(s), backend) == 0, "backend %s, not cupti: %s", devtrace_backend_name(s),
           devtrace_unavailable_reason(s));
@@ -52,11 +60,10 @@ static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, co
           st->dropped_pool_full);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
-    const char *spec = getenv("DEVEMU_FAULTS");
-    if (spec && strstr(spec, "subscribe-fail"))
-        CHECK(emu_find_note(s, "cuptiSubscribe refused: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)"),
-              "no note about the refused subscription");
-    if (getenv("DEVTRACE_BUFFER_COUNT"))
+    int refused_note = emu_find_note(s, "cuptiSubscribe refused: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") != 0;
+    CHECK(refused_note == x.subscribe_refused, "%s note about a refused subscription",
+          refused_note ? "an unexpected" : "no");
+    if (x.pool_refusals)
         CHECK(st->refused_buffers > 0 && st->refused_buffers == st->dropped_vendor,
               "a 1-buffer pool: refused_buffers=%" PRIu64 " should be > 0 and equal dropped_vendor=%" PRIu64,
               st->refused_buffers, st->dropped_vendor);
@@ -176,9 +183,13 @@ int main(int argc, char **argv)
     emu_load(lib, &emu);
     emu_expected e = emu_expectations_file(wl, argc, argv, a.first_expect);
     if (strcmp(mode, "parity") == 0)
-        mode_parity(&emu, wl, trace, &e, 0);
+        mode_parity(&emu, wl, trace, &e, (parity_expect){0, 0, 0});
     else if (strcmp(mode, "faults") == 0)
-        mode_parity(&emu, wl, trace, &e, 1);
+        mode_parity(&emu, wl, trace, &e, (parity_expect){1, 0, 0});
+    else if (strcmp(mode, "subscribe-refused") == 0)
+        mode_parity(&emu, wl, trace, &e, (parity_expect){1, 1, 0});
+    else if (strcmp(mode, "pool-refusals") == 0)
+        mode_parity(&emu, wl, trace, &e, (parity_expect){1, 0, 1});
     else if (strcmp(mode, "second-subscriber") == 0)
         mode_second_subscriber(&emu, wl, trace, &e);
     else if (strcmp(mode, "missing-required") == 0)

@@ -33,7 +33,11 @@ static devtrace_session *open_mspti(void)
     return emu_open("mspti");
 }
 
-static void mode_parity(const emu_lib *emu, const char *wl, const char *trace, const emu_expected *e, int faults)
+/* faults: losses injected (the emulator's counts are expected); subscribe_refused: the run
+ * expects the note naming the refused subscription (and every other run its absence). Both
+ * come from the mode, never from the environment. */
+static void mode_parity(const emu_lib *emu, const char *wl, const char *trace, const emu_expected *e, int faults,
+                        int subscribe_refused)
 {
     devtrace_session *s = open_mspti();
     CHECK(strcmp(devtrace_backend_name(s), "mspti") == 0, "backend %s, not mspti: %s", devtrace_backend_name(s),
@@ -49,10 +53,8 @@ static void mode_parity(const emu_lib *emu, const char *wl, const char *trace, c
     emu_check_injected_losses(st, &es);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
-    const char *spec = getenv("DEVEMU_FAULTS");
-    if (spec && strstr(spec, "subscribe-fail"))
-        CHECK(emu_find_note(s, "msptiSubscribe refused: MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (2)"),
-              "no note about the refused subscription");
+    int refused_note = emu_find_note(s, "msptiSubscribe refused: MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (2)") != 0;
+    CHECK(refused_note == subscribe_refused, "%s note about a refused subscription", refused_note ? "an unexpected" : "no");
     if (!faults) {
         CHECK(st->dropped_vendor + st->malformed_records + st->zero_timestamp + st->refused_buffers +
                       st->dropped_pool_full ==
@@ -152,9 +154,11 @@ int main(int argc, char **argv)
         emu_lib emu;
         emu_load(lib, &emu);
         if (strcmp(mode, "parity") == 0)
-            mode_parity(&emu, wl, trace, &e, 0);
+            mode_parity(&emu, wl, trace, &e, 0, 0);
         else if (strcmp(mode, "faults") == 0)
-            mode_parity(&emu, wl, trace, &e, 1);
+            mode_parity(&emu, wl, trace, &e, 1, 0);
+        else if (strcmp(mode, "subscribe-refused") == 0)
+            mode_parity(&emu, wl, trace, &e, 1, 1);
         else if (strcmp(mode, "second-subscriber") == 0)
             mode_second_subscriber(&emu, wl, trace, &e);
         else if (strcmp(mode, "node-api-refused") == 0)

@@ -149,8 +149,9 @@ static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, co
               s->devices[0].num_sms == (int)g_wl.devices[0].sms,
           "device properties not read from hipDeviceGetAttribute (%d devices)", s->ndevices);
     CHECK(emu_find_note(s, "ROCtracer interface 4.1"), "no note naming the library and its interface");
-    if (dropped)
-        CHECK(emu_find_note(s, "ROCtracer reports no drop count"), "no note explaining dropped.vendor");
+    int drop_note = emu_find_note(s, "ROCtracer reports no drop count") != 0;
+    CHECK(drop_note == (dropped != 0), "%s note explaining dropped.vendor (the emulator dropped %" PRIu64 ")",
+          drop_note ? "a" : "no", dropped); /* exactly when records were dropped */
     CHECK(st->unpaired_flows == 0, "unpaired_flows=%" PRIu64, st->unpaired_flows);
     if (!faults) {
         CHECK(dropped + malformed + zero == 0, "the emulator injected faults in a run without faults");

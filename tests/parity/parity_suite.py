@@ -5,7 +5,7 @@
     parity_suite.py opencl --devtrace BIN --example BIN --workload WL --out-dir DIR --api-calls N
     parity_suite.py compare --devtrace BIN --workload WL --out-dir DIR
 
-`backend NAME` (cupti, ppu, iluvatar, mcpti, roctracer, mspti) runs the workload under
+`backend NAME` (cupti, ppu, iluvatar, mcpti, roctracer, mspti, musa) runs the workload under
 `devtrace record --backend NAME` with the emulator as the vendor library
 ($DEVTRACE_<NAME>_LIBRARY; mcpti with DEVEMU_FAULTS=maca-3.8, every MACA 3.8.0 quirk on),
 asserts every DESIGN.md parity assertion with the backend's profile (check_parity.py), the
@@ -53,6 +53,7 @@ EMULATED = collections.OrderedDict([
     ("mcpti", ("mcpti", "maca-3.8")),
     ("roctracer", ("roctracer", "")),
     ("mspti", ("mspti", "")),
+    ("musa", ("musa", "")),
 ])
 ALL = list(EMULATED) + ["opencl"]
 LOSS_ZERO = {"dropped.store_full": 0, "dropped.pool_full": 0, "dropped.vendor": 0, "malformed.records": 0,

@@ -32,27 +32,27 @@ import sys
 
 SKIP = 77
 # registry.c: the fixed order in which DEVTRACE_BACKEND=auto probes the compiled-in backends.
-ORDER = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "opencl"]
+ORDER = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa", "opencl"]
 DESCRIPTION = {
     "cupti": "NVIDIA CUPTI", "mcpti": "MetaX MCPTI (MACA)", "ppu": "Alibaba PPU (HGPTI)",
     "iluvatar": "Iluvatar CoreX (CUDA-compatible CUPTI)", "roctracer": "AMD ROCtracer (ROCm, Hygon DCU DTK)",
-    "mspti": "Huawei Ascend MSPTI", "opencl": "OpenCL loader layer",
+    "mspti": "Huawei Ascend MSPTI", "musa": "Moore Threads MUSA (MUPTI)", "opencl": "OpenCL loader layer",
     "none": "unavailable (records nothing, says why)",
 }
 LEVEL = {"cupti": "headers+emulated", "mcpti": "emulated", "ppu": "emulated", "iluvatar": "emulated",
-         "roctracer": "emulated", "mspti": "emulated", "opencl": "hardware"}
-API = {"cupti": "CUPTI", "mcpti": "MCPTI", "ppu": "HGPTI", "iluvatar": "CoreX CUPTI", "mspti": "MSPTI"}
+         "roctracer": "emulated", "mspti": "emulated", "musa": "emulated", "opencl": "hardware"}
+API = {"cupti": "CUPTI", "mcpti": "MCPTI", "ppu": "HGPTI", "iluvatar": "CoreX CUPTI", "mspti": "MSPTI", "musa": "MUPTI"}
 SDK_VARS = {"cupti": ["CUDA_HOME", "CUDA_PATH"], "mcpti": ["METAX_PATH", "METAX_HOME", "MACA_PATH", "MACA_HOME"],
             "ppu": ["PPU_SDK", "PPU_HOME"], "iluvatar": ["COREX_HOME", "COREX_PATH"], "roctracer": ["ROCM_PATH", "DTK_PATH"],
-            "mspti": ["ASCEND_HOME_PATH"]}
-EMULATED = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti"]
+            "mspti": ["ASCEND_HOME_PATH"], "musa": ["MUSA_HOME", "MUSA_PATH"]}
+EMULATED = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa"]
 # The file names every backend looks for (the descriptors' library and system names).
 VENDOR_LIBS = ["libcupti.so.13", "libcupti.so.12", "libcupti.so", "libcupti.so.1", "libhgpti.so", "libmcpti.so",
-               "libmspti.so", "libroctracer64.so", "libroctracer64.so.4", "libroctracer64.so.1", "libgalaxyhip.so.5"]
+               "libmspti.so", "libroctracer64.so", "libroctracer64.so.4", "libroctracer64.so.1", "libgalaxyhip.so.5", "libmupti.so"]
 OPENCL_LOADER = "libOpenCL.so.1"
 # Which emulator stands in for each backend's library.
 EMULATOR_OF = {"cupti": "cupti", "ppu": "cupti", "iluvatar": "cupti", "mcpti": "mcpti", "roctracer": "roctracer",
-               "mspti": "mspti"}
+               "mspti": "mspti", "musa": "musa"}
 
 # `why not:` on a machine with nothing installed and no SDK variable set: every backend's own
 # account of where it looked and how to point it at the library.
@@ -80,6 +80,9 @@ WHY_NOTHING = {
              "/usr/local/Ascend/ascend-toolkit/latest/tools/mspti/lib64/libmspti.so, the loader's search path for "
              "libmspti.so, the process itself; set $DEVTRACE_MSPTI_LIBRARY to the library's path or $ASCEND_HOME_PATH "
              "to the SDK root",
+    "musa": "MUPTI library not found; tried $MUSA_HOME (unset), $MUSA_PATH (unset), /usr/local/musa/lib/libmupti.so, "
+            "/usr/local/musa/lib64/libmupti.so, the loader's search path for libmupti.so, the process itself; set "
+            "$DEVTRACE_MUSA_LIBRARY to the library's path or $MUSA_HOME to the SDK root",
     "opencl": "libOpenCL.so.1 not found (install ocl-icd-libopencl1 and an ICD such as pocl-opencl-icd)",
 }
 NOT_A_FILE = "cannot open shared object file: No such file or directory"

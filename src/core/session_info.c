@@ -1,0 +1,182 @@
+/* session_info.c: the public calls that tell a consumer about a session (version, validation,
+ * runtime category, capture window, notes, devices), and the start, stop and drain that say
+ * why they failed. What the Chrome sink writes, a program can read here instead. */
+#include <stddef.h>
+#include <string.h>
+
+#include "core/errors.h"
+#include "core/session.h"
+
+const char *devtrace_version(void)
+{
+    return DEVTRACE_VERSION_STRING;
+}
+
+const char *devtrace_validation(const devtrace_session *s)
+{
+    return s ? s->validation : "";
+}
+
+const char *devtrace_runtime_category(const devtrace_session *s)
+{
+    return s ? s->runtime_category : "";
+}
+
+int devtrace_capture_window(const devtrace_session *s, uint64_t *start_ns, uint64_t *stop_ns)
+{
+    uint64_t start = 0, stop = 0;
+    int rc = DEVTRACE_EINVAL;
+    if (s) {
+        pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+        start = s->window_start;
+        stop = s->window_stop;
+        pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+        rc = s->state == DT_OPEN ? DEVTRACE_ESTATE : 0;
+        if (rc)
+            start = stop = 0;
+    }
+    if (start_ns)
+        *start_ns = start;
+    if (stop_ns)
+        *stop_ns = stop;
+    return rc;
+}
+
+int devtrace_note_count(const devtrace_session *s)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    int n = s->nnotes;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return n;
+}
+
+const char *devtrace_note(const devtrace_session *s, int index)
+{
+    if (!s || index < 0)
+        return NULL;
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    const char *note = index < s->nnotes ? s->notes[index] : NULL; /* a note is never changed or freed before close */
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return note;
+}
+
+int devtrace_device_count(const devtrace_session *s)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    int n = s->ndevices;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return n;
+}
+
+int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *out)
+{
+    if (!s || !out || out->size < offsetof(devtrace_device, name) + sizeof out->name)
+        return DEVTRACE_EINVAL;
+    devtrace_device d;
+    memset(&d, 0, sizeof d);
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    int found = index >= 0 && index < s->ndevices;
+    if (found) {
+        const dt_device_props *p = &s->devices[index];
+        d.id = p->id;
+        memcpy(d.name, p->name, sizeof d.name);
+        d.total_global_mem = p->total_global_mem;
+        d.compute_major = p->compute_major;
+        d.compute_minor = p->compute_minor;
+        d.max_threads_per_block = p->max_threads_per_block;
+        d.max_threads_per_sm = p->max_threads_per_sm;
+        d.max_blocks_per_sm = p->max_blocks_per_sm;
+        d.regs_per_block = p->regs_per_block;
+        d.regs_per_sm = p->regs_per_sm;
+        d.warp_size = p->warp_size;
+        d.num_sms = p->num_sms;
+        d.smem_per_block = p->smem_per_block;
+        d.smem_per_sm = p->smem_per_sm;
+        d.has_occupancy = p->has_occupancy;
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    if (!found)
+        return DEVTRACE_EINVAL;
+    size_t size = out->size < sizeof d ? out->size : sizeof d;
+    d.size = out->size;
+    memcpy(out, &d, size);
+    return 0;
+}
+
+static const char *state_words(dt_state state)
+{
+    switch (state) {
+    case DT_OPEN:
+        return "open and not started";
+    case DT_RUNNING:
+        return "already running";
+    case DT_STOPPED:
+        return "stopped";
+    default:
+        return "stopped and drained";
+    }
+}
+
+/* The newest note, when the call that failed added one (it says why); else "". */
+static const char *note_since(const devtrace_session *s, int before)
+{
+    int n = devtrace_note_count(s);
+    return n > before ? devtrace_note(s, n - 1) : "";
+}
+
+int devtrace_start_with_error(devtrace_session *s, devtrace_error *err)
+{
+    if (!s)
+        return dt_error_set(err, DEVTRACE_EINVAL, "no session (devtrace_open returned NULL)");
+    if (s->state != DT_OPEN)
+        return dt_error_set(err, DEVTRACE_ESTATE, "the session is %s; a session starts once, after devtrace_open",
+                            state_words(s->state));
+    int notes = devtrace_note_count(s);
+    int rc = devtrace_start(s);
+    if (rc) {
+        const char *why = note_since(s, notes);
+        return dt_error_set(err, rc, "backend %s: start failed: %s%s%s", s->backend_name, devtrace_strerror(rc),
+                            *why ? "; " : "", why);
+    }
+    return dt_error_set(err, 0, "%s", "");
+}
+
+int devtrace_stop_with_error(devtrace_session *s, devtrace_error *err)
+{
+    if (!s)
+        return dt_error_set(err, DEVTRACE_EINVAL, "no session (devtrace_open returned NULL)");
+    if (s->state != DT_RUNNING)
+        return dt_error_set(err, DEVTRACE_ESTATE, "the session is %s; only a running session stops",
+                            state_words(s->state));
+    int notes = devtrace_note_count(s);
+    int rc = devtrace_stop(s);
+    if (rc) {
+        const char *why = note_since(s, notes);
+        return dt_error_set(err, rc, "backend %s: stop failed: %s%s%s", s->backend_name, devtrace_strerror(rc),
+                            *why ? "; " : "", why);
+    }
+    return dt_error_set(err, 0, "%s", "");
+}
+
+int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
+                          devtrace_error *err)
+{
+    if (count)
+        *count = 0;
+    if (!s)
+        return dt_error_set(err, DEVTRACE_EINVAL, "no session (devtrace_open returned NULL)");
+    if (s->state == DT_RUNNING || s->state == DT_OPEN)
+        return dt_error_set(err, DEVTRACE_ESTATE, "the session is %s; call devtrace_stop before draining it",
+                            state_words(s->state));
+    int rc = dt_session_finalize(s);
+    if (rc)
+        return dt_error_set(err, rc, "cannot finalise the session's events: %s", devtrace_strerror(rc));
+    size_t n = dt_session_deliver(s, cb, user);
+    if (count)
+        *count = n;
+    return dt_error_set(err, 0, "%s", "");
+}

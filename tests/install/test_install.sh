@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_install.sh BUILD_DIR SOURCE_DIR WORK_DIR PYTHON: installs the build into a fresh
+# prefix (cmake --install), checks what it holds (the header, libdevtrace.so with its SONAME,
+# libdevtrace.a, the command, devtrace.pc, the CMake package), builds the consumer through
+# pkg-config and through find_package(devtrace), runs both, and traces the pkg-config one with
+# the installed command: the trace holds its kernel and its annotated operator.
+set -euo pipefail
+build=$1 src=$2 work=$3 python=$4
+prefix=$work/prefix
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "install test: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(cd "$prefix" && dirname "$(find . -name libdevtrace.so.0 -print -quit)")
+libdir=${libdir#./}
+[[ -n "$libdir" ]] || fail "no libdevtrace.so.0 installed under $prefix"
+for f in include/devtrace.h "$libdir/libdevtrace.so" "$libdir/libdevtrace.a" bin/devtrace \
+         "$libdir/pkgconfig/devtrace.pc" "$libdir/cmake/devtrace/devtraceConfig.cmake" \
+         "$libdir/cmake/devtrace/devtraceConfigVersion.cmake" "$libdir/cmake/devtrace/devtraceTargets.cmake"; do
+  [[ -e "$prefix/$f" ]] || fail "cmake --install did not install $f"
+done
+soname=$(objdump -p "$prefix/$libdir/libdevtrace.so" | awk '$1 == "SONAME" {print $2}')
+[[ "$soname" == "libdevtrace.so.0" ]] || fail "SONAME is '$soname', expected libdevtrace.so.0"
+rpath=$(objdump -p "$prefix/bin/devtrace" | awk '$1 == "RUNPATH" || $1 == "RPATH" {print $2}')
+[[ "$rpath" == "\$ORIGIN/../$libdir" ]] || fail "the command's RPATH is '$rpath', expected \$ORIGIN/../$libdir"
+echo "installed: include/devtrace.h, $libdir/libdevtrace.so (SONAME $soname), libdevtrace.a, bin/devtrace (RPATH $rpath), devtrace.pc, cmake/devtrace"
+
+# pkg-config: shared, and static (--static adds the archive's own libraries).
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
+[[ "$(pkg-config --modversion devtrace)" == "0.1.0" ]] || fail "pkg-config --modversion devtrace: $(pkg-config --modversion devtrace)"
+cc -std=c11 -Wall -Werror -o "$work/consumer_pc" "$src/consumer.c" $(pkg-config --cflags --libs devtrace) -lOpenCL \
+   -Wl,-rpath,"$prefix/$libdir"
+cc -std=c11 -Wall -Werror -o "$work/consumer_pc_static" "$src/consumer.c" $(pkg-config --cflags devtrace) \
+   "$prefix/$libdir/libdevtrace.a" $(pkg-config --static --libs-only-l devtrace | sed 's/-ldevtrace//') -lOpenCL
+
+# CMake package: devtrace::devtrace and devtrace::devtrace_static.
+cmake -S "$src" -B "$work/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+for exe in "$work/consumer_pc" "$work/consumer_pc_static" "$work/cmake-build/consumer_shared" "$work/cmake-build/consumer_static"; do
+  out=$("$exe") || fail "$exe exited $?"
+  [[ "$out" == *"consumer: ok"* ]] || fail "$exe printed: $out"
+done
+ldd "$work/cmake-build/consumer_shared" | grep -q "$prefix/$libdir/libdevtrace.so.0" ||
+  fail "consumer_shared does not load the installed libdevtrace.so.0"
+echo "built and ran: pkg-config (shared, static), find_package (devtrace::devtrace, devtrace::devtrace_static)"
+
+# The installed command traces the consumer; DEVTRACE_LIBRARY unset, so it finds its collector itself.
+env -u DEVTRACE_LIBRARY "$prefix/bin/devtrace" record --backend opencl -o "$work/trace.json" -- "$work/consumer_pc" >/dev/null
+"$python" - "$work/trace.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+kernels = [e["name"] for e in ev if e.get("cat") == "kernel"]
+ops = [e["name"] for e in ev if e.get("cat") == "cpu_op"]
+assert t["devtrace"]["backend"] == "opencl", t["devtrace"]["backend"]
+assert kernels == ["add_one"], kernels
+assert ops == ["install_consumer_op"], ops
+print("traced with the installed command: backend opencl, kernels %s, cpu_ops %s" % (kernels, ops))
+PY
