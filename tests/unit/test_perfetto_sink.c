@@ -1,7 +1,8 @@
 /* test_perfetto_sink.c: the Perfetto sink's contract beyond what tests/perfetto compares
  * with the JSON: which names choose it (any case; nothing else), that devtrace_write_trace
  * follows the name, the atomic file (a missing folder fails with the path and the fix, and
- * leaves nothing), a session never started, the same bytes from the buffer and from a
+ * leaves nothing; the rest of the atomic write, shared with the Chrome sink, is in
+ * test_atomic_write.c), the same bytes from the buffer and from a
  * file written by three threads, ".gz" (one gzip stream of the same bytes, serially and by
  * threads), and protobuf lengths of 128 bytes or more. */
 #include <setjmp.h>
@@ -168,23 +169,6 @@ static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothi
     assert_int_equal(ut_entries_in(f->dir), 0);
 }
 
-static void test_a_session_never_started_is_refused(void **state)
-{
-    fixture *f = *state;
-    devtrace_config cfg;
-    devtrace_config_init(&cfg);
-    cfg.backend = "none";
-    devtrace_error err = {0, ""};
-    devtrace_session *s = devtrace_open(&cfg, &err);
-    assert_non_null(s);
-    char path[512];
-    path_in(f, "never.pftrace", path, sizeof path);
-    assert_int_equal(devtrace_write_perfetto(s, path, &err), DEVTRACE_ESTATE);
-    assert_non_null(strstr(err.message, "devtrace_start"));
-    assert_int_equal(ut_entries_in(f->dir), 0);
-    devtrace_close(s);
-}
-
 static void test_a_long_message_gets_a_two_byte_length(void **state)
 {
     (void)state;
@@ -217,7 +201,6 @@ int main(void)
                                         tear_down),
         cmocka_unit_test_setup_teardown(test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing, set_up,
                                         tear_down),
-        cmocka_unit_test_setup_teardown(test_a_session_never_started_is_refused, set_up, tear_down),
         cmocka_unit_test(test_a_long_message_gets_a_two_byte_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
