@@ -3,7 +3,7 @@
  * devtrace section's losses and notes; read in one pass over the file (trace_reader.h), and
  * made into tables (table.h). Times are integer nanoseconds throughout.
  *
- * Memory: the file is read in 4 MiB pieces; what is kept grows with what is aggregated, not
+ * Memory: the file is read in 1 MiB pieces; what is kept grows with what is aggregated, not
  * with the file's size: one entry per distinct name, 8 bytes per kernel (its duration, for the
  * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 24
  * per op instance with an External id (to attribute device time to it). */

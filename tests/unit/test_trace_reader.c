@@ -37,7 +37,8 @@ typedef struct seen {
 static void copy_str(char *out, size_t cap, dt_tr_str s)
 {
     size_t n = s.len < cap - 1 ? s.len : cap - 1;
-    memcpy(out, s.s, n);
+    if (n) /* an absent string is {NULL, 0} */
+        memcpy(out, s.s, n);
     out[n] = 0;
 }
 
