@@ -66,8 +66,12 @@ void *__wrap_realloc(void *p, size_t size)
     return allocation_fails() ? NULL : __real_realloc(p, size);
 }
 
-static const char *const names[] = {"plain_kernel", "quote\"and\\slash", "tab\tand\x01 control", "long_name_"
-                                    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_23FillFunctor_float_EEEvT0_"};
+static const char *const names[] = {
+    "plain_kernel",
+    "quote\"and\\slash",
+    "tab\tand\x01 control",
+    "long_name__ZN2at6native29vectorized_elementwise_kernelILi4ENS0_23FillFunctor_float_EEEvT0_",
+};
 #define NNAMES (sizeof names / sizeof names[0])
 #define CALLS 1500 /* 3000 events: three pieces of events for the pipeline */
 
