@@ -1,49 +1,30 @@
 #!/usr/bin/env python3
-"""test_command_edges.py DEVTRACE [EXAMPLE]: the devtrace command's small edges, each asserted exactly.
+"""test_command_edges.py DEVTRACE [EXAMPLE]: the devtrace command's small edges, each asserted
+exactly.
 
 help and version spellings; record's option values ('--' is never a value, -o's suffix test
 is case-insensitive); what record checks before the program runs (the trace file can be
 created, RANK < WORLD_SIZE, --raw on a backend that can save raw captures, a forced backend
-that cannot trace here); replay's refusal of another vendor's capture. EXAMPLE (the OpenCL example) is traced where
-a case needs a backend that really starts (PoCL); without it those cases say SKIP.
+that cannot trace here); replay's refusal of another vendor's capture, and of a phantom
+record read from inside a cut-short MCPTI record. EXAMPLE (the OpenCL example) is traced
+where a case needs a backend that really starts (PoCL); without it those cases say SKIP.
 """
 import gzip
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
+
+import cli_cases
 
 DEVTRACE = sys.argv[1]
 EXAMPLE = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None  # the OpenCL example, when built
 failures = []
-
-
-class Skipped(Exception):
-    """A case that cannot run here: printed as SKIP, never counted as passed."""
-
-
-def case(fn):
-    try:
-        fn()
-        print(f"ok   {fn.__name__}")
-    except Skipped as why:
-        print(f"SKIP {fn.__name__}: {why}")
-    except AssertionError as e:
-        failures.append(fn.__name__)
-        print(f"FAIL {fn.__name__}: {e}")
-    return fn
-
-
-def run(*args, env=None, timeout=60):
-    e = dict(os.environ)
-    for name in ("DEVTRACE_BACKEND", "RANK", "WORLD_SIZE"):
-        e.pop(name, None)
-    e.update(env or {})
-    return subprocess.run([DEVTRACE, *args], capture_output=True, text=True, env=e, timeout=timeout)
-
-
+case = cli_cases.case_runner(failures)
+# The settings record reads from the environment are the cases' own.
+run = cli_cases.command_runner(DEVTRACE, unset=("DEVTRACE_BACKEND", "RANK", "WORLD_SIZE"))
+Skipped = cli_cases.Skipped
 tmp = tempfile.mkdtemp(prefix="devtrace-edges-")
 
 
