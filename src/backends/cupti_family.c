@@ -459,6 +459,10 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
         return;
     dt_guard_pass pass;
     dt_cf_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
+    /* Before the walk: the records of this buffer ended before this sample, or at most a
+     * sampling period after the last one (the MCPTI scanner bounds record times by them). */
+    if (st)
+        cf_maybe_sample(st);
     int idx = pool_index(buffer);
     if (idx >= 0) {
         if (valid_size > G.buffer_size) {
@@ -490,8 +494,6 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
         }
         /* else: not a buffer we lent; never touch it */
     }
-    if (st)
-        cf_maybe_sample(st);
     dt_guard_leave(&G.guard, &pass);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/session.h"
 #include "cupti_decode.h"
 #include "cupti_records.h"
 #include "mcpti_scan.h"
@@ -105,12 +106,70 @@ dt_mcpti_verdict dt_mcpti_validate(const uint8_t *rec, size_t avail)
     }
 }
 
+dt_mcpti_time_bounds dt_mcpti_time_bounds_of(dt_session *s)
+{
+    dt_mcpti_time_bounds b = {0, UINT64_MAX, 0};
+    uint64_t first, last;
+    if (!s || dt_vendor_clock_span(s, &first, &last) != 0)
+        return b;
+    b.lo = first > DT_MCPTI_CLOCK_MARGIN_NS ? first - DT_MCPTI_CLOCK_MARGIN_NS : 0;
+    b.hi = last < UINT64_MAX - DT_MCPTI_CLOCK_MARGIN_NS ? last + DT_MCPTI_CLOCK_MARGIN_NS : UINT64_MAX;
+    b.known = 1;
+    return b;
+}
+
+_Static_assert(offsetof(dt_cupti_api, end) == offsetof(dt_cupti_api, start) + 8, "end follows start");
+_Static_assert(offsetof(dt_cupti_memset4, end) == offsetof(dt_cupti_memset4, start) + 8, "end follows start");
+_Static_assert(offsetof(dt_cupti_memcpy_prefix, end) == offsetof(dt_cupti_memcpy_prefix, start) + 8, "end follows start");
+_Static_assert(offsetof(dt_cupti_kernel_prefix, end) == offsetof(dt_cupti_kernel_prefix, start) + 8, "end follows start");
+
+/* The start and end of a valid record of a timed kind; 0 for the external correlation. */
+static int record_times(const uint8_t *rec, uint32_t kind, uint64_t *start, uint64_t *end)
+{
+    size_t at = kind == DT_MCPTI_KIND_RUNTIME ? offsetof(dt_cupti_api, start)
+                : kind == DT_MCPTI_KIND_MEMSET ? offsetof(dt_cupti_memset4, start)
+                : kind == DT_MCPTI_KIND_MEMCPY ? offsetof(dt_cupti_memcpy_prefix, start)
+                : kind == DT_MCPTI_KIND_EXTERNAL_CORRELATION ? 0
+                                                             : offsetof(dt_cupti_kernel_prefix, start);
+    if (!at)
+        return 0;
+    memcpy(start, rec + at, sizeof *start);
+    memcpy(end, rec + at + sizeof *start, sizeof *end); /* end follows start in every layout */
+    return 1;
+}
+
+dt_mcpti_verdict dt_mcpti_validate_in(const uint8_t *rec, size_t avail, const dt_mcpti_time_bounds *b)
+{
+    dt_mcpti_verdict v = dt_mcpti_validate(rec, avail);
+    if (v != DT_MCPTI_VALID)
+        return v;
+    uint32_t kind;
+    memcpy(&kind, rec, sizeof kind);
+    if (kind == DT_MCPTI_KIND_MEMCPY) {
+        dt_cupti_memcpy_prefix m;
+        memcpy(&m, rec, sizeof m);
+        if (m.copy_kind > DT_MCPTI_MAX_COPY_KIND || m.src_kind > DT_MCPTI_MAX_MEMORY_KIND ||
+            m.dst_kind > DT_MCPTI_MAX_MEMORY_KIND)
+            return DT_MCPTI_BAD_ENUMERATION;
+    } else if (kind == DT_MCPTI_KIND_MEMSET) {
+        dt_cupti_memset4 m;
+        memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
+        if (m.memory_kind > DT_MCPTI_MAX_MEMORY_KIND)
+            return DT_MCPTI_BAD_ENUMERATION;
+    }
+    uint64_t start, end;
+    if (b && b->known && record_times(rec, kind, &start, &end) && (start || end) && (start < b->lo || end > b->hi))
+        return DT_MCPTI_OUTSIDE_CLOCK;
+    return DT_MCPTI_VALID;
+}
+
 const char *dt_mcpti_verdict_name(dt_mcpti_verdict v)
 {
     static const char *const names[DT_MCPTI_VERDICT_COUNT] = {
         "valid", "not an MCPTI kind", "truncated", "grid or block dimension outside (0, 2^20)",
         "correlationId 0", "end before start or longer than 1 h", "bytes 0", "cbid >= 1000",
-        "externalKind outside 1..5",
+        "externalKind outside 1..5", "copy kind > 10 or memory kind > 7",
+        "times outside the session's clock samples +- 1 s",
     };
     return (unsigned)v < DT_MCPTI_VERDICT_COUNT ? names[v] : "?";
 }
@@ -121,8 +180,9 @@ static void stat_add(dt_cf_decoder *d, int which, uint64_t n)
         atomic_fetch_add_explicit(&d->scan_stats[which], n, memory_order_relaxed);
 }
 
-void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
-                         dt_cf_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out)
+static void scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
+                       dt_cf_walk_counts *c, uint64_t max_records, const dt_mcpti_time_bounds *bounds,
+                       dt_mcpti_scan_result *out)
 {
     dt_mcpti_scan_result r = {0, 0, 0, 0, 0};
     size_t off = from, run_start = 0;
@@ -134,7 +194,7 @@ void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t val
         }
         const uint8_t *rec = buf + off;
         size_t avail = valid_size - off;
-        dt_mcpti_verdict v = dt_mcpti_validate(rec, avail);
+        dt_mcpti_verdict v = dt_mcpti_validate_in(rec, avail, bounds);
         if (v == DT_MCPTI_VALID) {
             if (in_run) {
                 r.runs++;
@@ -177,12 +237,20 @@ void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t val
         *out = r;
 }
 
+void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
+                         dt_cf_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out)
+{
+    dt_mcpti_time_bounds bounds = dt_mcpti_time_bounds_of(d->s);
+    scan_range(d, buf, from, valid_size, mode, c, max_records, &bounds, out);
+}
+
 void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                           dt_cf_walk_counts *c)
 {
     size_t pos = 0; /* the end of the last record the iterator gave: all before it is handled */
     uint64_t taken = 0;
     int reason = -1;
+    const dt_mcpti_time_bounds bounds = dt_mcpti_time_bounds_of(d->s);
     stat_add(d, DT_MCPTI_STAT_BUFFERS, 1);
     if (!d->next) {
         reason = DT_MCPTI_STAT_NO_ITERATOR;
@@ -210,7 +278,7 @@ void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_
                 reason = DT_MCPTI_STAT_ITER_SKIPPED;
                 break;
             }
-            if (dt_mcpti_validate(buf + off, valid_size - off) != DT_MCPTI_VALID) {
+            if (dt_mcpti_validate_in(buf + off, valid_size - off, &bounds) != DT_MCPTI_VALID) {
                 reason = DT_MCPTI_STAT_ITER_INVALID;
                 break;
             }
@@ -229,7 +297,7 @@ void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_
         return;
     if (reason != DT_MCPTI_STAT_CAP)
         stat_add(d, reason, 1);
-    dt_mcpti_scan_range(d, buf, pos, valid_size, mode, c, DT_MCPTI_SCAN_MAX_RECORDS - taken, NULL);
+    scan_range(d, buf, pos, valid_size, mode, c, DT_MCPTI_SCAN_MAX_RECORDS - taken, &bounds, NULL);
 }
 
 void dt_mcpti_finish(dt_cf_decoder *d)

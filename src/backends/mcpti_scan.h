@@ -8,7 +8,10 @@
  * a record only when it fits in the valid bytes and its fields pass vendor-abi.md's
  * checks; it then advances by the full vendor record size, else by 8 bytes
  * (resynchronising). It stops at the end of the valid bytes, on a position that does not
- * advance, or at a record cap. Counting, exact and the same whichever way a buffer was
+ * advance, or at a record cap. The walker's records and the scanner's candidates pass the
+ * same checks (dt_mcpti_validate_in): their own fields and the session's bounds, so that a
+ * candidate the scanner finds inside a cut-short record (a truncated tail) is not taken
+ * for a record because its own fields happen to look right. Counting, exact and the same whichever way a buffer was
  * walked:
  *  - every maximal run of bytes that holds no accepted record (garbage, a record whose
  *    fields fail, a truncated last record) is one malformed record (malformed_records)
@@ -46,6 +49,15 @@
 #define DT_MCPTI_MAX_EXTERNAL_KIND 5u             /* externalKind in 1..5 */
 #define DT_MCPTI_MAX_DURATION_NS 3600000000000ull /* a sane duration: at most 1 h */
 #define DT_MCPTI_SCAN_MAX_RECORDS (1u << 22)      /* record cap per buffer */
+/* Beyond its own fields, a record must fit the session it was taken in: its times within
+ * the session's vendor clock samples widened by this margin on each side (the first sample
+ * is taken before activity is enabled, the last after the final flush, and one at most
+ * every DT_CLOCK_SAMPLE_PERIOD_NS (100 ms) before each live buffer is walked: 1 s covers
+ * that period at up to 10 vendor ns per host ns), so its duration within their span too; and
+ * its enumerations within CUPTI's values (copy kind < 11, memory kinds <= 7). */
+#define DT_MCPTI_CLOCK_MARGIN_NS 1000000000ull
+#define DT_MCPTI_MAX_COPY_KIND 10u   /* CUpti_ActivityMemcpyKind: UNKNOWN 0 .. PTOP 10 */
+#define DT_MCPTI_MAX_MEMORY_KIND 7u  /* CUpti_ActivityMemoryKind: UNKNOWN 0 .. MANAGED_STATIC 7 */
 
 /* Why a record fails validation (DT_MCPTI_VALID when it does not). */
 typedef enum dt_mcpti_verdict {
@@ -58,13 +70,28 @@ typedef enum dt_mcpti_verdict {
     DT_MCPTI_ZERO_BYTES,        /* memcpy/memset: bytes == 0 */
     DT_MCPTI_BAD_CBID,          /* runtime: cbid >= 1000 */
     DT_MCPTI_BAD_EXTERNAL_KIND, /* external correlation: externalKind outside 1..5 */
+    DT_MCPTI_BAD_ENUMERATION,   /* memcpy/memset: a copy or memory kind outside CUPTI's values */
+    DT_MCPTI_OUTSIDE_CLOCK,     /* times outside the session's clock samples +- the margin */
     DT_MCPTI_VERDICT_COUNT
 } dt_mcpti_verdict;
 
 /* The vendor size of a record kind, 0 when the kind is not MCPTI's. */
 uint32_t dt_mcpti_record_size(uint32_t kind);
-/* Validates the record at rec with avail valid bytes from rec on (any alignment). */
+/* Validates the record at rec with avail valid bytes from rec on (any alignment): its own
+ * fields. */
 dt_mcpti_verdict dt_mcpti_validate(const uint8_t *rec, size_t avail);
+
+/* The vendor times a record of the session may carry: [lo, hi], from its clock samples
+ * (known == 0: no sample yet, or no session: times are not bounded beyond 1 h). */
+typedef struct dt_mcpti_time_bounds {
+    uint64_t lo, hi;
+    int known;
+} dt_mcpti_time_bounds;
+/* The bounds of session s now (s may be NULL). */
+dt_mcpti_time_bounds dt_mcpti_time_bounds_of(dt_session *s);
+/* Validates the record as dt_mcpti_validate does, then against the session: its times
+ * within b (start == end == 0, a record without timing, passes) and its enumerations. */
+dt_mcpti_verdict dt_mcpti_validate_in(const uint8_t *rec, size_t avail, const dt_mcpti_time_bounds *b);
 const char *dt_mcpti_verdict_name(dt_mcpti_verdict v);
 
 /* The decoder's scan_stats for MCPTI. */

@@ -5,7 +5,8 @@
  * session replays to the same trace, byte for byte, given the same trace name.
  *
  * Passes over the bytes, in this order: the metadata (to name the session), the strings
- * (record pointers resolve through them) and the sizes of kinds without a layout, the buffers, then the rest in file order (the
+ * (record pointers resolve through them), the sizes of kinds without a layout and the clock
+ * samples (the MCPTI scanner bounds record times by them), the buffers, then the rest in file order (the
  * vendor's names apply after every buffer, as they did live). */
 #include <errno.h>
 #include <fcntl.h>
@@ -203,12 +204,12 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         return err ? err->code : DEVTRACE_EUNKNOWN_BACKEND;
     }
 
-    /* 2. the strings, 3. the buffers, 4. the rest in file order */
-    dt_raw_visitor strings = {.user = &c, .string = on_string, .kind_size = on_kind_size};
+    /* 2. the strings and clock samples (decoders bound record times by the samples), 3. the
+     * buffers, 4. the rest in file order */
+    dt_raw_visitor strings = {.user = &c, .string = on_string, .kind_size = on_kind_size, .clock = on_clock};
     dt_raw_visitor buffers = {.user = &c, .buffer_mode = on_buffer};
     dt_raw_visitor rest = {.user = &c,
                            .api_name = on_api_name,
-                           .clock = on_clock,
                            .window = on_window,
                            .device = on_device,
                            .note = on_note,

@@ -315,6 +315,19 @@ void dt_set_window(dt_session *s, uint64_t start, uint64_t stop)
     pthread_mutex_unlock(&s->lock);
 }
 
+int dt_vendor_clock_span(dt_session *s, uint64_t *lo, uint64_t *hi)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->nsamples;
+    uint64_t first = n ? s->samples[0].vendor_ns : 0, last = n ? s->samples[n - 1].vendor_ns : 0;
+    pthread_mutex_unlock(&s->lock);
+    if (!n)
+        return -1;
+    *lo = first < last ? first : last;
+    *hi = first < last ? last : first;
+    return 0;
+}
+
 void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns)
 {
     pthread_mutex_lock(&s->lock);

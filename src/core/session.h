@@ -105,6 +105,9 @@ static inline int dt_emit(dt_session *s, const devtrace_event *ev)
     return 0;
 }
 void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns);
+/* The vendor times of the session's first and last clock samples, the lower first (they
+ * are taken in time order): 0, or -1 when it has none. */
+int dt_vendor_clock_span(dt_session *s, uint64_t *lo, uint64_t *hi);
 /* A paired clock sample taken now: the vendor's clock read (read_vendor) between two host
  * CLOCK_REALTIME readings, paired with their middle. When read_vendor returns success the
  * sample is added and 0 returned, with *vendor_ns and *host_ns set when not NULL (for a

@@ -1,49 +1,30 @@
 #!/usr/bin/env python3
-"""test_command_edges.py DEVTRACE [EXAMPLE]: the devtrace command's small edges, each asserted exactly.
+"""test_command_edges.py DEVTRACE [EXAMPLE]: the devtrace command's small edges, each asserted
+exactly.
 
 help and version spellings; record's option values ('--' is never a value, -o's suffix test
 is case-insensitive); what record checks before the program runs (the trace file can be
 created, RANK < WORLD_SIZE, --raw on a backend that can save raw captures, a forced backend
-that cannot trace here); replay's refusal of another vendor's capture. EXAMPLE (the OpenCL example) is traced where
-a case needs a backend that really starts (PoCL); without it those cases say SKIP.
+that cannot trace here); replay's refusal of another vendor's capture, and of a phantom
+record read from inside a cut-short MCPTI record. EXAMPLE (the OpenCL example) is traced
+where a case needs a backend that really starts (PoCL); without it those cases say SKIP.
 """
 import gzip
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
+
+import cli_cases
 
 DEVTRACE = sys.argv[1]
 EXAMPLE = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None  # the OpenCL example, when built
 failures = []
-
-
-class Skipped(Exception):
-    """A case that cannot run here: printed as SKIP, never counted as passed."""
-
-
-def case(fn):
-    try:
-        fn()
-        print(f"ok   {fn.__name__}")
-    except Skipped as why:
-        print(f"SKIP {fn.__name__}: {why}")
-    except AssertionError as e:
-        failures.append(fn.__name__)
-        print(f"FAIL {fn.__name__}: {e}")
-    return fn
-
-
-def run(*args, env=None, timeout=60):
-    e = dict(os.environ)
-    for name in ("DEVTRACE_BACKEND", "RANK", "WORLD_SIZE"):
-        e.pop(name, None)
-    e.update(env or {})
-    return subprocess.run([DEVTRACE, *args], capture_output=True, text=True, env=e, timeout=timeout)
-
-
+case = cli_cases.case_runner(failures)
+# The settings record reads from the environment are the cases' own.
+run = cli_cases.command_runner(DEVTRACE, unset=("DEVTRACE_BACKEND", "RANK", "WORLD_SIZE"))
+Skipped = cli_cases.Skipped
 tmp = tempfile.mkdtemp(prefix="devtrace-edges-")
 
 
@@ -210,13 +191,16 @@ def forced_backend_that_cannot_trace_says_why_before_running_and_in_the_trace():
                           "'unavailable')"], d["notes"]
 
 
-def capture(vendor, api_version, buffers):
-    """A .dtraw capture (docs/raw-format.md): the header, then one BUF chunk per buffer."""
+def capture(vendor, api_version, buffers, clock=(), clock_after=()):
+    """A .dtraw capture (docs/raw-format.md): the header, CLK chunks (vendor ns, host ns),
+    one BUF chunk per buffer, then more CLK chunks (as a live capture writes the last one)."""
     data = b"DTRAW1\0\0" + struct.pack("<II", 1, len(vendor)) + vendor + struct.pack("<I", api_version)
+    clk = lambda pair: b"CLK " + struct.pack("<QQQ", 16, *pair)
+    data += b"".join(clk(pair) for pair in clock)
     for buf in buffers:
         payload = struct.pack("<Q", len(buf)) + buf
         data += b"BUF " + struct.pack("<Q", len(payload)) + payload
-    return data
+    return data + b"".join(clk(pair) for pair in clock_after)
 
 
 @case
@@ -249,6 +233,44 @@ def replay_as_a_vendor_with_the_same_records_names_both_vendors():
     r = run("replay", path, "-q", "-o", out("ppu.json"))
     with open(out("ppu.json")) as f:
         assert not any("decoded as" in n for n in json.load(f)["devtrace"]["notes"])
+
+
+def mcpti_api(cbid, start, end, correlation):
+    """MCpti_ActivityAPI, 40 bytes (vendor-abi.md)."""
+    return struct.pack("<IIQQIII4x", 5, cbid, start, end, 4242, 4343, correlation)
+
+
+def mcpti_kernel_cut_short(start, end, completed, correlation, keep=120):
+    """MCpti_ActivityKernel8 (200 bytes), only its first `keep` bytes."""
+    k = bytearray(200)
+    struct.pack_into("<I", k, 0, 10)           # CONCURRENT_KERNEL
+    struct.pack_into("<I", k, 8, 1)            # partitionedGlobalCacheRequested: OFF
+    struct.pack_into("<QQQ", k, 16, start, end, completed)
+    struct.pack_into("<III", k, 40, 0, 1, 7)   # device, context, stream
+    struct.pack_into("<6I", k, 52, 416, 6, 7, 256, 8, 9)
+    struct.pack_into("<I", k, 92, correlation)
+    return bytes(k[:keep])
+
+
+@case
+def mcpti_replay_of_a_truncated_tail_gives_no_phantom_copy():
+    # The last buffer ends 120 bytes into a kernel record; read from +8, its bytes look like a
+    # memcpy (kind 1, copy kind 0, 2 bytes, start 2, end 2^32), far outside the clock samples.
+    lo, hi = 1_000_000_000_000, 1_001_000_000_000
+    buf = mcpti_api(19, lo + 1000, lo + 1200, 501) + mcpti_kernel_cut_short(2, 2, 1 << 32, 502)
+    path = out("cut.dtraw")
+    with open(path, "wb") as f:
+        f.write(capture(b"mcpti", 18, [buf], clock=[(lo, 1_700_000_000_000_000_000)],
+                        clock_after=[(hi, 1_700_000_001_000_000_000)]))
+    r = run("replay", path, "-q", "-o", out("cut.json"))
+    assert r.returncode == 0, r.stderr
+    with open(out("cut.json")) as f:
+        trace = json.load(f)
+    d = trace["devtrace"]
+    assert d["counts"] == {"kernel": 0, "memcpy": 0, "memset": 0, "runtime": 1, "cpu_op": 0}, d["counts"]
+    assert d["malformed"] == {"records": 1, "bytes": 120}, d["malformed"]
+    assert not [e for e in trace["traceEvents"] if e.get("cat") == "gpu_memcpy"]
+    assert d["unpaired_flows"] == 0, d["unpaired_flows"]
 
 
 if failures:

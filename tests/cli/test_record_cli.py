@@ -15,27 +15,14 @@ import sys
 import tempfile
 import time
 
+import cli_cases
 import trace_checks as tc
 
 DEVTRACE = sys.argv[1]
 EXAMPLE = sys.argv[2] if len(sys.argv) > 2 else None
 failures = []
-
-
-def case(fn):
-    try:
-        fn()
-        print(f"ok   {fn.__name__}")
-    except AssertionError as e:
-        failures.append(fn.__name__)
-        print(f"FAIL {fn.__name__}: {e}")
-    return fn
-
-
-def run(*args, env=None, timeout=120):
-    e = dict(os.environ)
-    e.update(env or {})
-    return subprocess.run([DEVTRACE, *args], capture_output=True, text=True, env=e, timeout=timeout)
+case = cli_cases.case_runner(failures)
+run = cli_cases.command_runner(DEVTRACE)
 
 
 tmp = tempfile.mkdtemp(prefix="devtrace-cli-")

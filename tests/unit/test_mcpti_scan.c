@@ -579,6 +579,119 @@ static void short_and_unknown_records_are_not_ours_or_truncated(void **state)
     assert_int_equal(dt_mcpti_record_size(0), 0);
 }
 
+/* ---- a truncated tail: no phantom record from inside the cut-short bytes ---- */
+
+#define SAMPLE_LO 1000000000000ull /* the session's vendor clock samples (device ns) */
+#define SAMPLE_HI 1001000000000ull
+
+/* One API record inside the samples, then a kernel cut short after 120 of its 200 bytes
+ * whose fields, read from 8-byte-aligned offsets inside it, look like other records: at +8
+ * a memcpy (partitionedGlobalCacheRequested = 1 reads as its kind, start 2 as its bytes,
+ * end 2 as its start, completed 2^32 as its end: copy kind 0, 2 bytes, 2 -> 2^32 ns), at
+ * +16 and +24 memsets (start 2 and end 2 read as kind MEMSET). Each passes its own fields'
+ * checks; none lies within the session's clock samples. */
+static size_t build_truncated_kernel_tail(fixture *f)
+{
+    size_t o = write_api(f->buf, 19, SAMPLE_LO + 1000, SAMPLE_LO + 1200, 501);
+    kernel_args k = good_kernel(502);
+    k.start = 2;
+    k.end = 2;
+    write_kernel(f->buf + o, k);
+    ut_put32(f->buf + o, 8, 1);          /* partitionedGlobalCacheRequested: OFF */
+    ut_put64(f->buf + o, 32, 1ull << 32); /* completed */
+    f->used = o + 120;
+    return o;
+}
+
+static void truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed(void **state)
+{
+    fixture *f = *state;
+    dt_add_clock_sample(f->s, SAMPLE_LO, 5000);
+    dt_add_clock_sample(f->s, SAMPLE_HI, 1000005000);
+    size_t tail = build_truncated_kernel_tail(f);
+    /* Each candidate passes its own fields' checks: only the session's bounds reject it. */
+    const dt_mcpti_time_bounds b = dt_mcpti_time_bounds_of(f->s);
+    assert_true(b.known);
+    assert_int_equal(b.lo, SAMPLE_LO - DT_MCPTI_CLOCK_MARGIN_NS);
+    assert_int_equal(b.hi, SAMPLE_HI + DT_MCPTI_CLOCK_MARGIN_NS);
+    for (size_t at = 8; at <= 24; at += 8) {
+        assert_int_equal(dt_mcpti_validate(f->buf + tail + at, 120 - at), DT_MCPTI_VALID);
+        assert_int_equal(dt_mcpti_validate_in(f->buf + tail + at, 120 - at, &b), DT_MCPTI_OUTSIDE_CLOCK);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t bytes_before = f->s->stats.malformed_bytes, runs_before = stat_of(f, DT_MCPTI_STAT_RUNS);
+        uint64_t rejected_before = stat_of(f, DT_MCPTI_STAT_REJECTED);
+        dt_cf_walk_counts c = walk(f, pass ? NULL : good_next);
+        assert_int_equal(c.records, 1);
+        assert_int_equal(c.emitted, 1);
+        assert_int_equal(c.malformed, 1);
+        assert_int_equal(f->s->stats.malformed_bytes - bytes_before, 120);
+        assert_int_equal(stat_of(f, DT_MCPTI_STAT_RUNS) - runs_before, 1);
+        /* the kernel (truncated) and the three look-alikes */
+        assert_int_equal(stat_of(f, DT_MCPTI_STAT_REJECTED) - rejected_before, 4);
+        assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMCPY), 0);
+        assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMSET), 0);
+        assert_int_equal(count_kind(f, DEVTRACE_KIND_RUNTIME), pass + 1);
+    }
+}
+
+/* Without clock samples (no vendor timestamp function) times are bounded by the fields'
+ * checks alone: the same tail's look-alike memcpy is taken, as before the samples existed. */
+static void without_clock_samples_times_are_not_bounded(void **state)
+{
+    fixture *f = *state;
+    size_t tail = build_truncated_kernel_tail(f);
+    const dt_mcpti_time_bounds b = dt_mcpti_time_bounds_of(f->s);
+    assert_false(b.known);
+    assert_int_equal(dt_mcpti_validate_in(f->buf + tail + 8, 112, &b), DT_MCPTI_VALID);
+    assert_int_equal(dt_mcpti_validate_in(f->buf + tail + 8, 112, NULL), DT_MCPTI_VALID);
+}
+
+/* Enumerations: a memcpy's copy kind above PTOP (10) or a memory kind above
+ * MANAGED_STATIC (7), a memset's memory kind above 7: rejected, whatever the times. */
+static void copy_and_memory_kinds_outside_their_enumerations_are_rejected(void **state)
+{
+    fixture *f = *state;
+    const dt_mcpti_time_bounds none = dt_mcpti_time_bounds_of(NULL);
+    uint8_t *b = f->buf;
+    write_copy(b, 1, 4096, 9000, 9500, 103);
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_VALID);
+    b[4] = 10; /* PTOP: the last one */
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_VALID);
+    b[4] = 11;
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_BAD_ENUMERATION);
+    b[4] = 2;
+    b[5] = 8;
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_BAD_ENUMERATION);
+    b[5] = 3;
+    b[6] = 200;
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_BAD_ENUMERATION);
+    assert_int_equal(dt_mcpti_validate(b, 88), DT_MCPTI_VALID); /* its own fields are fine */
+    write_copy(b, 2, 4096, 9600, 9700, 104);
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_VALID);
+    ut_put16(b, 50, 8);
+    assert_int_equal(dt_mcpti_validate_in(b, 88, &none), DT_MCPTI_BAD_ENUMERATION);
+    assert_string_equal(dt_mcpti_verdict_name(DT_MCPTI_BAD_ENUMERATION), "copy kind > 10 or memory kind > 7");
+    assert_string_equal(dt_mcpti_verdict_name(DT_MCPTI_OUTSIDE_CLOCK),
+                        "times outside the session's clock samples +- 1 s");
+}
+
+/* A record without timing (start == end == 0) is a record, whatever the bounds. */
+static void zero_time_records_pass_the_clock_bounds(void **state)
+{
+    fixture *f = *state;
+    dt_add_clock_sample(f->s, SAMPLE_LO, 5000);
+    const dt_mcpti_time_bounds b = dt_mcpti_time_bounds_of(f->s);
+    write_api(f->buf, 19, 0, 0, 601);
+    assert_int_equal(dt_mcpti_validate_in(f->buf, 40, &b), DT_MCPTI_VALID);
+    write_api(f->buf, 19, 0, 1, 601);
+    assert_int_equal(dt_mcpti_validate_in(f->buf, 40, &b), DT_MCPTI_OUTSIDE_CLOCK);
+    write_api(f->buf, 19, SAMPLE_LO - DT_MCPTI_CLOCK_MARGIN_NS, SAMPLE_LO + DT_MCPTI_CLOCK_MARGIN_NS, 601);
+    assert_int_equal(dt_mcpti_validate_in(f->buf, 40, &b), DT_MCPTI_VALID); /* both ends inclusive */
+    write_api(f->buf, 19, SAMPLE_LO, SAMPLE_LO + DT_MCPTI_CLOCK_MARGIN_NS + 1, 601);
+    assert_int_equal(dt_mcpti_validate_in(f->buf, 40, &b), DT_MCPTI_OUTSIDE_CLOCK);
+}
+
 /* ---- timestamps: start == end == 0 skipped and counted; small values valid ---- */
 
 static void zero_time_records_are_counted_and_small_timestamps_kept(void **state)
@@ -769,6 +882,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_kind_with_each_validation_rule_violated, setup, teardown),
         cmocka_unit_test_setup_teardown(short_and_unknown_records_are_not_ours_or_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_time_records_are_counted_and_small_timestamps_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(without_clock_samples_times_are_not_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(copy_and_memory_kinds_outside_their_enumerations_are_rejected, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(zero_time_records_pass_the_clock_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(the_record_cap_stops_a_scan_and_counts_the_rest, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_that_stops_early_leaves_the_rest_to_the_scanner, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_that_jumps_over_a_record_leaves_it_to_the_scanner, setup, teardown),
