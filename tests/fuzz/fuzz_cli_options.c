@@ -6,7 +6,8 @@
  * are replaced). Oracle: parse_args either accepts, with the program inside argv, or prints exactly
  * one line starting "devtrace record: " and returns -1; the expansion of any -o pattern fits its
  * buffer or fails, and never writes past it. (An argument with a newline in it may be quoted in the
- * message: those newlines are allowed.) */
+ * message: those newlines are allowed.)
+ * FUZZ_EXTRA_SOURCES: src/cli/record_torch.c */
 #include "../../src/cli/record.c"
 
 #include <stdint.h>
