@@ -57,7 +57,7 @@ static double op_path_ns(uint32_t n, int reps, char *why, size_t whylen)
         devtrace_session *(*open)(const devtrace_config *, devtrace_error *);
         int (*start)(devtrace_session *), (*stop)(devtrace_session *), (*set_default)(devtrace_session *);
         void (*close)(devtrace_session *);
-        int (*enter)(const char *, uint64_t, int64_t, uint64_t), (*exit_)(void);
+        int (*enter)(const char *, uint64_t, int64_t, uint64_t), (*exit_)(uint64_t);
     } f;
     const char *const names[] = {"devtrace_config_init", "devtrace_open", "devtrace_start", "devtrace_stop",
                                  "devtrace_set_default_session", "devtrace_close", "devtrace_op_enter",
@@ -86,11 +86,11 @@ static double op_path_ns(uint32_t n, int reps, char *why, size_t whylen)
             free(per_op);
             return NAN;
         }
-        f.enter(op, 0, -1, 0), f.exit_(); /* the thread's first op: its name and place */
+        f.enter(op, 0, -1, 0), f.exit_(0); /* the thread's first op: its name and place */
         uint64_t t0 = bench_thread_cpu_ns();
         for (uint32_t i = 1; i <= n; i++) {
             f.enter(op, i, (int64_t)i, 0);
-            f.exit_();
+            f.exit_(i);
         }
         per_op[r] = (double)(bench_thread_cpu_ns() - t0) / n;
         f.set_default(NULL);

@@ -215,9 +215,11 @@ DEVTRACE_EXPORT int devtrace_set_default_session(devtrace_session *s);
  * and of the device work launched inside it), its sequence number (-1: none) and forward
  * thread id. Like devtrace_annotate_push/pop, on the hot path: no lock, no formatting, the
  * name's pointer interned once per thread (a name's text is checked against the pointer's
- * entry, so a reused address is safe); DEVTRACE_ESTATE when no session records. */
+ * entry, so a reused address is safe); DEVTRACE_ESTATE when no session records. An exit
+ * ends the thread's innermost op only when its id is that op's (an op that ends on another
+ * thread than it began on ends nothing there: DEVTRACE_ESTATE, counted in a note). */
 DEVTRACE_EXPORT int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
-DEVTRACE_EXPORT int devtrace_op_exit(void);
+DEVTRACE_EXPORT int devtrace_op_exit(uint64_t id);
 
 /* Adds a note (a line in the trace's devtrace.notes and the summary). */
 DEVTRACE_EXPORT int devtrace_add_note(devtrace_session *s, const char *text);

@@ -98,7 +98,7 @@ def _declare(lib):
         "devtrace_start": (I, [P]), "devtrace_stop": (I, [P]), "devtrace_close": (None, [P]),
         "devtrace_range_push": (I, [P, ctypes.c_char_p, U64]), "devtrace_range_pop": (I, [P]),
         "devtrace_annotate_push": (I, [ctypes.c_char_p, U64]), "devtrace_annotate_pop": (I, []),
-        "devtrace_op_enter": (I, [ctypes.c_char_p, U64, I64, U64]), "devtrace_op_exit": (I, []),
+        "devtrace_op_enter": (I, [ctypes.c_char_p, U64, I64, U64]), "devtrace_op_exit": (I, [U64]),
         "devtrace_default_session": (P, []), "devtrace_set_default_session": (I, [P]),
         "devtrace_add_note": (I, [P, ctypes.c_char_p]),
         "devtrace_drain": (ctypes.c_size_t, [P, _EVENT_CB, P]),

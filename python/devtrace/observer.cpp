@@ -2,7 +2,7 @@
 // at::RecordFunction callback that turns every op torch records (aten ops, record_function
 // scopes, autograd Functions and backward functions, on any thread) into devtrace ops:
 // enter -> devtrace_op_enter(name, handle, sequence number, forward thread id), exit ->
-// devtrace_op_exit. Everything else (the stack of ops, the External id of device work, the
+// devtrace_op_exit(handle). Everything else (the stack of ops, the External id of device work, the
 // events) is devtrace's C. Built at first use against the importing torch's own headers
 // (python/devtrace/observer_build.py) and cached per torch version.
 #include <ATen/record_function.h>
@@ -26,11 +26,11 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     return nullptr;
 }
 
-void on_exit(const at::RecordFunction &, at::ObserverContext *)
+void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
 {
     devtrace_op_exit_fn exit_ = exit_fn.load(std::memory_order_relaxed);
     if (exit_)
-        exit_();
+        exit_(fn.handle());
 }
 
 } // namespace

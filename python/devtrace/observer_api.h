@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 typedef int (*devtrace_op_enter_fn)(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
-typedef int (*devtrace_op_exit_fn)(void);
+typedef int (*devtrace_op_exit_fn)(uint64_t id);
 
 /* Exported by the observer: installs the global RecordFunction callback (once; a second call
  * only replaces the pointers). 0 on success, -1 when torch refused the callback. */

@@ -560,12 +560,22 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devt
                    __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
                "python/devtrace/observer_api.h must match devtrace.h");
 
-int devtrace_op_exit(void)
+/* Op exits that matched no op of their thread (the op began on another thread). */
+static atomic_uint_fast64_t op_exits_elsewhere;
+
+int devtrace_op_exit(uint64_t id)
 {
     dt_session *s = atomic_load_explicit(&default_session, memory_order_acquire);
     if (__builtin_expect(!s, 0))
         return DEVTRACE_ESTATE;
-    return range_pop(s, ext_stack_bind(s));
+    dt_external_stack *x = ext_stack_bind(s);
+    if (__builtin_expect(!x->overflow && x->depth > 0 && x->frames[x->depth - 1].id != id, 0)) {
+        if (atomic_fetch_add_explicit(&op_exits_elsewhere, 1, memory_order_relaxed) == 0)
+            dt_add_note(s, "an operator ended on another thread than it began on: its thread's stack was left "
+                           "as it was (its cpu_op is missing)");
+        return DEVTRACE_ESTATE;
+    }
+    return range_pop(s, x);
 }
 
 int devtrace_add_note(devtrace_session *s, const char *text)

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,6 +381,46 @@ static void test_range_push_pop_emits_a_cpu_op_only_while_running(void **state)
     devtrace_close(s);
 }
 
+/* The operator observer's ops (devtrace_op_enter/exit) on the default session: names by
+ * pointer (a reused address with new text gets the new name), the sequence number and
+ * forward thread id kept, an exit with another op's id ends nothing. */
+static void test_ops_on_the_default_session(void **state)
+{
+    (void)state;
+    devtrace_session *s = none_session();
+    assert_int_equal(devtrace_op_enter("aten::mm", 1, -1, 0), DEVTRACE_ESTATE); /* no default session */
+    assert_int_equal(devtrace_set_default_session(s), 0);
+    assert_int_equal(devtrace_op_enter("aten::mm", 1, -1, 0), DEVTRACE_ESTATE); /* not started */
+    assert_int_equal(devtrace_start(s), 0);
+    char name[16] = "outer_scope";
+    assert_int_equal(devtrace_op_enter(name, 10, 5, 0), 0);
+    assert_int_equal(devtrace_op_enter("MulBackward0", 11, 5, 3), 0);
+    uint64_t id = 0;
+    assert_int_equal(dt_current_external(s, &id), 1);
+    assert_int_equal(id, 11);
+    assert_int_equal(devtrace_op_exit(10), DEVTRACE_ESTATE); /* not the innermost: nothing ends */
+    assert_int_equal(devtrace_op_exit(11), 0);
+    assert_int_equal(devtrace_op_exit(10), 0);
+    snprintf(name, sizeof name, "other_scope"); /* the same address, another name */
+    assert_int_equal(devtrace_op_enter(name, 12, -1, 0), 0);
+    assert_int_equal(devtrace_op_exit(12), 0);
+    assert_int_equal(devtrace_stop(s), 0);
+    assert_int_equal(devtrace_set_default_session(NULL), 0);
+
+    drained d = {0};
+    assert_int_equal(devtrace_drain(s, collect, &d), 3);
+    assert_string_equal(d.name[0], "outer_scope");
+    assert_int_equal(d.ev[0].external_id, 10);
+    assert_true(d.ev[0].flags & DEVTRACE_EVENT_HAS_SEQUENCE);
+    assert_int_equal(d.ev[0].u.cpu_op.sequence_nr, 5);
+    assert_string_equal(d.name[1], "MulBackward0");
+    assert_int_equal(d.ev[1].u.cpu_op.fwd_thread_id, 3);
+    assert_string_equal(d.name[2], "other_scope");
+    assert_false(d.ev[2].flags & DEVTRACE_EVENT_HAS_SEQUENCE);
+    assert_int_equal(d.ev[2].stream, dt_thread_id());
+    devtrace_close(s);
+}
+
 static void test_ranges_refused_by_a_full_store_are_counted_once(void **state)
 {
     (void)state;
@@ -445,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_pushes_beyond_the_depth_are_refused_and_popped_without_effect),
         cmocka_unit_test(test_each_thread_has_its_own_stack),
         cmocka_unit_test(test_range_push_pop_emits_a_cpu_op_only_while_running),
+        cmocka_unit_test(test_ops_on_the_default_session),
         cmocka_unit_test(test_ranges_refused_by_a_full_store_are_counted_once),
         cmocka_unit_test(test_range_pop_over_a_plain_external_id_is_a_state_error),
         cmocka_unit_test(test_pop_external_over_a_range_leaves_the_range_in_place),
