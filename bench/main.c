@@ -299,7 +299,7 @@ static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
           "                      [--cli PATH] [--launch-loop PATH]\n"
-          "groups: decode, callback, format, memory, drain, e2e, torch\n",
+          "groups: decode, callback, format, memory, drain, e2e, report, torch\n",
           out);
 }
 
