@@ -388,8 +388,9 @@ static void setup_child_env(const record_opts *o, const char *lib, int fd, const
     setenv("DEVTRACE_BACKEND", o->backend, 1);
     if (o->raw)
         setenv("DEVTRACE_RAW", o->raw, 1);
+    setenv("DEVTRACE_COLLECT_LIBRARY", lib, 1); /* the collector: this file, no other copy */
     if (o->torch_python)
-        dt_torch_setup_env(o->torch_python, lib);
+        dt_torch_setup_env(o->torch_python);
     int any = !strcmp(o->backend, "auto");
     if (any || !strcmp(o->backend, "opencl"))
         prepend_env("OPENCL_LAYERS", lib, ':');

@@ -1,8 +1,8 @@
 /* record_torch.c: devtrace record --torch: what the program's environment needs so that a
  * Python program that imports torch records every PyTorch op (python/devtrace): the
  * package's bootstrap folder first on PYTHONPATH (its sitecustomize watches for the import
- * of torch, then runs the program's own sitecustomize), the package itself, and the path of
- * the collector library, so that the package binds to that very instance. */
+ * of torch, then runs the program's own sitecustomize) and the package itself. The package
+ * binds to the collector library the recorder names in $DEVTRACE_COLLECT_LIBRARY (record.c). */
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -51,7 +51,7 @@ int dt_torch_python_dir(char *out, size_t cap)
     return -1;
 }
 
-void dt_torch_setup_env(const char *python_dir, const char *collector_library)
+void dt_torch_setup_env(const char *python_dir)
 {
     const char *old = getenv("PYTHONPATH");
     size_t n = 2 * strlen(python_dir) + (old ? strlen(old) : 0) + 32;
@@ -62,5 +62,4 @@ void dt_torch_setup_env(const char *python_dir, const char *collector_library)
              old && *old ? old : "");
     setenv("PYTHONPATH", value, 1);
     free(value);
-    setenv("DEVTRACE_COLLECT_LIBRARY", collector_library, 1);
 }

@@ -2,6 +2,7 @@
  * filled a chunk, under one mutex held only while writing to the pipe. */
 #include "collector.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/session.h"
@@ -308,9 +310,21 @@ void dt_collector_autostart(const char *backend_name)
 /* The program used the annotation API, or the PyTorch bridge asked for the default
  * session, before its first call through the traced runtime: the session starts now (with
  * the backend the recorder named), so that the ops before that call are in the trace. */
+/* Whether this library is the file the recorder injected ($DEVTRACE_COLLECT_LIBRARY): a
+ * copy the program linked or opened from elsewhere is not the collector (it would start a
+ * second session beside the one the injected library starts at the backend's hook). */
+static int is_injected_library(void)
+{
+    const char *injected = getenv("DEVTRACE_COLLECT_LIBRARY");
+    Dl_info self;
+    struct stat a, b;
+    return injected && dladdr((void *)&col, &self) && self.dli_fname && stat(injected, &a) == 0 &&
+           stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 void dt_collector_start_early(void)
 {
-    if (atomic_load(&col.claimed))
+    if (atomic_load(&col.claimed) || !is_injected_library())
         return;
     const char *mode = getenv("DEVTRACE_COLLECT_MODE");
     dt_collector_autostart(mode && strcmp(mode, "preload") == 0 ? getenv("DEVTRACE_COLLECT_PRELOAD") : NULL);

@@ -12,9 +12,10 @@
  * from $DEVTRACE_BACKEND. */
 void dt_collector_autostart(const char *backend_name);
 
-/* Starts the session now if the recorder asked for one and it has not started: for a
- * program that annotates (or imports torch under devtrace record --torch) before its first
- * call through the traced runtime. Called by devtrace_default_session and annotations. */
+/* Starts the session now if the recorder asked for one, it has not started, and this
+ * library is the file the recorder injected ($DEVTRACE_COLLECT_LIBRARY): for a program that
+ * annotates (or imports torch under devtrace record --torch) before its first call through
+ * the traced runtime. Called by devtrace_default_session and annotations. */
 void dt_collector_start_early(void);
 
 /* Stops the default session and ships what is left (also run at exit). */
