@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
-#include "observer_api.h" /* python/devtrace: what the PyTorch observer calls */
+#include "../../python/devtrace/observer_api.h" /* what the PyTorch observer calls */
 
 
 static atomic_uint_fast64_t session_generations = 1;
