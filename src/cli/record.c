@@ -54,7 +54,9 @@ static const char record_usage[] =
     "  DEVTRACE_<VENDOR>_LIBRARY (the vendor library to load), RANK and WORLD_SIZE\n"
     "  (RANK below WORLD_SIZE),\n"
     "  DEVTRACE_HOST_CLOCK (tsc or clock: how runtime calls are stamped; default tsc\n"
-    "  where the kernel's clocksource is tsc).\n";
+    "  where the kernel's clocksource is tsc); with --torch: DEVTRACE_TORCH_CACHE (where the\n"
+    "  PyTorch observer is built, default ~/.cache/devtrace), CXX (its compiler),\n"
+    "  DEVTRACE_PYTHON_DIR (the folder holding the devtrace Python package).\n";
 
 typedef struct record_opts {
     const char *output;
