@@ -9,7 +9,6 @@
  * message: those newlines are allowed.)
  * FUZZ_EXTRA_SOURCES: src/cli/record_torch.c */
 #include "../../src/cli/record.c"
-#include "../../src/cli/record_torch.c" /* --torch, which record.c calls */
 
 #include <stdint.h>
 
