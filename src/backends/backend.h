@@ -47,6 +47,10 @@ typedef struct dt_backend {
      * backend's captures cannot be replayed. */
     const struct dt_raw_decoder *raw_decoder;
     const void *raw_tables;
+    /* Optional: device events the backend holds that are not in the store yet (work whose
+     * completion it has not read back): what a crash loses. Callable from any thread, at
+     * any time; a reading, not a synchronisation point. */
+    uint64_t (*pending_events)(void *state);
 } dt_backend;
 
 /* The registry (registry.c). */

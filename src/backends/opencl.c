@@ -994,6 +994,12 @@ static int opencl_stop(dt_session *s, void *state)
     return 0;
 }
 
+static uint64_t opencl_pending_events(void *state)
+{
+    (void)state;
+    return dt_cl_pending_count();
+}
+
 static void opencl_close(dt_session *s, void *state)
 {
     if (state && atomic_load(&dt_cl_recording_now) == state)
@@ -1016,6 +1022,7 @@ const dt_backend dt_backend_opencl = {
     .start = opencl_start,
     .stop = opencl_stop,
     .close = opencl_close,
+    .pending_events = opencl_pending_events,
 };
 
 #endif /* __has_include(<CL/cl_layer.h>) */

@@ -272,6 +272,8 @@ void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r);
 /* Whether this thread has enough pending events to poll now (amortised: the threshold
  * doubles with what stays pending). */
 int dt_cl_pending_due(const dt_cl_thread *t);
+/* Device events of every thread waiting for their command to complete (any thread, a reading). */
+uint64_t dt_cl_pending_count(void);
 /* At stop, when no thread can add: waits (up to timeout_ns) for every thread's pending
  * commands and emits them; what is still incomplete then is counted and released. */
 void dt_cl_pending_resolve_all(dt_cl_recording *r, uint64_t timeout_ns);

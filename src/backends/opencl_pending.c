@@ -69,6 +69,20 @@ static _Thread_local dt_cl_thread *this_thread;
 static pthread_key_t thread_exit_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 
+/* npending is the owner's, but read by dt_cl_pending_count from any thread. */
+static void set_npending(dt_cl_thread *t, size_t n)
+{
+    __atomic_store_n(&t->npending, n, __ATOMIC_RELAXED);
+}
+
+uint64_t dt_cl_pending_count(void)
+{
+    uint64_t n = 0;
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
+        n += __atomic_load_n(&t->npending, __ATOMIC_RELAXED);
+    return n;
+}
+
 /* ------------------------------------------------------------------ thread records */
 
 static void on_thread_exit(void *record)
@@ -190,7 +204,7 @@ void dt_cl_threads_forget_after_fork(void)
         /* The parent's events mean nothing here: forget them (not released: the
          * child's OpenCL state is not the parent's). */
         t->pending = NULL;
-        t->npending = 0;
+        set_npending(t, 0);
         t->poll_at = DT_CL_POLL_MIN;
     }
 }
@@ -238,7 +252,7 @@ int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrac
     p->device = *device;
     p->next = t->pending;
     t->pending = p;
-    t->npending++;
+    set_npending(t, t->npending + 1);
     return 0;
 }
 
@@ -348,7 +362,7 @@ static size_t poll_thread(dt_cl_thread *t, dt_cl_recording *r)
         if (resolve_if_complete(r, &pc, p)) {
             *link = p->next;
             give_back_entry(t, p);
-            t->npending--;
+            set_npending(t, t->npending - 1);
         } else {
             link = &p->next;
         }
@@ -373,7 +387,7 @@ static void abandon_incomplete(dt_cl_thread *t, dt_cl_recording *r)
         dt_cl_target.clReleaseEvent(p->event); /* the command itself runs on */
         give_back_entry(t, p);
     }
-    t->npending = 0;
+    set_npending(t, 0);
 }
 
 void dt_cl_pending_resolve_all(dt_cl_recording *r, uint64_t timeout_ns)

@@ -13,6 +13,7 @@ int dt_cmd_convert(int argc, char **argv);
  * (0, or -1 after printing why), and the program's environment for it. */
 int dt_torch_python_dir(char *out, size_t cap);
 void dt_torch_setup_env(const char *python_dir);
+int dt_cmd_capture(int argc, char **argv);
 
 /* Exit codes of devtrace itself (record passes the program's status through). */
 #define DT_EXIT_USAGE 2

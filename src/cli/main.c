@@ -1,5 +1,6 @@
-/* main.c: the devtrace command: record a program's device timeline, list the
- * backends, replay a raw capture, report on, compare and convert traces. */
+/* main.c: the devtrace command: record a program's device timeline, open a capture
+ * window in a recording, list the backends, replay a raw capture, report on, compare
+ * and convert traces. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ static const char usage[] =
     "commands:\n"
     "  record [-o TRACE] [--backend NAME] -- PROGRAM [ARGS...]\n"
     "                 run PROGRAM and write its trace (see 'devtrace record --help')\n"
+    "  capture PID [--duration S] [-o TRACE]\n"
+    "                 open a capture window in a program recorded with --on-demand\n"
     "  list           show every backend, whether it can trace here, and why not\n"
     "  replay FILE -o TRACE\n"
     "                 decode a raw capture (.dtraw) into a trace\n"
@@ -38,6 +41,7 @@ static const struct command {
     command_fn run;
 } commands[] = {
     {"record", dt_cmd_record},
+    {"capture", dt_cmd_capture},
     {"list", dt_cmd_list},
     {"replay", dt_cmd_replay},
     {"report", dt_cmd_report},

@@ -1,6 +1,7 @@
 /* record.c: devtrace record: runs a program with the collector set up, receives the
- * events it ships, and writes the trace when the program ends (also on SIGINT/SIGTERM
- * to the recorder, which are passed on to the program). Exits as the program did. */
+ * events it and the programs it starts ship (record_tree.c), and writes the trace when
+ * the program ends (also on SIGINT/SIGTERM to the recorder, which are passed on to the
+ * program). Exits as the program did. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,9 @@
 #include "core/errors.h"
 #include "core/session.h"
 #include "inject/wire.h"
+#include "record_capture.h"
+#include "record_tree.h"
+#include "record_windows.h"
 #include "sinks/sinks.h"
 
 /* A printf format: the default bound is filled in from the library's (DT_DEFAULT_MAX_EVENTS). */
@@ -31,14 +35,19 @@ static const char record_usage[] =
     "\n"
     "Runs PROGRAM with devtrace's collector loaded, and writes the Chrome trace of its\n"
     "device timeline when it exits (also when it crashes, or on SIGINT/SIGTERM, which are\n"
-    "passed on to it). devtrace exits with the program's status.\n"
+    "passed on to it). The programs it starts that exec (shell scripts, sh -c, system(),\n"
+    "subprocess, torchrun's workers) are traced too, each on lanes of its own; children\n"
+    "forked without exec are not (they are counted). devtrace exits with PROGRAM's status.\n"
     "\n"
     "options:\n"
-    "  -o, --output PATH   the trace file (default devtrace-%%p.json); a name ending in\n"
-    "                      .gz (any case) is compressed; '.pftrace' or '.perfetto-trace'\n"
-    "                      (and '.pftrace.gz') writes Perfetto's protobuf; %%p is replaced\n"
-    "                      by the program's pid, %%r by $RANK (torchrun); checked before\n"
-    "                      PROGRAM runs\n"
+    "  -o, --output PATH   the trace file (default devtrace-PID.json, PID: PROGRAM's); a\n"
+    "                      name ending in .gz (any case) is compressed; '.pftrace' or\n"
+    "                      '.perfetto-trace' (and '.pftrace.gz') writes Perfetto's\n"
+    "                      protobuf. With %%p (pid) or %%r (rank: the process's $RANK, 0\n"
+    "                      without) in PATH, one file per traced process; else one file\n"
+    "                      holds every traced process; checked before PROGRAM runs\n"
+    "  --no-children       trace PROGRAM only, not the programs it starts\n"
+    DT_CAPTURE_HELP
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
@@ -60,6 +69,9 @@ static const char record_usage[] =
 
 typedef struct record_opts {
     const char *output;
+    int output_given; /* -o was given (the default name is one file for the tree) */
+    int no_children;
+    dt_capture_opts capture;
     const char *backend;
     const char *raw;
     int top;
@@ -94,6 +106,19 @@ static int backend_saves_raw(const char *name)
     return b && (b->caps & DT_CAP_RAW_CAPTURE);
 }
 
+/* Whether the pattern has one of the conversions in which ("pr": %p or %r; not %%p). */
+static int output_has(const char *pattern, const char *which)
+{
+    for (const char *p = pattern; *p; p++)
+        if (*p == '%') {
+            if (p[1] && strchr(which, p[1]))
+                return 1;
+            if (p[1])
+                p++;
+        }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, record_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -120,6 +145,16 @@ static int parse_args(int argc, char **argv, record_opts *o)
         } else if (!strcmp(a, "--torch")) {
             o->torch_python = "";
             continue;
+        } else if (!strcmp(a, "--no-children")) {
+            o->no_children = 1;
+            continue;
+        }
+        int capture = dt_capture_option(&o->capture, a, value);
+        if (capture < 0)
+            return -1;
+        if (capture > 0) {
+            i += capture == 1;
+            continue;
         }
         const char **slot = !strcmp(a, "-o") || !strcmp(a, "--output")    ? &o->output
                             : !strcmp(a, "-b") || !strcmp(a, "--backend") ? &o->backend
@@ -134,6 +169,7 @@ static int parse_args(int argc, char **argv, record_opts *o)
             i++;
             if (slot) {
                 *slot = value;
+                o->output_given |= slot == &o->output;
             } else {
                 uint64_t n;
                 if (dt_parse_u64(value, &n) != 0 || n > 1000) {
@@ -152,6 +188,16 @@ static int parse_args(int argc, char **argv, record_opts *o)
         return -1;
     }
     o->argv = argv + i;
+    if (dt_capture_check(&o->capture) != 0)
+        return -1;
+    if (o->capture.on_demand && !o->output_given)
+        o->output = "devtrace-%p-w%w.json";
+    if (o->capture.on_demand != output_has(o->output, "w")) {
+        fprintf(stderr, o->capture.on_demand ? "devtrace record: --on-demand writes a trace per capture window: put %%w "
+                                               "(the window's index) in -o, like -o trace-%%w.json\n"
+                                             : "devtrace record: %%w in -o names a capture window; it needs --on-demand\n");
+        return -1;
+    }
     if (!*o->output) {
         fprintf(stderr, "devtrace record: -o needs a file name\n");
         return -1;
@@ -171,21 +217,37 @@ static int parse_args(int argc, char **argv, record_opts *o)
 }
 
 /* A backend named by --backend that cannot trace here: its reason (the one 'devtrace list'
- * prints) on stderr before the program runs, and in the session as the library records an
- * unavailable backend (backend none, 'unavailable' = "NAME: why"), so that a trace of a
- * program that never reached the collector says why. The collector's own session, when it
- * starts, replaces all of it. */
-static void check_forced_backend(const char *name, const char *program, dt_session *s)
+ * prints) on stderr before the program runs, kept in why ("" when it can trace) for
+ * say_untraced. */
+static void forced_backend_reason(const char *name, const char *program, char *why, size_t cap)
 {
     const dt_backend *b = strcmp(name, "auto") != 0 ? dt_backend_find(name) : NULL;
-    char why[2048] = "";
-    if (!b || !b->probe || b->probe(why, sizeof why))
+    why[0] = '\0';
+    if (!b || !b->probe || b->probe(why, cap)) {
+        why[0] = '\0';
         return;
+    }
     fprintf(stderr, "devtrace record: backend %s cannot trace here, so %s runs untraced (see 'devtrace list'): %s\n",
             b->name, program, why);
-    snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s: %s", b->name, why);
-    snprintf(s->backend_name, sizeof s->backend_name, "%s", dt_backend_unavailable.name);
-    dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
+}
+
+/* No process of the tree started tracing: the trace says why, as the library records an
+ * unavailable backend (backend none, 'unavailable' = "NAME: why") when the named backend
+ * cannot trace here, else that the program made no call through a traced runtime. */
+static void say_untraced(const record_opts *o, dt_session *s, const char *forced_why)
+{
+    if (forced_why[0]) {
+        snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s: %s", o->backend, forced_why);
+        snprintf(s->backend_name, sizeof s->backend_name, "%s", dt_backend_unavailable.name);
+        dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
+        dt_add_note(s, "the program ran untraced: backend %s cannot trace here (the reason is in 'unavailable')",
+                    o->backend);
+        return;
+    }
+    dt_add_note(s, "the program never started tracing: it made no call through a traced runtime "
+                   "(backend %s)%s, so the trace has no events", o->backend,
+                o->no_children ? ", and --no-children left the programs it started untraced" : "");
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", o->backend);
 }
 
 /* The settings the collector and the writer read from the environment, checked before the
@@ -236,10 +298,10 @@ static int check_env(void)
     return 0;
 }
 
-/* Expands %p (pid), %r ($RANK, else 0) and %% in the output pattern. */
-static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
+/* Expands %p (pid), %r (rank: NULL or "" is 0), %w (the capture window's index; kept as it
+ * is when window < 0) and %% in the output pattern. */
+static int expand_output(const char *pattern, pid_t pid, const char *rank, int window, char *out, size_t cap)
 {
-    const char *rank = getenv("RANK");
     size_t o = 0;
     for (const char *p = pattern; *p; p++) {
         char piece[32];
@@ -249,6 +311,9 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
             p++;
         } else if (*p == '%' && p[1] == 'r') {
             add = rank && *rank ? rank : "0";
+            p++;
+        } else if (*p == '%' && p[1] == 'w' && window >= 0) {
+            snprintf(piece, sizeof piece, "%d", window);
             p++;
         } else if (*p == '%' && p[1] == '%') {
             add = "%";
@@ -380,13 +445,17 @@ static const char *auto_preload_backend(void)
     return NULL;
 }
 
-static void setup_child_env(const record_opts *o, const char *lib, int fd, const char *preload_backend)
+static void setup_child_env(const record_opts *o, const char *lib, const char *socket_path, const char *preload_backend)
 {
-    char num[32];
-    snprintf(num, sizeof num, "%d", fd);
-    setenv("DEVTRACE_COLLECT_FD", num, 1);
-    snprintf(num, sizeof num, "%ld", (long)getpid());
-    setenv("DEVTRACE_COLLECT_PID", num, 1);
+    setenv("DEVTRACE_COLLECT_SOCKET", socket_path, 1);
+    unsetenv("DEVTRACE_COLLECT_FD");
+    unsetenv("DEVTRACE_COLLECT_PID");
+    if (o->no_children) {
+        char num[32];
+        snprintf(num, sizeof num, "%ld", (long)getpid());
+        setenv("DEVTRACE_COLLECT_PID", num, 1);
+    }
+    dt_capture_child_env(&o->capture);
     setenv("DEVTRACE_BACKEND", o->backend, 1);
     if (o->raw)
         setenv("DEVTRACE_RAW", o->raw, 1);
@@ -426,18 +495,17 @@ typedef struct child_result {
     int exec_errno;
 } child_result;
 
-static pid_t start_child(const record_opts *o, const char *lib, const char *preload_backend, int data_fd_w, int err_fd_w,
-                         int data_fd_r, int err_fd_r)
+static pid_t start_child(const record_opts *o, const char *lib, const char *preload_backend, const char *socket_path,
+                         int err_fd_w, int err_fd_r)
 {
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    close(data_fd_r);
     close(err_fd_r);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    setup_child_env(o, lib, data_fd_w, preload_backend);
+    setup_child_env(o, lib, socket_path, preload_backend);
     execvp(o->argv[0], o->argv);
     int e = errno;
     ssize_t ignored = write(err_fd_w, &e, sizeof e);
@@ -445,59 +513,9 @@ static pid_t start_child(const record_opts *o, const char *lib, const char *prel
     _exit(DT_EXIT_CANNOT_RUN);
 }
 
-/* Receives messages until every writer has closed the pipe, or the program has
- * exited and nothing more is readable. */
-static void receive(int fd, pid_t pid, dt_wire_reader *r, dt_session *s, child_result *res)
-{
-    char buf[1 << 16];
-    int exited = 0;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    for (;;) {
-        struct pollfd p = {fd, POLLIN, 0};
-        int rc = poll(&p, 1, exited ? 0 : 100);
-        if (rc > 0) {
-            ssize_t n = read(fd, buf, sizeof buf);
-            if (n > 0) {
-                if (dt_wire_feed(r, s, buf, (size_t)n) != 0)
-                    dt_add_note(s, "recorder ran out of memory receiving events");
-                continue;
-            }
-            if (n == 0)
-                break; /* every writer closed */
-            if (errno != EAGAIN && errno != EINTR)
-                break;
-        } else if (rc < 0 && errno != EINTR) {
-            break;
-        }
-        if (exited)
-            break; /* a descendant may hold the pipe open: do not wait for it */
-        if (!exited && waitpid(pid, &res->status, WNOHANG) == pid)
-            exited = 1;
-    }
-    if (!exited)
-        while (waitpid(pid, &res->status, 0) < 0 && errno == EINTR)
-            ;
-}
-
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGHUP: return "SIGHUP";
-    case SIGPIPE: return "SIGPIPE";
-    default: return "signal";
-    }
-}
-
-/* What the trace and the summary say about how the program ended. */
-static int describe_end(const record_opts *o, dt_session *s, const dt_wire_reader *r, const child_result *res)
+/* What the trace and the summary say about how the top program ended (each traced
+ * process's own end: dt_tree_describe). top: its session, when it has one of its own. */
+static int describe_end(const record_opts *o, dt_session *top, const child_result *res)
 {
     int code = 0;
     if (WIFEXITED(res->status)) {
@@ -507,27 +525,71 @@ static int describe_end(const record_opts *o, dt_session *s, const dt_wire_reade
     } else if (WIFSIGNALED(res->status)) {
         int sig = WTERMSIG(res->status);
         code = 128 + sig;
-        fprintf(stderr, "devtrace: %s was killed by %s (%s)%s\n", o->argv[0], signal_name(sig), strsignal(sig),
-                WCOREDUMP(res->status) ? ", core dumped" : "");
-        dt_add_note(s, "the program was killed by %s: events it had not yet shipped are missing", signal_name(sig));
+        fprintf(stderr, "devtrace: %s was killed by %s (%s)%s\n", o->argv[0], dt_record_signal_name(sig),
+                strsignal(sig), WCOREDUMP(res->status) ? ", core dumped" : "");
+        if (top)
+            dt_add_note(top, "the program was killed by %s", dt_record_signal_name(sig));
     }
-    if (!r->hello && s->unavailable_reason[0]) {
-        dt_add_note(s, "the program ran untraced: backend %s cannot trace here (the reason is in 'unavailable')",
-                    o->backend);
-    } else if (!r->hello) {
-        dt_add_note(s, "the program never started tracing: it made no call through a traced runtime "
-                       "(backend %s), so the trace has no events", o->backend);
-        snprintf(s->backend_name, sizeof s->backend_name, "%s", o->backend);
-    } else if (!r->ended) {
-        dt_add_note(s, "the program ended before its final flush (crash, _exit or kill): "
-                       "events not yet shipped, and the vendor's unflushed buffers, are missing");
-    }
-    if (dt_wire_pending(r))
-        dt_add_note(s, "the last %zu bytes from the program were an incomplete message and were dropped",
-                    dt_wire_pending(r));
-    if (r->malformed)
-        dt_add_note(s, "%llu malformed messages from the collector were skipped", (unsigned long long)r->malformed);
     return code;
+}
+
+/* The trace's path for one output: the pattern expanded with the process's pid and rank
+ * (the recorder's $RANK for the tree's one file); a path another output took already gets
+ * ".PID" before its extension. */
+static void output_path(const record_opts *o, pid_t pid, const char *rank, char **taken, size_t ntaken, char *path,
+                        size_t cap)
+{
+    expand_output(o->output, pid, rank, -1, path, cap);
+    for (size_t i = 0; i < ntaken; i++)
+        if (!strcmp(taken[i], path)) {
+            char base[PATH_MAX];
+            snprintf(base, sizeof base, "%s", path);
+            char *ext = strstr(base, ".json");
+            char tail[32] = "";
+            if (ext) {
+                snprintf(tail, sizeof tail, "%s", ext);
+                *ext = '\0';
+            }
+            if (snprintf(path, cap, "%s.%ld%s", base, (long)pid, tail) >= (int)cap)
+                path[cap - 1] = '\0';
+            fprintf(stderr, "devtrace record: two processes would write %s; process %ld writes %s\n", taken[i],
+                    (long)pid, path);
+            return;
+        }
+}
+
+/* Writes one trace and its summary; 0 or -1 (said on stderr). */
+static int write_output(const record_opts *o, dt_session *s, const char *path)
+{
+    devtrace_error err;
+    if (devtrace_write_trace(s, path, &err) != 0) {
+        fprintf(stderr, "devtrace record: %s\n", err.message);
+        return -1;
+    }
+    if (!o->quiet) {
+        dt_summary_print(s, stderr, (size_t)o->top);
+        fprintf(stderr, "trace: %s\n", path);
+    }
+    return 0;
+}
+
+/* --on-demand: where each window's trace goes (record_windows.h's dt_window_write_fn). */
+typedef struct window_writer {
+    const record_opts *o;
+    pid_t top; /* the program's pid, for the tree's one file */
+} window_writer;
+
+static int write_window(void *user, dt_session *s, uint32_t pid, int window, const char *requested_path, char *path,
+                        size_t cap)
+{
+    window_writer *ww = user;
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", s->rank);
+    if (requested_path && *requested_path)
+        snprintf(path, cap, "%s", requested_path);
+    else if (expand_output(ww->o->output, pid ? (pid_t)pid : ww->top, pid ? rank : getenv("RANK"), window, path, cap) != 0)
+        return -1;
+    return write_output(ww->o, s, path);
 }
 
 int dt_cmd_record(int argc, char **argv)
@@ -535,8 +597,9 @@ int dt_cmd_record(int argc, char **argv)
     record_opts o;
     if (parse_args(argc, argv, &o) != 0 || check_env() != 0)
         return DT_EXIT_USAGE;
+    const char *own_rank = getenv("RANK");
     char probe_path[PATH_MAX];
-    if (expand_output(o.output, getpid(), probe_path, sizeof probe_path) != 0) {
+    if (expand_output(o.output, getpid(), own_rank, 0, probe_path, sizeof probe_path) != 0) {
         fprintf(stderr, "devtrace record: the trace path from -o '%.100s...' is longer than %d bytes; choose a shorter one\n",
                 o.output, PATH_MAX - 1);
         return DT_EXIT_USAGE;
@@ -554,16 +617,26 @@ int dt_cmd_record(int argc, char **argv)
             return DT_EXIT_FAILURE;
         o.torch_python = torch_python;
     }
-    devtrace_error err;
-    dt_session *s = dt_session_new_offline(o.backend, "", NULL, &err);
-    int data[2], errp[2];
-    if (!s || pipe(data) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-        fprintf(stderr, "devtrace record: cannot set up: %s\n", s ? strerror(errno) : err.message);
-        devtrace_close(s);
+    int per_process = o.output_given && output_has(o.output, "pr");
+    dt_tree tree;
+    char why[PATH_MAX + 200];
+    int errp[2];
+    if (dt_tree_open(&tree, o.backend, per_process, why, sizeof why) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        fprintf(stderr, "devtrace record: cannot set up: %s\n", tree.listen_fd >= 0 ? strerror(errno) : why);
+        dt_tree_close(&tree);
         return DT_EXIT_FAILURE;
     }
-    fcntl(data[0], F_SETFD, FD_CLOEXEC);
-    check_forced_backend(o.backend, o.argv[0], s);
+    window_writer ww = {&o, 0};
+    dt_windows windows = {.listen_fd = -1, .client_fd = -1};
+    if (o.capture.on_demand &&
+        (dt_tree_set_windowed(&tree) != 0 || dt_windows_open(&windows, &tree, write_window, &ww, why, sizeof why) != 0)) {
+        fprintf(stderr, "devtrace record: cannot set up the capture control: %s\n", why);
+        dt_windows_close(&windows);
+        dt_tree_close(&tree);
+        return DT_EXIT_FAILURE;
+    }
+    char forced_why[2048];
+    forced_backend_reason(o.backend, o.argv[0], forced_why, sizeof forced_why);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
@@ -573,48 +646,88 @@ int dt_cmd_record(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     const char *preload_backend = strcmp(o.backend, "auto") == 0 ? auto_preload_backend() : NULL;
-    pid_t pid = start_child(&o, lib, preload_backend, data[1], errp[1], data[0], errp[0]);
-    close(data[1]);
+    uint64_t program_start_ns = dt_realtime_ns();
+    pid_t pid = start_child(&o, lib, preload_backend, tree.socket_path, errp[1], errp[0]);
     close(errp[1]);
     if (pid < 0) {
         fprintf(stderr, "devtrace record: cannot start %s: %s\n", o.argv[0], strerror(errno));
-        devtrace_close(s);
+        dt_tree_close(&tree);
         return DT_EXIT_FAILURE;
     }
     child_pid = pid;
+    ww.top = pid;
     child_result res = {0, 0};
     if (read(errp[0], &res.exec_errno, sizeof res.exec_errno) == (ssize_t)sizeof res.exec_errno) {
         waitpid(pid, NULL, 0);
         fprintf(stderr, "devtrace record: cannot run '%s': %s%s\n", o.argv[0], strerror(res.exec_errno),
                 res.exec_errno == ENOENT ? " (check the name and $PATH)" : "");
-        devtrace_close(s);
+        dt_tree_close(&tree);
         return DT_EXIT_CANNOT_RUN;
     }
     close(errp[0]);
 
-    dt_wire_reader r;
-    dt_wire_reader_init(&r);
-    receive(data[0], pid, &r, s, &res);
-    close(data[0]);
-    int code = describe_end(&o, s, &r, &res);
-    if (o.raw && !r.hello)
+    dt_tree_receive(&tree, pid, &res.status);
+    int none_traced = dt_tree_describe(&tree);
+    if (o.capture.on_demand) {
+        dt_windows_finish(&windows);
+        int code = describe_end(&o, NULL, &res);
+        if (!windows.index)
+            fprintf(stderr, "devtrace record: no capture window was opened ('devtrace capture %ld' opens one): no trace "
+                            "written\n", (long)pid);
+        else if (!o.quiet)
+            fprintf(stderr, "devtrace record: %d capture window%s, %d trace%s written\n", windows.index,
+                    windows.index == 1 ? "" : "s", windows.written, windows.written == 1 ? "" : "s");
+        int failed = windows.failed;
+        dt_windows_close(&windows);
+        dt_tree_close(&tree);
+        return code ? code : failed ? DT_EXIT_FAILURE : 0;
+    }
+    /* The trace of the top program: the tree's one file, else its own if it was traced, else
+     * (no process traced) a file that says so: never no trace at all. */
+    size_t outputs = dt_tree_outputs(&tree);
+    dt_session *top = NULL, *untraced = NULL;
+    for (size_t i = 0; i < outputs && !top; i++) {
+        uint32_t out_pid;
+        dt_session *s = dt_tree_output(&tree, i, &out_pid);
+        if (!per_process || out_pid == (uint32_t)pid)
+            top = s;
+    }
+    if (!outputs) {
+        devtrace_error err;
+        if (!(untraced = dt_session_new_offline(o.backend, "", NULL, &err))) {
+            fprintf(stderr, "devtrace record: %s\n", err.message);
+            dt_tree_close(&tree);
+            return DT_EXIT_FAILURE;
+        }
+        top = untraced;
+    }
+    if (none_traced)
+        say_untraced(&o, top, forced_why);
+    int code = describe_end(&o, top, &res);
+    if (o.raw && none_traced)
         fprintf(stderr, "devtrace record: --raw %s was not written: the program never started tracing\n", o.raw);
-    else if (o.raw && !backend_saves_raw(s->backend_name))
-        say_raw_not_written(o.raw, s->backend_name, "was not written", "");
-    dt_wire_reader_free(&r);
+    else if (o.raw && !backend_saves_raw(top->backend_name))
+        say_raw_not_written(o.raw, top->backend_name, "was not written", "");
 
-    char path[PATH_MAX];
-    expand_output(o.output, pid, path, sizeof path);
-    int rc = devtrace_write_trace(s, path, &err);
-    if (rc != 0) {
-        fprintf(stderr, "devtrace record: %s\n", err.message);
-        devtrace_close(s);
-        return code ? code : DT_EXIT_FAILURE;
+    int failed = 0;
+    char **taken = calloc(outputs + 1, sizeof *taken);
+    for (size_t i = 0; i < (outputs ? outputs : 1); i++) {
+        uint32_t out_pid = 0;
+        dt_session *s = outputs ? dt_tree_output(&tree, i, &out_pid) : untraced;
+        dt_capture_apply(&o.capture, s, program_start_ns);
+        char path[PATH_MAX], rank[16];
+        snprintf(rank, sizeof rank, "%d", s->rank);
+        int own = per_process && outputs; /* this process's pid and rank, else the top's and $RANK */
+        output_path(&o, own ? (pid_t)out_pid : pid, own ? rank : own_rank, taken, taken ? i : 0, path, sizeof path);
+        if (write_output(&o, s, path) != 0)
+            failed = 1;
+        if (taken)
+            taken[i] = strdup(path);
     }
-    if (!o.quiet) {
-        dt_summary_print(s, stderr, (size_t)o.top);
-        fprintf(stderr, "trace: %s\n", path);
-    }
-    devtrace_close(s);
-    return code;
+    for (size_t i = 0; taken && i < outputs + 1; i++)
+        free(taken[i]);
+    free(taken);
+    devtrace_close(untraced);
+    dt_tree_close(&tree);
+    return code ? code : failed ? DT_EXIT_FAILURE : 0;
 }

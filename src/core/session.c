@@ -296,9 +296,12 @@ int devtrace_stop(devtrace_session *s)
     dt_ticks_sample(s); /* the last pair: every tick stamped lies between two */
     /* The window closes after the flush: records of work finished before stop, delivered
      * late by the vendor, still fall inside it. */
-    pthread_mutex_lock(&s->lock);
-    s->window_stop = dt_realtime_ns();
-    pthread_mutex_unlock(&s->lock);
+    uint64_t stop_ns = dt_realtime_ns();
+    if (!s->op_window || !dt_op_window_at_stop(s, stop_ns)) {
+        pthread_mutex_lock(&s->lock);
+        s->window_stop = stop_ns;
+        pthread_mutex_unlock(&s->lock);
+    }
     s->state = DT_STOPPED;
     if (s->on_stop)
         s->on_stop(s, s->on_stop_user);
@@ -426,6 +429,8 @@ static int push_frame(dt_session *s, dt_external_stack *x, const dt_external_fra
     x->frames[x->depth++] = *f;
     if (s->backend && s->backend->push_external)
         s->backend->push_external(s->bstate, f->id);
+    if (__builtin_expect(s->op_window != NULL, 0) && f->is_range)
+        dt_op_window_range_begins(s, f->name_id, (f->clock_flags & DT_EVENT_TICKS) ? 0 : f->start_ns);
     return 0;
 }
 
@@ -481,6 +486,8 @@ int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
 static void emit_range(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
 {
     uint64_t end = (f->clock_flags & DT_EVENT_TICKS) ? dt_ticks_stamp(s) : dt_realtime_ns();
+    if (__builtin_expect(s->op_window != NULL, 0))
+        dt_op_window_range_ends(s, f->name_id, (f->clock_flags & DT_EVENT_TICKS) ? 0 : end);
     devtrace_event *ev = dt_store_cursor_next(&x->ops, &s->store);
     if (!ev) {
         dt_store_cursor_drop(&x->ops); /* the store is at its bound: counted */
@@ -668,6 +675,8 @@ void devtrace_close(devtrace_session *s)
     free(s->tick_samples);
     free(s->sorted);
     free(s->lanes);
+    free(s->processes);
+    free(s->op_window);
     dt_clock_map_free(&s->clock);
     for (int i = 0; i < s->nnotes; i++)
         free(s->notes[i]);

@@ -12,6 +12,7 @@
 #include "devtrace.h"
 #include "hostclock.h"
 #include "intern.h"
+#include "op_window.h"
 #include "tls.h"
 #include "store.h"
 
@@ -32,6 +33,28 @@ typedef struct dt_device_props {
 } dt_device_props;
 
 typedef enum dt_state { DT_OPEN, DT_RUNNING, DT_STOPPED, DT_FINAL } dt_state;
+
+/* A process of the tree devtrace record traced into this session (the recorder fills these;
+ * the sinks name the lanes and list the processes). */
+typedef struct dt_traced_process {
+    uint32_t pid, ppid;
+    uint32_t device_base; /* its device d is the lane device_base + d here (0: the first process) */
+    uint64_t events;      /* events received from it */
+    int ended;            /* its final flush arrived */
+    int running;          /* it was still running when the trace was written (a capture window) */
+    int crash_signal;     /* it shipped a crash flush on this signal (0: none) */
+    char command[256];    /* its command line, arguments joined by spaces */
+} dt_traced_process;
+/* Whether a trace lists its processes (and names each one's lanes): a trace of a process
+ * tree (several processes, or forked children counted); a trace of one process is the same
+ * as its raw capture's replay. */
+static inline int dt_trace_lists_processes(size_t nprocesses, uint64_t forked_untraced)
+{
+    return nprocesses > 1 || forked_untraced > 0;
+}
+/* Device lanes of a process after the first of a session: base + its device index,
+ * above any process id (at most 2^22 on Linux). */
+#define DT_PROCESS_DEVICE_BASE(index) ((index) ? (1u << 30) + (uint32_t)(index) * 256u : 0u)
 
 struct devtrace_session {
     const dt_backend *backend; /* borrowed; NULL for an offline (replayed/received) session */
@@ -54,11 +77,18 @@ struct devtrace_session {
     dt_clock_sample *tick_samples;   /* (ticks, backend clock ns) pairs; owned, under lock */
     size_t ntick_samples, tick_samples_cap;
     uint64_t window_start, window_stop; /* host realtime ns; 0 = not set */
+    dt_op_window *op_window;            /* owned; NULL: the window is the session's start and stop */
     dt_device_props devices[DT_MAX_DEVICES];
     int ndevices;
     char *notes[DT_MAX_NOTES]; /* owned */
     int nnotes;
     devtrace_stats stats; /* loss counters updated atomically; per-kind counts at finalise */
+    /* Set by devtrace record. */
+    dt_traced_process *processes; /* owned */
+    size_t nprocesses;
+    uint64_t forked_untraced;     /* children forked from traced processes that never ran a traced program */
+    uint64_t lost_device_pending; /* device work a crashed program had enqueued and not yet read back */
+    int events_missing;           /* events are known to be missing, how many unknown (the notes say why) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;

@@ -107,6 +107,10 @@ int dt_store_init(dt_store *st, uint64_t max_events)
     memset(st, 0, sizeof *st);
     if (pthread_mutex_init(&st->lock, NULL) != 0)
         return -1;
+    if (pthread_mutex_init(&st->hand_lock, NULL) != 0) {
+        pthread_mutex_destroy(&st->lock);
+        return -1;
+    }
 
     st->max_events = max_events;
     st->full_tail = &st->full;
@@ -128,6 +132,7 @@ void dt_store_destroy(dt_store *st)
         free(s);
     }
     pthread_mutex_destroy(&st->lock);
+    pthread_mutex_destroy(&st->hand_lock);
     memset(st, 0, sizeof *st);
 }
 
@@ -175,11 +180,23 @@ static uint32_t reserve_capacity(dt_store *st)
     return (uint32_t)(left < want ? left : want);
 }
 
+/* Gives on_full the chunk's events published and not yet handed over. */
+static void hand_new_events(dt_store *st, dt_chunk *c)
+{
+    if (!st->on_full)
+        return;
+    pthread_mutex_lock(&st->hand_lock);
+    uint32_t n = atomic_load_explicit(&c->count, memory_order_acquire);
+    if (n > c->handed) {
+        st->on_full(st->on_full_user, c->events + c->handed, n - c->handed);
+        c->handed = n;
+    }
+    pthread_mutex_unlock(&st->hand_lock);
+}
+
 static void file_chunk(dt_store *st, dt_chunk *c)
 {
-    uint32_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
-    if (st->on_full && n)
-        st->on_full(st->on_full_user, c->events, n);
+    hand_new_events(st, c);
     pthread_mutex_lock(&st->lock);
     c->next = NULL; /* appended, so that a visit sees each thread's events in order */
     *st->full_tail = c;
@@ -198,6 +215,7 @@ static dt_chunk *new_chunk(dt_store *st)
     c->next = NULL;
     atomic_init(&c->count, 0);
     c->capacity = (uint16_t)cap;
+    c->handed = 0;
     return c;
 }
 
@@ -207,12 +225,12 @@ static dt_chunk *replace_chunk(dt_store *st, dt_slot *slot)
 {
     dt_chunk *c = slot->current;
     if (c) {
-        slot->current = NULL;
+        __atomic_store_n(&slot->current, NULL, __ATOMIC_RELEASE); /* read by dt_store_hand_partial */
         file_chunk(st, c);
         provider_start();
     }
     c = new_chunk(st);
-    slot->current = c;
+    __atomic_store_n(&slot->current, c, __ATOMIC_RELEASE);
     return c;
 }
 
@@ -302,8 +320,35 @@ void dt_store_flush_thread(dt_store *st)
     if (!slot || !slot->current || !atomic_load(&slot->current->count))
         return;
     dt_chunk *c = slot->current;
-    slot->current = NULL;
+    __atomic_store_n(&slot->current, NULL, __ATOMIC_RELEASE);
     file_chunk(st, c);
+}
+
+void dt_store_hand_partial(dt_store *st)
+{
+    /* The chunks current now, a batch at a time (on_full is not called under the store's
+     * lock, which appenders filing a chunk take after hand_lock). A chunk filed meanwhile
+     * stays valid (chunks are freed only with the store), and hand_new_events gives only
+     * what its filing did not; a slot made meanwhile shifts the list by one, so a slot may
+     * be seen twice (harmless) or wait for the next call. */
+    enum { batch = 64 };
+    for (size_t skip = 0;; skip += batch) {
+        dt_chunk *current[batch];
+        size_t n = 0, index = 0;
+        pthread_mutex_lock(&st->lock);
+        dt_slot *s = st->slots;
+        for (; s && n < batch; s = s->next, index++) {
+            dt_chunk *c = index < skip ? NULL : __atomic_load_n(&s->current, __ATOMIC_ACQUIRE);
+            if (c)
+                current[n++] = c;
+        }
+        int more = s != NULL;
+        pthread_mutex_unlock(&st->lock);
+        for (size_t i = 0; i < n; i++)
+            hand_new_events(st, current[i]);
+        if (!more)
+            return;
+    }
 }
 
 static void visit_chunk(dt_chunk *c, dt_store_visit_fn fn, void *user)
@@ -355,7 +400,7 @@ void dt_store_file_all(dt_store *st)
     for (dt_slot *s = slots; s; s = s->next) {
         dt_chunk *c = s->current;
         if (c && atomic_load(&c->count)) {
-            s->current = NULL;
+            __atomic_store_n(&s->current, NULL, __ATOMIC_RELEASE);
             file_chunk(st, c);
         }
     }

@@ -12,7 +12,7 @@
 
 #include "devtrace.h"
 
-/* A chunk is 512 KiB: a 16-byte header and 5041 events. */
+/* A chunk is 512 KiB: a 24-byte header and 5041 events. */
 #define DT_CHUNK_BYTES (512u << 10)
 #define DT_CHUNK_EVENTS 5041u
 
@@ -34,6 +34,7 @@ typedef struct dt_chunk {
     struct dt_chunk *next;
     _Atomic uint32_t count; /* published with release by the owner thread */
     uint32_t capacity;
+    uint32_t handed;        /* events [0, handed) were given to on_full (under the store's hand_lock) */
     devtrace_event events[];
 } dt_chunk;
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
@@ -63,7 +64,9 @@ typedef struct dt_slot {
 } dt_slot;
 
 typedef struct dt_store dt_store;
-/* Called (on the appending thread) when a chunk is full, before it is filed. */
+/* Called with the events of a chunk not handed over before: on the appending thread when
+ * the chunk is full, before it is filed; for partial chunks from dt_store_flush_thread,
+ * dt_store_file_all and dt_store_hand_partial. Calls never overlap (hand_lock). */
 typedef void (*dt_chunk_full_fn)(void *user, const devtrace_event *events, size_t n);
 
 struct dt_store {
@@ -76,6 +79,7 @@ struct dt_store {
     _Atomic uint64_t reserved; /* event capacity handed out to chunks */
     dt_chunk_full_fn on_full;
     void *on_full_user;
+    pthread_mutex_t hand_lock; /* serialises on_full and every chunk's handed count */
 };
 
 int dt_store_init(dt_store *st, uint64_t max_events);
@@ -161,6 +165,11 @@ void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user);
 void dt_store_flush_thread(dt_store *st);
 
 
+
+/* Hands on_full the events every thread published since they were last handed over,
+ * leaving the chunks with their threads (which go on appending): for shipping what was
+ * captured at a bounded age, and from a thread other than the appenders. */
+void dt_store_hand_partial(dt_store *st);
 
 /* Files every thread's partially filled chunk (calling on_full for each): for the end
  * of a session, after every appender has stopped. */

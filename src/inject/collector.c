@@ -1,5 +1,7 @@
-/* collector.c: the collector (see collector.h). Shipping happens on the thread that
- * filled a chunk, under one mutex held only while writing to the pipe. */
+/* collector.c: the collector (see collector.h). A full chunk is shipped by the thread
+ * that filled it; the shipper thread ships what every thread published since, every
+ * DT_SHIP_AGE_MS, and runs the final flush on SIGINT/SIGTERM/SIGHUP and the crash flush
+ * on a fatal signal. Writes to the recorder are serialised by one mutex. */
 #include "collector.h"
 
 #include <dlfcn.h>
@@ -12,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/session.h"
@@ -29,13 +34,25 @@ static struct {
     size_t tick_samples_shipped;
     atomic_int finished;
     atomic_int broken;        /* a write failed: the recorder is gone */
-    int wake[2], done[2];     /* signal handler -> finisher thread -> handler */
-    atomic_int finisher;      /* the finisher thread runs */
+    int wake[2], done[2];     /* signal handler -> shipper thread -> handler */
+    atomic_int shipper;       /* the shipper thread runs */
+    atomic_long shipper_tid;  /* its kernel thread id */
+    struct sockaddr_un addr;  /* the recorder's socket ($DEVTRACE_COLLECT_SOCKET) */
+    socklen_t addr_len;       /* 0: connected through an inherited descriptor instead */
 } col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .done = {-1, -1}};
 
 /* How long a signal handler waits for the final flush before the program dies of the signal
  * anyway (the flush itself waits at most $DEVTRACE_FLUSH_TIMEOUT_MS for the vendor). */
 #define DT_SIGNAL_FINISH_WAIT_MS 15000
+/* How long a fatal signal's handler waits while the shipper ships what was captured (no
+ * vendor call, no stop: the program is broken) before the signal's default action. */
+#define DT_CRASH_SHIP_WAIT_MS 2000
+
+/* What the shipper thread is woken for (one byte through col.wake). */
+#define DT_WAKE_STOP 'S'  /* SIGINT/SIGTERM/SIGHUP: the final flush */
+#define DT_WAKE_CRASH 'C' /* a fatal signal: ship what was captured, then die */
+
+static void keep_fatal_handlers(void);
 
 static void ship(uint32_t type, const void *p, size_t n)
 {
@@ -127,18 +144,59 @@ void dt_collector_finish(void)
     if (col.session->state == DT_RUNNING)
         devtrace_stop(col.session);
     ship_final(col.session);
+    pthread_mutex_lock(&col.ship_lock);
     close(col.fd);
     col.fd = -1;
+    pthread_mutex_unlock(&col.ship_lock);
+}
+
+/* On a fatal signal: what every thread published, the names and samples it needs, the loss
+ * counters, and what is known lost (device work the backend had not read back yet), then
+ * a CRASH mark. No vendor call: the program is broken, the vendor's state unknown. */
+static void ship_at_crash(dt_session *s, int sig)
+{
+    dt_store_hand_partial(&s->store);
+    pthread_mutex_lock(&col.ship_lock);
+    ship_new_names(s);
+    ship_new_samples(s);
+    devtrace_stats st = s->stats;
+    st.dropped_store_full += dt_store_dropped(&s->store);
+    ship(DT_WIRE_STATS, &st, sizeof st);
+    dt_wire_crash crash = {0, (uint32_t)sig, 0};
+    if (s->backend && s->backend->pending_events) {
+        crash.device_pending = s->backend->pending_events(s->bstate);
+        crash.pending_known = 1;
+    }
+    ship(DT_WIRE_CRASH, &crash, sizeof crash);
+    pthread_mutex_unlock(&col.ship_lock);
+}
+
+/* In a forked child (async-signal-safe calls only, as after any fork of a threaded
+ * process): tells the recorder that this pid was forked from a traced process, on a
+ * connection of its own. It is traced only if it execs a program that starts a collector. */
+static void report_fork(void)
+{
+    if (!col.addr_len || getppid() != col.pid)
+        return; /* a fork of an untraced fork is not counted again */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    if (connect(fd, (const struct sockaddr *)&col.addr, col.addr_len) == 0) {
+        uint32_t ids[2] = {(uint32_t)getpid(), (uint32_t)col.pid};
+        dt_wire_send(fd, DT_WIRE_FORKED, ids, sizeof ids);
+    }
+    close(fd);
 }
 
 static void at_fork_child(void)
 {
-    /* The child is not traced twice: it neither records nor ships (nor has the finisher). */
+    /* The child is not traced twice: it neither records nor ships (nor has the shipper). */
     dt_set_default_session(NULL);
     if (col.fd >= 0)
         close(col.fd);
     col.fd = -1;
-    atomic_store(&col.finisher, 0);
+    report_fork();
+    atomic_store(&col.shipper, 0);
     for (int i = 0; i < 2; i++) {
         if (col.wake[i] >= 0)
             close(col.wake[i]);
@@ -148,25 +206,43 @@ static void at_fork_child(void)
     }
 }
 
-/* The final flush on SIGINT/SIGTERM/SIGHUP runs on this thread, not in the handler: a handler
- * may only make async-signal-safe calls, and the flush allocates, locks and calls the vendor. */
-static void *finisher_main(void *arg)
+/* The shipper: every DT_SHIP_AGE_MS, what the threads published since it was last shipped;
+ * on a wake from a signal handler, the final flush (SIGINT/SIGTERM/SIGHUP) or the crash flush
+ * (a fatal signal). A handler may only make async-signal-safe calls, and both flushes lock
+ * and allocate, so they run here. */
+static void *shipper_main(void *arg)
 {
     (void)arg;
-    char sig;
-    ssize_t n;
-    while ((n = read(col.wake[0], &sig, 1)) < 0 && errno == EINTR)
-        ;
-    if (n == 1) {
-        dt_collector_finish();
+    atomic_store(&col.shipper_tid, (long)syscall(SYS_gettid));
+    while (!atomic_load(&col.finished) && !atomic_load(&col.broken)) {
+        struct pollfd p = {col.wake[0], POLLIN, 0};
+        int rc = poll(&p, 1, DT_SHIP_AGE_MS);
+        if (rc < 0 && errno != EINTR)
+            break;
+        if (rc <= 0) {
+            if (col.session && !atomic_load(&col.finished))
+                dt_store_hand_partial(&col.session->store);
+            keep_fatal_handlers();
+            continue;
+        }
+        unsigned char why[2]; /* what for, and the signal: written at once, so read at once */
+        if (read(col.wake[0], why, sizeof why) != (ssize_t)sizeof why)
+            continue;
+        if (why[0] == DT_WAKE_CRASH) {
+            ship_at_crash(col.session, (int)why[1]);
+        } else {
+            dt_collector_finish();
+        }
         char done = 1;
         ssize_t ignored = write(col.done[1], &done, 1);
         (void)ignored;
+        if (why[0] != DT_WAKE_CRASH)
+            break;
     }
     return NULL;
 }
 
-static void start_finisher(void)
+static void start_shipper(void)
 {
     if (pipe2(col.wake, O_CLOEXEC) != 0)
         return;
@@ -176,64 +252,166 @@ static void start_finisher(void)
         return;
     }
     sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old); /* inherited: the signals go to the program's threads */
+    sigfillset(&block); /* inherited: every signal goes to the program's threads */
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     pthread_attr_t attr;
     pthread_t t;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, finisher_main, NULL) == 0)
-        atomic_store(&col.finisher, 1);
+    if (pthread_create(&t, &attr, shipper_main, NULL) == 0)
+        atomic_store(&col.shipper, 1);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Async-signal-safe: wakes the shipper for why, and waits for it at most wait_ms. */
+static void wake_shipper_and_wait(char why, int sig, int wait_ms)
+{
+    if (!atomic_load(&col.shipper) || getpid() != col.pid || syscall(SYS_gettid) == atomic_load(&col.shipper_tid))
+        return;
+    char msg[2] = {why, (char)sig};
+    if (write(col.wake[1], msg, 2) == 2) {
+        struct pollfd p = {col.done[0], POLLIN, 0};
+        poll(&p, 1, wait_ms);
+    }
+}
+
 static void on_signal(int sig)
 {
-    /* Async-signal-safe: wake the finisher, wait (bounded) while it ships what was captured,
-     * then die of the signal as the program would have. */
+    /* Wake the shipper, wait (bounded) while it ships what was captured, then die of the
+     * signal as the program would have. */
     int saved = errno;
     signal(sig, SIG_DFL);
-    if (atomic_load(&col.finisher) && getpid() == col.pid) {
-        char c = (char)sig;
-        if (write(col.wake[1], &c, 1) == 1) {
-            struct pollfd p = {col.done[0], POLLIN, 0};
-            poll(&p, 1, DT_SIGNAL_FINISH_WAIT_MS);
-        }
-    }
+    wake_shipper_and_wait(DT_WAKE_STOP, sig, DT_SIGNAL_FINISH_WAIT_MS);
     errno = saved;
     raise(sig);
 }
 
+/* The fatal signals the collector flushes on, and, for each, the handler a library installed
+ * over devtrace's after it started (LLVM, which PoCL loads, installs its own on the first
+ * kernel build): devtrace's goes back on top, and that one runs after it. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define DT_NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct {
+    int installed;            /* devtrace's handler was installed (the program's was SIG_DFL) */
+    struct sigaction chained; /* the handler found over devtrace's, run after it */
+    volatile sig_atomic_t has_chained;
+} fatal[DT_NFATAL];
+static volatile sig_atomic_t crash_flushed;
+
+static void on_fatal_signal(int sig)
+{
+    /* The crash flush (once), then what would have happened without devtrace: the handler
+     * devtrace's displaced, or the default action. Raised here, the signal stays blocked until
+     * this handler returns, then goes to that handler or kills the process (with a core dump
+     * where enabled). A fault that repeats after the chained handler returns finds the
+     * default action. */
+    int saved = errno;
+    int first = !crash_flushed;
+    crash_flushed = 1;
+    size_t i = 0;
+    while (i < DT_NFATAL && fatal_signals[i] != sig)
+        i++;
+    if (first) {
+        wake_shipper_and_wait(DT_WAKE_CRASH, sig, DT_CRASH_SHIP_WAIT_MS);
+    }
+    if (first && i < DT_NFATAL && fatal[i].has_chained)
+        sigaction(sig, &fatal[i].chained, NULL);
+    else
+        signal(sig, SIG_DFL);
+    errno = saved;
+    raise(sig);
+}
+
+/* From the shipper, every tick: devtrace's fatal handlers back on top of any installed over
+ * them since (the displaced one chained). */
+static void keep_fatal_handlers(void)
+{
+    for (size_t i = 0; i < DT_NFATAL; i++) {
+        struct sigaction now;
+        if (!fatal[i].installed || crash_flushed || sigaction(fatal_signals[i], NULL, &now) != 0)
+            continue;
+        if ((now.sa_flags & SA_SIGINFO) ? (void *)now.sa_sigaction == (void *)on_fatal_signal
+                                        : now.sa_handler == on_fatal_signal)
+            continue;
+        if (!(now.sa_flags & SA_SIGINFO) && (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN)) {
+            fatal[i].installed = 0; /* the program chose: leave it */
+            continue;
+        }
+        fatal[i].has_chained = 0;
+        fatal[i].chained = now;
+        fatal[i].has_chained = 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+static int install_handler(int sig, void (*handler)(int))
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = handler;
+        sigemptyset(&sa.sa_mask);
+        return sigaction(sig, &sa, NULL) == 0;
+    }
+    return 0;
+}
+
+/* Only where the program left the signal at its default: its own handlers are kept. */
 static void install_signal_handlers(void)
 {
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
-            struct sigaction sa;
-            memset(&sa, 0, sizeof sa);
-            sa.sa_handler = on_signal;
-            sigemptyset(&sa.sa_mask);
-            sigaction(sigs[i], &sa, NULL);
-        }
-    }
+    const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        install_handler(stops[i], on_signal);
+    for (size_t i = 0; i < DT_NFATAL; i++)
+        fatal[i].installed = install_handler(fatal_signals[i], on_fatal_signal);
 }
 
 static int recorder_fd(void)
 {
     const char *fdtext = getenv("DEVTRACE_COLLECT_FD");
-    const char *pidtext = getenv("DEVTRACE_COLLECT_PID");
-    uint64_t fd, pid;
+    uint64_t fd;
     if (!fdtext || dt_parse_u64(fdtext, &fd) != 0 || fd > 1u << 20)
         return -1;
-    if (!pidtext || dt_parse_u64(pidtext, &pid) != 0 || pid != (uint64_t)getpid())
-        return -1; /* the recorder's direct child only: not a process it started */
     if (fcntl((int)fd, F_GETFD) < 0)
         return -1;
     fcntl((int)fd, F_SETFD, FD_CLOEXEC);
     return (int)fd;
+}
+
+/* The recorder's socket, $DEVTRACE_COLLECT_SOCKET (every process of the traced tree
+ * connects; with $DEVTRACE_COLLECT_PID set, only that process: --no-children), else a
+ * descriptor inherited from it, $DEVTRACE_COLLECT_FD (the process $DEVTRACE_COLLECT_PID
+ * only). -1 when this process is not to be traced. */
+static int connect_recorder(void)
+{
+    const char *path = getenv("DEVTRACE_COLLECT_SOCKET");
+    const char *pidtext = getenv("DEVTRACE_COLLECT_PID");
+    uint64_t pid;
+    if (pidtext && *pidtext && (dt_parse_u64(pidtext, &pid) != 0 || pid != (uint64_t)getpid()))
+        return -1; /* the recorder's direct child only */
+    if (!path || !*path)
+        return !pidtext || !*pidtext ? -1 : recorder_fd();
+    if (strlen(path) >= sizeof col.addr.sun_path)
+        return -1;
+    memset(&col.addr, 0, sizeof col.addr);
+    col.addr.sun_family = AF_UNIX;
+    memcpy(col.addr.sun_path, path, strlen(path));
+    col.addr_len = (socklen_t)sizeof col.addr;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)&col.addr, col.addr_len) != 0) {
+        close(fd);
+        col.addr_len = 0;
+        return -1; /* the recorder is gone (a process left running after it ended) */
+    }
+    return fd;
 }
 
 static int backend_wanted(const char *backend_name)
@@ -244,15 +422,35 @@ static int backend_wanted(const char *backend_name)
     return strcmp(wanted, backend_name) == 0;
 }
 
+/* The program's command line (/proc/self/cmdline, arguments joined by spaces, cut at cap). */
+static void read_command_line(char *out, size_t cap)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    while (n > 0 && out[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    out[n] = '\0';
+}
+
 static void ship_hello(dt_session *s)
 {
-    char buf[12288];
-    uint32_t head[2] = {DT_WIRE_VERSION, (uint32_t)getpid()};
+    char buf[12800], command[DT_WIRE_COMMAND_MAX];
+    uint32_t head[3] = {DT_WIRE_VERSION, (uint32_t)getpid(), (uint32_t)getppid()};
     size_t off = 0;
     memcpy(buf, head, sizeof head);
     off += sizeof head;
-    const char *fields[] = {s->backend_name, s->validation, s->runtime_category, s->unavailable_reason};
-    for (size_t i = 0; i < 4; i++) {
+    read_command_line(command, sizeof command);
+    const char *fields[] = {s->backend_name, s->validation, s->runtime_category, s->unavailable_reason, command};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         size_t n = strnlen(fields[i], 8191);
         if (off + n + 1 > sizeof buf)
             break;
@@ -265,13 +463,28 @@ static void ship_hello(dt_session *s)
     ship(DT_WIRE_RANK, rank, sizeof rank);
 }
 
+/* devtrace record --capture-op NAME --skip K --count C: the window chosen by NAME's ranges
+ * in this process ($DEVTRACE_CAPTURE_OP, _SKIP, _COUNT; the recorder checked them). */
+static void arm_capture_op(dt_session *s)
+{
+    const char *name = getenv("DEVTRACE_CAPTURE_OP");
+    const char *skip_text = getenv("DEVTRACE_CAPTURE_SKIP"), *count_text = getenv("DEVTRACE_CAPTURE_COUNT");
+    uint64_t skip = 0, count = 1;
+    if (!name || !*name)
+        return;
+    if ((skip_text && dt_parse_u64(skip_text, &skip) != 0) || (count_text && dt_parse_u64(count_text, &count) != 0))
+        dt_add_note(s, "$DEVTRACE_CAPTURE_SKIP or _COUNT is not a number: --skip 0 --count 1 used");
+    if (dt_op_window_arm(s, name, skip, count) != 0)
+        dt_add_note(s, "out of memory: the capture window of '%.200s' is the whole session", name);
+}
+
 void dt_collector_autostart(const char *backend_name)
 {
     if (!backend_wanted(backend_name))
         return;
     if (atomic_exchange(&col.claimed, 1))
         return;
-    int fd = recorder_fd();
+    int fd = connect_recorder();
     if (fd < 0)
         return;
     col.fd = fd;
@@ -294,6 +507,7 @@ void dt_collector_autostart(const char *backend_name)
     s->store.on_full = on_chunk_full;
     s->store.on_full_user = s;
     s->owner_collector = 1;
+    arm_capture_op(s);
     col.session = s;
     ship_hello(s);
     devtrace_start(s);
@@ -302,8 +516,8 @@ void dt_collector_autostart(const char *backend_name)
     pthread_mutex_unlock(&col.ship_lock);
     dt_set_default_session(s);
     pthread_atfork(NULL, NULL, at_fork_child);
-    start_finisher();
-    install_signal_handlers();
+    install_signal_handlers(); /* before the shipper, which keeps them on top */
+    start_shipper();
     atexit(dt_collector_finish);
 }
 

@@ -58,7 +58,69 @@ void dt_wire_reader_free(dt_wire_reader *r)
 {
     free(r->buf);
     free(r->name_map);
+    free(r->target_map);
+    devtrace_close(r->meta);
     memset(r, 0, sizeof *r);
+}
+
+int dt_wire_reader_keep_metadata(dt_wire_reader *r)
+{
+    devtrace_error err;
+    if (!r->meta && !(r->meta = dt_session_new_offline("none", "", NULL, &err)))
+        return -1;
+    return 0;
+}
+
+static void copy_identity(dt_session *to, const dt_session *from)
+{
+    memcpy(to->backend_name, from->backend_name, sizeof to->backend_name);
+    memcpy(to->validation, from->validation, sizeof to->validation);
+    memcpy(to->runtime_category, from->runtime_category, sizeof to->runtime_category);
+    memcpy(to->unavailable_reason, from->unavailable_reason, sizeof to->unavailable_reason);
+    to->rank = from->rank;
+    to->world_size = from->world_size;
+}
+
+void dt_wire_reader_feed_into(dt_wire_reader *r, dt_session *s)
+{
+    if (!r->meta || !s)
+        return;
+    dt_session *m = r->meta;
+    if (r->hello)
+        copy_identity(s, m);
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->nsamples; i++)
+        dt_add_clock_sample(s, m->samples[i].vendor_ns, m->samples[i].host_ns);
+    for (size_t i = 0; i < m->ntick_samples; i++)
+        dt_add_tick_sample(s, m->tick_samples[i].vendor_ns, m->tick_samples[i].host_ns);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The session's id of a name the reader holds as meta_id (a reader that keeps its metadata);
+ * interned there the first time. 0 when out of memory. */
+static uint32_t target_name(dt_wire_reader *r, dt_session *s, uint32_t meta_id)
+{
+    if (!meta_id)
+        return 0;
+    if (r->target != s) {
+        if (r->target_map)
+            memset(r->target_map, 0, r->target_map_len * sizeof *r->target_map);
+        r->target = s;
+    }
+    if (meta_id >= r->target_map_len) {
+        uint32_t n = r->target_map_len ? r->target_map_len : 1024;
+        while (n <= meta_id)
+            n *= 2;
+        uint32_t *m = realloc(r->target_map, n * sizeof *m);
+        if (!m)
+            return 0;
+        memset(m + r->target_map_len, 0, (n - r->target_map_len) * sizeof *m);
+        r->target_map = m;
+        r->target_map_len = n;
+    }
+    if (!r->target_map[meta_id])
+        r->target_map[meta_id] = dt_session_intern(s, dt_intern_get(&r->meta->names, meta_id));
+    return r->target_map[meta_id];
 }
 
 static uint32_t read_u32(const unsigned char *p)
@@ -100,7 +162,7 @@ static int apply_names(dt_wire_reader *r, dt_session *s, const unsigned char *p,
         uint32_t id = read_u32(p), len = read_u32(p + 4);
         if (len > n - 8)
             return -1;
-        uint32_t local = dt_intern_n(&s->names, (const char *)p + 8, len);
+        uint32_t local = dt_intern_n(r->meta ? &r->meta->names : &s->names, (const char *)p + 8, len);
         if (map_name(r, id, local) != 0)
             return -1;
         p += 8 + len;
@@ -120,8 +182,18 @@ static int apply_events(dt_wire_reader *r, dt_session *s, const unsigned char *p
             r->malformed++;
             continue;
         }
+        if (!s) {
+            r->discarded[ev.kind]++; /* between capture windows */
+            continue;
+        }
         ev.name_id = ev.name_id < r->name_map_len ? r->name_map[ev.name_id] : 0;
+        if (r->meta)
+            ev.name_id = target_name(r, s, ev.name_id);
         ev.flags &= (uint16_t)~DT_EVENT_FLOW;
+        if (!dt_lane_is_host(&ev))
+            ev.device += r->device_base;
+        if (ev.correlation)
+            ev.correlation += r->correlation_base;
         dt_emit(s, &ev); /* a full store counts its own drops */
         r->events++;
     }
@@ -140,15 +212,20 @@ static void copy_cstr(char *dst, size_t cap, const unsigned char **p, const unsi
 
 static int apply_hello(dt_wire_reader *r, dt_session *s, const unsigned char *p, size_t n)
 {
-    if (n < 8 || read_u32(p) != DT_WIRE_VERSION)
+    if (n < 12 || read_u32(p) != DT_WIRE_VERSION)
         return -1;
     r->pid = read_u32(p + 4);
+    r->ppid = read_u32(p + 8);
     r->hello = 1;
-    const unsigned char *q = p + 8, *end = p + n;
-    copy_cstr(s->backend_name, sizeof s->backend_name, &q, end);
-    copy_cstr(s->validation, sizeof s->validation, &q, end);
-    copy_cstr(s->runtime_category, sizeof s->runtime_category, &q, end);
-    copy_cstr(s->unavailable_reason, sizeof s->unavailable_reason, &q, end);
+    const unsigned char *q = p + 12, *end = p + n;
+    dt_session *to = r->meta ? r->meta : s;
+    copy_cstr(to->backend_name, sizeof to->backend_name, &q, end);
+    copy_cstr(to->validation, sizeof to->validation, &q, end);
+    copy_cstr(to->runtime_category, sizeof to->runtime_category, &q, end);
+    copy_cstr(to->unavailable_reason, sizeof to->unavailable_reason, &q, end);
+    copy_cstr(r->command, sizeof r->command, &q, end);
+    if (r->meta && s)
+        copy_identity(s, r->meta);
     return 0;
 }
 
@@ -165,8 +242,19 @@ static void add_stats(dt_session *s, const devtrace_stats *in)
     st->unresolved_names += in->unresolved_names;
 }
 
+/* A sample, kept for later sessions too when the reader keeps its metadata. */
+static void add_sample(dt_wire_reader *r, dt_session *s, void (*add)(dt_session *, uint64_t, uint64_t),
+                       const unsigned char *p)
+{
+    if (r->meta)
+        add(r->meta, read_u64(p), read_u64(p + 8));
+    if (s)
+        add(s, read_u64(p), read_u64(p + 8));
+}
+
 static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned char *p, size_t n)
 {
+    dt_session *into = s ? s : r->meta; /* between capture windows: the metadata's */
     switch (type) {
     case DT_WIRE_HELLO:
         return apply_hello(r, s, p, n);
@@ -177,17 +265,20 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
     case DT_WIRE_CLOCK:
         if (n != 16)
             return -1;
-        dt_add_clock_sample(s, read_u64(p), read_u64(p + 8));
+        add_sample(r, s, dt_add_clock_sample, p);
         return 0;
     case DT_WIRE_TICKS:
         if (n != 16)
             return -1;
-        dt_add_tick_sample(s, read_u64(p), read_u64(p + 8));
+        add_sample(r, s, dt_add_tick_sample, p);
         return 0;
     case DT_WIRE_WINDOW:
         if (n != 16)
             return -1;
-        dt_set_window(s, read_u64(p), read_u64(p + 8));
+        if (read_u64(p))
+            r->window_start = read_u64(p);
+        if (read_u64(p + 8))
+            r->window_stop = read_u64(p + 8);
         return 0;
     case DT_WIRE_DEVICE: {
         if (n != sizeof(dt_device_props))
@@ -195,28 +286,43 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
         dt_device_props d;
         memcpy(&d, p, sizeof d);
         d.name[sizeof d.name - 1] = '\0';
-        dt_add_device(s, &d);
+        d.id += (int)r->device_base;
+        dt_add_device(into, &d);
         return 0;
     }
     case DT_WIRE_NOTE:
-        dt_add_note(s, "%.*s", (int)(n > 480 ? 480 : n), (const char *)p);
+        dt_add_note(into, "%.*s", (int)(n > 480 ? 480 : n), (const char *)p);
         return 0;
     case DT_WIRE_STATS: {
         if (n != sizeof(devtrace_stats))
             return -1;
         devtrace_stats st;
         memcpy(&st, p, sizeof st);
-        add_stats(s, &st);
+        add_stats(into, &st);
         return 0;
     }
     case DT_WIRE_RANK:
         if (n != 8)
             return -1;
-        s->rank = (int)read_u32(p);
-        s->world_size = (int)read_u32(p + 4);
+        if (s)
+            s->rank = (int)read_u32(p), s->world_size = (int)read_u32(p + 4);
+        if (r->meta)
+            r->meta->rank = (int)read_u32(p), r->meta->world_size = (int)read_u32(p + 4);
         return 0;
     case DT_WIRE_END:
         r->ended = 1;
+        return 0;
+    case DT_WIRE_FORKED:
+        if (n != 8 || !read_u32(p))
+            return -1;
+        r->forked_pid = read_u32(p);
+        r->forked_ppid = read_u32(p + 4);
+        return 0;
+    case DT_WIRE_CRASH:
+        if (n != sizeof(dt_wire_crash))
+            return -1;
+        memcpy(&r->crash, p, sizeof r->crash);
+        r->crashed = 1;
         return 0;
     default:
         return -1;

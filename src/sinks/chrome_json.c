@@ -378,6 +378,32 @@ static void put_counter(dt_jsonw *w, const char *key, uint64_t v)
     dt_jsonw_u64(w, v);
 }
 
+/* The processes devtrace record traced into this trace, and the forked children it did not. */
+static void write_processes(writer *wr)
+{
+    dt_jsonw *w = &wr->w;
+    dt_session *s = wr->s;
+    if (!dt_trace_lists_processes(s->nprocesses, s->forked_untraced))
+        return;
+    DT_JSONW_LIT(w, ",\n    \"processes\": [");
+    for (size_t i = 0; i < s->nprocesses; i++) {
+        const dt_traced_process *p = &s->processes[i];
+        if (i)
+            DT_JSONW_LIT(w, ", ");
+        DT_JSONW_LIT(w, "{\"pid\": ");
+        dt_jsonw_u64(w, p->pid);
+        put_counter(w, "ppid", p->ppid);
+        DT_JSONW_LIT(w, ", \"command\": ");
+        put_str(w, p->command);
+        put_counter(w, "events", p->events);
+        put_counter(w, "ended", (uint64_t)(p->ended != 0));
+        put_counter(w, "crash_signal", (uint64_t)p->crash_signal);
+        DT_JSONW_LIT(w, "}");
+    }
+    DT_JSONW_LIT(w, "], \"forked_untraced\": ");
+    dt_jsonw_u64(w, s->forked_untraced);
+}
+
 static void write_devtrace_meta(writer *wr)
 {
     dt_jsonw *w = &wr->w;
@@ -410,6 +436,11 @@ static void write_devtrace_meta(writer *wr)
     put_counter(w, "unpaired_flows", st->unpaired_flows);
     put_counter(w, "unresolved_names", st->unresolved_names);
     put_counter(w, "bad_timestamps", st->bad_timestamps);
+    DT_JSONW_LIT(w, ",\n    \"lost\": {\"device_pending\": ");
+    dt_jsonw_u64(w, s->lost_device_pending);
+    DT_JSONW_LIT(w, "}");
+    put_counter(w, "events_missing", (uint64_t)(s->events_missing != 0));
+    write_processes(wr);
     DT_JSONW_LIT(w, ",\n    \"window\": [");
     dt_jsonw_u64(w, s->window_start);
     DT_JSONW_LIT(w, ", ");
@@ -444,18 +475,55 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
     DT_JSONW_LIT(w, "}},\n");
 }
 
+/* The traced process whose device lanes hold device (the highest base at or below it), or
+ * NULL (a session not recorded from a process tree). */
+static const dt_traced_process *device_owner(const dt_session *s, uint32_t device)
+{
+    const dt_traced_process *owner = NULL;
+    for (size_t i = 0; i < s->nprocesses; i++)
+        if (s->processes[i].device_base <= device && (!owner || s->processes[i].device_base > owner->device_base))
+            owner = &s->processes[i];
+    return owner;
+}
+
+static const dt_traced_process *traced_process(const dt_session *s, uint32_t pid)
+{
+    for (size_t i = 0; i < s->nprocesses; i++)
+        if (s->processes[i].pid == pid)
+            return &s->processes[i];
+    return NULL;
+}
+
+/* The program's name: the command's first word after its last '/'. */
+static void program_name(const char *command, char *out, size_t cap)
+{
+    size_t len = strcspn(command, " ");
+    const char *start = command;
+    for (size_t i = 0; i < len; i++)
+        if (command[i] == '/')
+            start = command + i + 1;
+    size_t n = (size_t)(command + len - start);
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), start);
+}
+
 /* process_name/labels/sort_index for each device, thread_name for each stream and host
  * thread: the lanes finalise gathered (device streams by device and stream, then host
- * threads by process and thread). */
+ * threads by process and thread). In a trace of several processes each device lane names
+ * its process; each traced process's host lanes are named after its program. */
 static void write_metadata(writer *wr)
 {
     dt_session *s = wr->s;
-    char text[64];
+    char text[96], name[48];
     for (size_t i = 0; i < s->nlanes; i++) {
         uint32_t device = (uint32_t)(s->lanes[i] >> 32), stream = (uint32_t)s->lanes[i];
+        int first_of_lane = i == 0 || device != (uint32_t)(s->lanes[i - 1] >> 32) || i == s->ndevice_lanes;
         if (i < s->ndevice_lanes) {
-            if (i == 0 || device != (uint32_t)(s->lanes[i - 1] >> 32)) {
-                snprintf(text, sizeof text, "GPU %u", device);
+            if (first_of_lane) {
+                const dt_traced_process *p = s->nprocesses > 1 ? device_owner(s, device) : NULL;
+                if (p)
+                    snprintf(text, sizeof text, "GPU %u (pid %u)", device - p->device_base, p->pid);
+                else
+                    snprintf(text, sizeof text, "GPU %u", device);
                 write_metadata_event(wr, "process_name", device, 0, "name", text, 0);
                 write_metadata_event(wr, "process_labels", device, 0, "labels", text, 0);
                 write_metadata_event(wr, "process_sort_index", device, 0, "sort_index", NULL,
@@ -463,6 +531,13 @@ static void write_metadata(writer *wr)
             }
             snprintf(text, sizeof text, "stream %u", stream);
         } else {
+            const dt_traced_process *p = first_of_lane && s->nprocesses > 1 ? traced_process(s, device) : NULL;
+            if (p) {
+                program_name(p->command, name, sizeof name);
+                write_metadata_event(wr, "process_name", device, 0, "name", name, 0);
+                snprintf(text, sizeof text, "pid %u", p->pid);
+                write_metadata_event(wr, "process_labels", device, 0, "labels", text, 0);
+            }
             snprintf(text, sizeof text, "thread %u", stream);
         }
         write_metadata_event(wr, "thread_name", device, stream, "name", text, 0);

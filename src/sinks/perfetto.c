@@ -964,7 +964,8 @@ static void write_capture_facts(writer *wr)
     dt_jsonw *w = &wr->w;
     const dt_session *s = wr->s;
     const devtrace_stats *st = &s->stats;
-    size_t need = 8192 + 3 * sizeof s->unavailable_reason + (size_t)s->ndevices * 1024;
+    size_t need = 8192 + 3 * sizeof s->unavailable_reason + (size_t)s->ndevices * 1024 +
+                  s->nprocesses * (3 * sizeof s->processes[0].command + 256);
     for (int i = 0; i < s->nnotes; i++)
         need += 3 * strlen(s->notes[i]) + 32;
     if (dt_jsonw_reserve(w, need) != 0)
@@ -993,8 +994,31 @@ static void write_capture_facts(writer *wr)
     p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "unpaired_flows", st->unpaired_flows);
     p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "unresolved_names", st->unresolved_names);
     p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "bad_timestamps", st->bad_timestamps);
-    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "window", &dict);
+    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "lost", &dict);
+    p = put_named_uint(p, ANN_DICT_ENTRIES, "device_pending", s->lost_device_pending);
+    p = dt_pb_close(dict, p);
+    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "events_missing", s->events_missing != 0);
     char *value;
+    int list_processes = dt_trace_lists_processes(s->nprocesses, s->forked_untraced);
+    if (list_processes)
+        p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "processes", &dict);
+    for (size_t i = 0; list_processes && i < s->nprocesses; i++) {
+        const dt_traced_process *proc = &s->processes[i];
+        char *entry;
+        p = dt_pb_open(p, ANN_ARRAY_VALUES, &entry);
+        p = put_named_uint(p, ANN_DICT_ENTRIES, "pid", proc->pid);
+        p = put_named_uint(p, ANN_DICT_ENTRIES, "ppid", proc->ppid);
+        p = put_named_string(p, ANN_DICT_ENTRIES, "command", proc->command);
+        p = put_named_uint(p, ANN_DICT_ENTRIES, "events", proc->events);
+        p = put_named_uint(p, ANN_DICT_ENTRIES, "ended", proc->ended != 0);
+        p = put_named_uint(p, ANN_DICT_ENTRIES, "crash_signal", (uint64_t)proc->crash_signal);
+        p = dt_pb_close(entry, p);
+    }
+    if (list_processes) {
+        p = dt_pb_close(dict, p);
+        p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "forked_untraced", s->forked_untraced);
+    }
+    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "window", &dict);
     p = dt_pb_open(p, ANN_ARRAY_VALUES, &value);
     p = dt_pb_close(value, dt_pb_uint(p, ANN_UINT, s->window_start));
     p = dt_pb_open(p, ANN_ARRAY_VALUES, &value);

@@ -48,6 +48,26 @@ static void print_top_kernels(dt_session *s, FILE *out, size_t top)
     dt_report_free(&r);
 }
 
+/* The processes of a recorded tree, in the order they started tracing. */
+static void print_processes(const dt_session *s, FILE *out)
+{
+    if (!s->nprocesses && !s->forked_untraced)
+        return;
+    fprintf(out, "  processes: %zu traced", s->nprocesses);
+    if (s->forked_untraced)
+        fprintf(out, ", %llu forked without exec (not traced)", (unsigned long long)s->forked_untraced);
+    fputc('\n', out);
+    for (size_t i = 0; i < s->nprocesses; i++) {
+        const dt_traced_process *p = &s->processes[i];
+        fprintf(out, "    pid %u (parent %u): %llu events%s  %.100s\n", p->pid, p->ppid, (unsigned long long)p->events,
+                p->crash_signal ? ", crashed"
+                : p->ended      ? ""
+                : p->running    ? ", still running"
+                                : ", no final flush",
+                p->command);
+    }
+}
+
 void dt_summary_print(dt_session *s, FILE *out, size_t top)
 {
     if (dt_session_finalize(s) != 0)
@@ -85,9 +105,17 @@ void dt_summary_print(dt_session *s, FILE *out, size_t top)
             fprintf(out, "  %s: %llu\n", losses[i].what, (unsigned long long)losses[i].n);
             any = 1;
         }
-    if (!any)
+    if (s->lost_device_pending) {
+        fprintf(out, "  lost (device work not read back when the program died): %llu\n",
+                (unsigned long long)s->lost_device_pending);
+        any = 1;
+    }
+    if (s->events_missing)
+        fprintf(out, "  events are missing, how many is not known: see the notes\n");
+    else if (!any)
         fprintf(out, "  nothing dropped, malformed or out of window\n");
     for (int i = 0; i < s->nnotes; i++)
         fprintf(out, "  note: %s\n", s->notes[i]);
+    print_processes(s, out);
     print_top_kernels(s, out, top);
 }

@@ -44,11 +44,11 @@ def help_record_prints_records_help():
     via_help = run("help", "record")
     assert direct.returncode == 0 and via_help.returncode == 0, (direct.returncode, via_help.returncode)
     assert via_help.stdout == direct.stdout and via_help.stdout.startswith("usage: devtrace record"), via_help.stdout
-    for command in ("list", "replay"):
+    for command in ("capture", "list", "replay"):
         assert run("help", command).stdout == run(command, "--help").stdout, command
     r = run("help", "frobnicate")
     assert r.returncode == 2, r.returncode
-    assert one_line(r.stderr) == "devtrace: no help for 'frobnicate': the commands are record, list, replay, report, diff, convert", r.stderr
+    assert one_line(r.stderr) == "devtrace: no help for 'frobnicate': the commands are record, capture, list, replay, report, diff, convert", r.stderr
 
 
 @case
@@ -68,7 +68,7 @@ def record_help_states_the_defaults():
     text = run("record", "--help").stdout
     for default in ("DEVTRACE_MAX_EVENTS (bound on stored events; default 16777216",
                     "DEVTRACE_GZIP_LEVEL (0 to 9; default 1)",
-                    "(default devtrace-%p.json)", "(default 5)"):
+                    "(default devtrace-PID.json, PID: PROGRAM's)", "(default 5)"):
         assert default in text, (default, text)
 
 

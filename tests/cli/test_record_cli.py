@@ -106,8 +106,8 @@ def output_pattern_expands_pid_and_rank():
 
 @case
 def every_command_has_help():
-    for args in (["--help"], ["help"], ["record", "--help"], ["list", "--help"], ["replay", "--help"],
-                 ["convert", "--help"]):
+    for args in (["--help"], ["help"], ["record", "--help"], ["capture", "--help"], ["list", "--help"],
+                 ["replay", "--help"], ["convert", "--help"]):
         r = run(*args)
         assert r.returncode == 0 and "usage:" in r.stdout, (args, r.returncode, r.stdout)
     r = run("frobnicate")

@@ -17,6 +17,7 @@ The corpora are committed; rerun this after a record layout or the wire format c
 """
 import argparse
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -148,15 +149,20 @@ TINY_WL = (SMALL_WORKLOADS["device"] +
 
 
 def capture_stream(build, workload, faults=""):
-    lib = os.path.join(build, "lib", "libdevtrace.so.0")
-    emu = os.path.join(build, "tests", "emu", "libcupti-emu.so")
-    run = os.path.join(build, "tests", "emu", "emu-run")
+    """The stream, from a run in the emulators' folder with paths relative to it: its hello carries
+    the command line, which so names no folder of the machine that made the seeds."""
+    emu_dir = os.path.abspath(os.path.join(build, "tests", "emu"))
+    lib = os.path.abspath(os.path.join(build, "lib", "libdevtrace.so.0"))
     with tempfile.NamedTemporaryFile(suffix=".wire", delete=False) as f:
         out = f.name
-    env = dict(os.environ, DEVTRACE_BACKEND="cupti", DEVTRACE_CUPTI_LIBRARY=emu, CUDA_INJECTION64_PATH=lib,
-               DEVEMU_FAULTS=faults, WIRE_OUT=out, EMU_RUN=run, EMU_LIB=emu, WL=workload)
-    subprocess.run(["sh", "-c", 'exec 9>"$WIRE_OUT"; DEVTRACE_COLLECT_FD=9 DEVTRACE_COLLECT_PID=$$ '
-                    'exec "$EMU_RUN" --lib "$EMU_LIB" "$WL"'], env=env, check=True, timeout=60)
+    shutil.copy(workload, os.path.join(emu_dir, "seed.wl"))
+    env = dict(os.environ, DEVTRACE_BACKEND="cupti", DEVTRACE_CUPTI_LIBRARY="./libcupti-emu.so",
+               CUDA_INJECTION64_PATH=lib, DEVEMU_FAULTS=faults, WIRE_OUT=out)
+    try:
+        subprocess.run(["sh", "-c", 'exec 9>"$WIRE_OUT"; DEVTRACE_COLLECT_FD=9 DEVTRACE_COLLECT_PID=$$ '
+                        'exec ./emu-run --lib ./libcupti-emu.so seed.wl'], env=env, check=True, timeout=60, cwd=emu_dir)
+    finally:
+        os.unlink(os.path.join(emu_dir, "seed.wl"))
     with open(out, "rb") as f:
         data = f.read()
     os.unlink(out)
@@ -176,6 +182,7 @@ def seeds_wire(build):
         write("fuzz_wire", "tiny_cupti_emu_split", b"\x07" + stream)
         write("fuzz_wire", "tiny_faults", b"\x01" + capture_stream(build, tiny, "zero-time=1,malformed=1,drop=1"))
         write("fuzz_wire", "tiny_truncated", b"\x02" + stream[: len(stream) * 2 // 3])
+        write("fuzz_wire", "tiny_windows", b"\x13" + stream)  # bit 4: read as for capture windows
     finally:
         os.unlink(tiny)
 

@@ -68,7 +68,7 @@ def signal_case(sig, to_group):
     expect_note(t, "killed by %s" % sig.name)
     check_flows(t)
     return ("exit %d (128+%s); the trace holds both runs exactly (kernel=34 runtime=374), shipped by the "
-            "collector's finisher thread on the signal; note names %s" % (p.returncode, sig.name, sig.name))
+            "collector's shipper thread on the signal; note names %s" % (p.returncode, sig.name, sig.name))
 
 
 def opencl_signal(sig):

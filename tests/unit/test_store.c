@@ -33,6 +33,15 @@ static devtrace_event seq_event(uint32_t thread, uint64_t seq)
     return ev;
 }
 
+/* Appends thread 0's events [from, to) on the calling thread, each accepted. */
+static void append_seq(dt_store *st, uint64_t from, uint64_t to)
+{
+    for (uint64_t i = from; i < to; i++) {
+        devtrace_event ev = seq_event(0, i);
+        assert_int_equal(dt_store_append(st, &ev), 0);
+    }
+}
+
 /* What a visit saw: per (thread, seq) how often, and whether each thread's events came
  * in append order. */
 typedef struct tally {
@@ -122,10 +131,7 @@ static void test_ten_thousand_events_are_visited_once_in_append_order(void **sta
     enum { N = 2 * DT_CHUNK_EVENTS + 1818 }; /* two full chunks and a partial third */
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
-    for (uint64_t i = 0; i < N; i++) {
-        devtrace_event ev = seq_event(0, i);
-        assert_int_equal(dt_store_append(&st, &ev), 0);
-    }
+    append_seq(&st, 0, N);
     assert_int_equal(dt_store_count(&st), N);
     assert_int_equal(dt_store_dropped(&st), 0);
     tally t;
@@ -587,15 +593,9 @@ static void test_on_full_sees_each_full_chunk_when_it_fills(void **state)
     hook_tally_init(&h, 1, 2 * DT_CHUNK_EVENTS + 1);
     st.on_full = on_full_tally;
     st.on_full_user = &h;
-    for (uint64_t i = 0; i < DT_CHUNK_EVENTS; i++) {
-        devtrace_event ev = seq_event(0, i);
-        assert_int_equal(dt_store_append(&st, &ev), 0);
-    }
+    append_seq(&st, 0, DT_CHUNK_EVENTS);
     assert_int_equal(h.calls, 0); /* full, but filed only when the next event needs room */
-    for (uint64_t i = DT_CHUNK_EVENTS; i < 2 * DT_CHUNK_EVENTS + 1; i++) {
-        devtrace_event ev = seq_event(0, i);
-        assert_int_equal(dt_store_append(&st, &ev), 0);
-    }
+    append_seq(&st, DT_CHUNK_EVENTS, 2 * DT_CHUNK_EVENTS + 1);
     assert_int_equal(h.calls, 2);
     assert_int_equal(h.events, 2 * DT_CHUNK_EVENTS);
     dt_store_file_all(&st);
@@ -615,19 +615,13 @@ static void test_flush_thread_hands_over_the_partial_chunk_and_appending_continu
     hook_tally_init(&h, 1, 15);
     st.on_full = on_full_tally;
     st.on_full_user = &h;
-    for (uint64_t i = 0; i < 10; i++) {
-        devtrace_event ev = seq_event(0, i);
-        assert_int_equal(dt_store_append(&st, &ev), 0);
-    }
+    append_seq(&st, 0, 10);
     dt_store_flush_thread(&st);
     assert_int_equal(h.calls, 1);
     assert_int_equal(h.last_n, 10);
     dt_store_flush_thread(&st); /* nothing new: no call */
     assert_int_equal(h.calls, 1);
-    for (uint64_t i = 10; i < 15; i++) {
-        devtrace_event ev = seq_event(0, i);
-        assert_int_equal(dt_store_append(&st, &ev), 0);
-    }
+    append_seq(&st, 10, 15);
     dt_store_file_all(&st);
     assert_int_equal(h.calls, 2);
     assert_int_equal(h.last_n, 5);
@@ -679,6 +673,75 @@ static void test_flush_thread_from_many_threads_hands_over_every_event_once(void
     assert_int_equal(hook_not_once(&h), 0);
     dt_store_file_all(&st); /* every thread already handed over its partial chunk */
     assert_int_equal(h.calls, THREADS * 2);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+static void test_hand_partial_gives_what_is_new_and_leaves_the_chunk_to_its_thread(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, 1, DT_CHUNK_EVENTS + 1);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    append_seq(&st, 0, 10);
+    dt_store_hand_partial(&st);
+    assert_int_equal(h.calls, 1);
+    assert_int_equal(h.last_n, 10);
+    dt_store_hand_partial(&st); /* nothing new: no call */
+    assert_int_equal(h.calls, 1);
+    append_seq(&st, 10, DT_CHUNK_EVENTS + 1); /* the same chunk fills, then is filed */
+    assert_int_equal(h.calls, 2);
+    assert_int_equal(h.last_n, DT_CHUNK_EVENTS - 10); /* the filing hands over only the rest */
+    dt_store_file_all(&st);
+    assert_int_equal(h.calls, 3);
+    assert_int_equal(h.last_n, 1);
+    assert_int_equal(hook_not_once(&h), 0);
+    assert_int_equal(dt_store_count(&st), DT_CHUNK_EVENTS + 1);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
+typedef struct hander {
+    dt_store *store;
+    atomic_int stop;
+    uint64_t rounds;
+} hander;
+
+static void *hand_partial_loop(void *arg)
+{
+    hander *h = arg;
+    while (!atomic_load(&h->stop)) {
+        dt_store_hand_partial(h->store);
+        h->rounds++;
+    }
+    return NULL;
+}
+
+static void test_hand_partial_while_threads_append_hands_every_event_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 4, PER = 2 * DT_CHUNK_EVENTS + 77 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, THREADS, PER);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    hander hd = {&st, 0, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 0);
+    atomic_store(&hd.stop, 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    dt_store_file_all(&st);
+    assert_true(hd.rounds > 0);
+    assert_int_equal(h.bad, 0);
+    assert_int_equal(h.events, (uint64_t)THREADS * PER);
+    assert_int_equal(hook_not_once(&h), 0);
     free(h.seen);
     dt_store_destroy(&st);
 }
@@ -744,6 +807,8 @@ int main(void)
         cmocka_unit_test(test_flush_thread_hands_over_the_partial_chunk_and_appending_continues),
         cmocka_unit_test(test_file_all_and_on_full_see_every_event_of_every_thread_exactly_once),
         cmocka_unit_test(test_flush_thread_from_many_threads_hands_over_every_event_once),
+        cmocka_unit_test(test_hand_partial_gives_what_is_new_and_leaves_the_chunk_to_its_thread),
+        cmocka_unit_test(test_hand_partial_while_threads_append_hands_every_event_once),
         cmocka_unit_test(test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each),
         cmocka_unit_test(test_destroy_accepts_null_and_a_zeroed_store),
     };

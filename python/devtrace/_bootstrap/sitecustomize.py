@@ -48,6 +48,6 @@ def _devtrace_run_shadowed_sitecustomize():
             sys.modules["sitecustomize"] = ours
 
 
-if os.environ.get("DEVTRACE_COLLECT_FD"):
+if os.environ.get("DEVTRACE_COLLECT_SOCKET") or os.environ.get("DEVTRACE_COLLECT_FD"):
     _devtrace_watch_torch()
 _devtrace_run_shadowed_sitecustomize()

@@ -1,0 +1,85 @@
+/* record_tree.h: devtrace record's side of a traced process tree. Every process of the
+ * tree whose collector starts connects to one socket, in a directory only the recording
+ * user can enter; each connection is read by its own wire reader into a session: one for
+ * the whole tree (each process on lanes of its own), or one per process (-o with %p or
+ * %r). Children forked from a traced process report themselves, and are counted when
+ * they never run a traced program. */
+#ifndef DT_RECORD_TREE_H
+#define DT_RECORD_TREE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/session.h"
+#include "inject/wire.h"
+
+/* After the top program exits, how long the recorder waits for traced processes it left
+ * running (a job started in the background) before it writes the trace without the rest. */
+#define DT_TREE_ORPHAN_WAIT_MS 5000
+
+typedef struct dt_tree_conn {
+    int fd;              /* -1 once closed */
+    dt_wire_reader reader;
+    dt_session *session; /* borrowed: where this connection's messages go */
+    int listed;          /* its process is in the session's process list */
+    uint64_t events_before; /* events it had sent when its session's window opened */
+} dt_tree_conn;
+
+/* Called from the receive loop after every poll (fds: the extra descriptors it polls). */
+typedef struct dt_tree_hook {
+    void (*tick)(void *user);
+    void *user;
+    int fds[2]; /* -1: none */
+} dt_tree_hook;
+
+typedef struct dt_tree {
+    char dir[PATH_MAX];         /* the private directory ("" when none) */
+    char socket_path[PATH_MAX]; /* the collectors' socket in it */
+    int listen_fd;
+    int per_process;            /* one session per traced process */
+    char backend[32];
+    dt_tree_conn *conns;        /* owned */
+    size_t nconns, conns_cap;
+    dt_session **sessions;      /* owned: the combined one, or one per connection */
+    size_t nsessions, sessions_cap;
+    size_t ordinals;            /* connections accepted into the combined session */
+    /* Capture windows (--on-demand): sessions exist only while a window is open. */
+    int windowed, window_open;
+    uint64_t window_start, window_stop;
+    dt_tree_hook hook;
+} dt_tree;
+
+/* A socket named name in the tree's private directory, listening (non-blocking): its
+ * descriptor, with its path in path; or -1 with a line in why. */
+int dt_tree_listen(const dt_tree *t, const char *name, int backlog, char *path, size_t cap, char *why, size_t whylen);
+/* Makes the private directory and the socket. 0, or -1 with a line in why. */
+int dt_tree_open(dt_tree *t, const char *backend, int per_process, char *why, size_t whylen);
+/* Capture windows: no session until dt_tree_window_open; between windows the events are
+ * counted per kind, and added to the next window's out_of_window. Call before receiving. */
+int dt_tree_set_windowed(dt_tree *t);
+/* Opens a window [start_ns, stop_ns] (host realtime): a session for the tree (or one per
+ * process), which every connection feeds from now on. 0, or -1 when out of memory. */
+int dt_tree_window_open(dt_tree *t, uint64_t start_ns, uint64_t stop_ns);
+/* Closes the open window: its sessions, handed to the caller (write them, then
+ * devtrace_close each; *sessions is malloc'd), and each one's pid (0: the tree's one). */
+size_t dt_tree_window_close(dt_tree *t, dt_session ***sessions, uint32_t **pids);
+
+/* Receives from every traced process until the top program (top) has exited and every
+ * connection has closed, or DT_TREE_ORPHAN_WAIT_MS after it exited (noted); *status is
+ * the top's, from waitpid. */
+void dt_tree_receive(dt_tree *t, pid_t top, int *status);
+/* The sessions to write, in the order their processes started, and the pid and rank of
+ * each (per process: its own; combined: the top's pid, rank -1). Sessions of connections
+ * that never said hello (forked children) are not counted. */
+size_t dt_tree_outputs(const dt_tree *t);
+dt_session *dt_tree_output(const dt_tree *t, size_t i, uint32_t *pid);
+/* The notes and counters of how each process ended, in its session; 1 when no process
+ * said hello at all. */
+int dt_tree_describe(dt_tree *t);
+void dt_tree_close(dt_tree *t);
+
+/* "SIGSEGV" and the like; "a signal" for others. */
+const char *dt_record_signal_name(int sig);
+
+#endif

@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""test_realruns.py: devtrace record on real OpenCL runs (PoCL), with rr_opencl as the program.
+
+Process trees: a shell script running two OpenCL programs gives one trace holding both (each
+on its own pid lanes, named) or, with %p, one file per process; --no-children traces the top
+only; children forked without exec are counted; the recorder exits with the top's status.
+Crashes: a program that runs seconds of kernels and then gets SIGSEGV or SIGABRT leaves a
+trace with every kernel it completed, and the commands it had not completed are counted
+(lost.device_pending); one ended by _exit or SIGKILL keeps every kernel shipped before its
+last DT_SHIP_AGE_MS (100 ms), and the summary says events are missing. Capture windows:
+--delay/--duration (the window's place and length, every kernel kept inside it), and
+--capture-op on an annotated loop (exactly the chosen iterations).
+
+Each case is bounded in time; the whole runs in about 30 s on 2 cores.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+import trace_checks as tc  # noqa: E402
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("--devtrace", required=True)
+ap.add_argument("--program", required=True, help="rr_opencl")
+ap.add_argument("--out", required=True)
+ap.add_argument("--only", help="run only the cases whose name contains this")
+ap.add_argument("--sanitized", action="store_true", help="libdevtrace is built with a sanitizer")
+args = ap.parse_args()
+os.makedirs(args.out, exist_ok=True)
+failures = []
+SKIP = 77
+
+
+class Skipped(Exception):
+    """A case that cannot run here (said, never counted as passed)."""
+
+
+def case(fn):
+    if args.only and args.only not in fn.__name__:
+        return fn
+    started = time.time()
+    try:
+        fn()
+        print("ok   %s (%.1f s)" % (fn.__name__, time.time() - started))
+    except Skipped as e:
+        print("skip %s: %s" % (fn.__name__, e))
+    except AssertionError as e:
+        failures.append(fn.__name__)
+        print("FAIL %s: %s" % (fn.__name__, e))
+    return fn
+
+
+def out(name):
+    path = os.path.join(args.out, name)
+    if os.path.exists(path):
+        os.unlink(path)
+    return path
+
+
+def record(options, program, timeout=90, env=None):
+    """devtrace record OPTIONS -- PROGRAM: the completed process (stdout, stderr as text)."""
+    return subprocess.run([args.devtrace, "record", *options, "--", *program], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def without_sanitizer_crash_handlers():
+    """The environment for a program that is to crash: in an AddressSanitizer build, ASan's own
+    SIGSEGV/SIGBUS handler would report and exit 1 instead of letting the signal kill it."""
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = ":".join(o for o in (env.get("ASAN_OPTIONS"), "handle_segv=0:handle_sigbus=0") if o)
+    return env
+
+
+def rr(*options):
+    return [args.program, *options]
+
+
+def kernels(trace):
+    return [e for e in tc.complete_events(trace, "kernel")]
+
+
+def kernel_lines(stdout):
+    """The program's own account: (index, begin ns, end ns) of each kernel it waited for."""
+    rows = []
+    for line in stdout.splitlines():
+        if line.startswith("kernel "):
+            _, i, b, e = line.split()
+            rows.append((int(i), int(b), int(e)))
+    return rows
+
+
+def script(name, body):
+    path = os.path.join(args.out, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body)
+    os.chmod(path, 0o755)
+    return path
+
+
+# ---------------------------------------------------------------------------- probe
+probe = subprocess.run(rr("--kernels", "0"), capture_output=True, text=True, timeout=60)
+if probe.returncode == SKIP:
+    print("SKIPPED: no OpenCL device (%s)" % probe.stdout.strip())
+    sys.exit(SKIP)
+assert probe.returncode == 0, probe.stderr
+
+
+# ---------------------------------------------------------------------------- process trees
+TWO = script("two.sh", '"%s" --kernels 3 --pause-ms 0\n"%s" --kernels 4 --pause-ms 0\nexit 3\n' % (args.program, args.program))
+
+
+@case
+def script_of_two_programs_gives_one_trace_with_both():
+    path = out("two.json")
+    r = record(["-o", path], [TWO])
+    assert r.returncode == 3, "the recorder exits with the script's status 3, not %d: %s" % (r.returncode, r.stderr)
+    t = tc.load(path)
+    meta = t["devtrace"]
+    procs = meta["processes"]
+    assert len(procs) == 2, procs
+    assert all(p["ended"] == 1 and p["crash_signal"] == 0 for p in procs), procs
+    ks = kernels(t)
+    assert len(ks) == 7 and meta["counts"]["kernel"] == 7, (len(ks), meta["counts"])
+    # Each process has device lanes of its own, named after it, and host lanes on its own pid.
+    by_lane = {}
+    for k in ks:
+        by_lane[k["pid"]] = by_lane.get(k["pid"], 0) + 1
+    assert sorted(by_lane.values()) == [3, 4], by_lane
+    names = {e["pid"]: e["args"]["name"] for e in t["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"}
+    for p in procs:
+        assert names.get(p["pid"]) == "rr_opencl", (p, names)
+    device_names = sorted(names[pid] for pid in by_lane)
+    assert device_names == sorted("GPU 0 (pid %d)" % p["pid"] for p in procs), device_names
+    runtime_pids = {e["pid"] for e in tc.complete_events(t, "privateuse1_runtime")}
+    assert runtime_pids == {p["pid"] for p in procs}, runtime_pids
+    tc.check_flows(t, "privateuse1_runtime")  # no flow joins two processes' correlation ids
+    assert "processes: 2 traced" in r.stderr, r.stderr
+
+
+@case
+def percent_p_gives_one_file_per_process():
+    for f in os.listdir(args.out):
+        if f.startswith("per-"):
+            os.unlink(os.path.join(args.out, f))
+    r = record(["-q", "-o", os.path.join(args.out, "per-%p.json")], [TWO])
+    assert r.returncode == 3, r.stderr
+    files = sorted(f for f in os.listdir(args.out) if f.startswith("per-"))
+    assert len(files) == 2, files
+    counts = []
+    for f in files:
+        t = tc.load(os.path.join(args.out, f))
+        assert "processes" not in t["devtrace"], "a trace of one process is as its replay would be"
+        pids = {e["pid"] for e in tc.complete_events(t, "privateuse1_runtime")}
+        assert len(pids) == 1 and f == "per-%d.json" % pids.pop(), (f, pids)
+        counts.append(len(kernels(t)))
+        tc.check_flows(t, "privateuse1_runtime")
+    assert sorted(counts) == [3, 4], counts
+
+
+@case
+def no_children_traces_the_top_program_only():
+    path = out("nochildren.json")
+    r = record(["-o", path, "--no-children"], [TWO])
+    assert r.returncode == 3, r.stderr
+    t = tc.load(path)
+    assert "processes" not in t["devtrace"] and len(kernels(t)) == 0, t["devtrace"]
+    assert any("--no-children" in n for n in t["devtrace"]["notes"]), t["devtrace"]["notes"]
+
+
+@case
+def sh_c_and_system_children_are_traced():
+    path = out("shc.json")
+    r = record(["-q", "-o", path], ["sh", "-c", '"%s" --kernels 2 --pause-ms 0 && exit 0' % args.program])
+    assert r.returncode == 0, r.stderr
+    assert len(kernels(tc.load(path))) == 2
+
+
+@case
+def forked_children_without_exec_are_counted():
+    path = out("forks.json")
+    r = record(["-o", path], rr("--kernels", "1", "--fork", "2"))
+    assert r.returncode == 0, r.stderr
+    t = tc.load(path)
+    assert t["devtrace"]["forked_untraced"] == 2, t["devtrace"]["forked_untraced"]
+    assert len(t["devtrace"]["processes"]) == 1 and len(kernels(t)) == 1
+    assert "2 forked without exec (not traced)" in r.stderr, r.stderr
+
+
+def python_with_pyopencl():
+    """An interpreter that imports pyopencl (Debian's python3-pyopencl is for /usr/bin/python3), or None."""
+    for python in ("/usr/bin/python3", sys.executable):
+        if os.path.exists(python) and subprocess.run([python, "-c", "import pyopencl, numpy"],
+                                                     capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+@case
+def python_subprocess_workers_give_one_file_per_rank():
+    python = python_with_pyopencl()
+    if not python or args.sanitized:
+        raise Skipped("a sanitized libdevtrace cannot load into an uninstrumented Python" if python else
+                      "no interpreter imports pyopencl")
+    print("     (workers run by %s)" % python)
+    for f in os.listdir(args.out):
+        if f.startswith("rank"):
+            os.unlink(os.path.join(args.out, f))
+    r = record(["-q", "-o", os.path.join(args.out, "rank%r.json")],
+               [python, os.path.join(HERE, "rr_workers.py"), "2"])
+    assert r.returncode == 0, r.stderr
+    files = sorted(f for f in os.listdir(args.out) if f.startswith("rank"))
+    assert files == ["rank0.json", "rank1.json"], files
+    for rank, f in enumerate(files):
+        t = tc.load(os.path.join(args.out, f))
+        assert t["distributedInfo"] == {"rank": rank, "world_size": 2}, t["distributedInfo"]
+        assert len(kernels(t)) == rank + 2, (f, len(kernels(t)))
+        assert len({e["pid"] for e in tc.complete_events(t, "privateuse1_runtime")}) == 1
+
+
+# ---------------------------------------------------------------------------- crashes
+def crash_case(then, sig, pending=0, linger_ms=0, n=12, pause_ms=150):
+    """n kernels, pause_ms apart (about n * pause_ms of kernels), then the ending."""
+    path = out("crash_%s.json" % then)
+    options = ["--kernels", str(n), "--pause-ms", str(pause_ms), "--then", then]
+    if pending:
+        options += ["--pending", str(pending)]
+    if linger_ms:
+        options += ["--linger-ms", str(linger_ms)]
+    r = record(["-o", path], rr(*options), env=without_sanitizer_crash_handlers())
+    assert r.returncode == 128 + sig if sig else r.returncode == 0, (r.returncode, r.stderr)
+    assert len(kernel_lines(r.stdout)) == n, r.stdout
+    t = tc.load(path)
+    return t, r
+
+
+@case
+def sigsegv_after_seconds_of_kernels_keeps_every_kernel():
+    t, r = crash_case("segv", signal.SIGSEGV)
+    meta = t["devtrace"]
+    assert len(kernels(t)) == 12 and meta["counts"]["kernel"] == 12, meta["counts"]
+    assert any("got SIGSEGV: what it had captured was shipped" in n for n in meta["notes"]), meta["notes"]
+    assert "crashed" in r.stderr, r.stderr  # the summary's process line
+    assert meta["lost"] == {"device_pending": 0} and meta["events_missing"] == 0, meta
+    assert "nothing dropped" in r.stderr, r.stderr  # nothing is known lost: the crash flush shipped it all
+
+
+@case
+def sigabrt_counts_the_commands_not_yet_complete():
+    t, r = crash_case("abort", signal.SIGABRT, pending=3)
+    meta = t["devtrace"]
+    assert len(kernels(t)) == 12, len(kernels(t))
+    assert meta["lost"] == {"device_pending": 3}, meta["lost"]
+    assert "lost (device work not read back when the program died): 3" in r.stderr, r.stderr
+    assert "nothing dropped" not in r.stderr, r.stderr
+
+
+@case
+def sigkill_keeps_what_was_shipped_by_age_and_says_events_are_missing():
+    t, r = crash_case("kill", signal.SIGKILL, linger_ms=400)
+    meta = t["devtrace"]
+    assert len(kernels(t)) == 12, len(kernels(t))  # the last kernel ended 400 ms before the kill
+    assert meta["events_missing"] == 1 and any("ended without its final flush" in n for n in meta["notes"]), meta
+    assert "events are missing" in r.stderr and "nothing dropped" not in r.stderr, r.stderr
+
+
+@case
+def underscore_exit_keeps_what_was_shipped_by_age():
+    t, r = crash_case("_exit", 0, linger_ms=400, n=6, pause_ms=50)
+    assert len(kernels(t)) == 6, len(kernels(t))
+    assert t["devtrace"]["events_missing"] == 1
+
+
+# ---------------------------------------------------------------------------- capture windows
+def window_of(trace):
+    start, stop = trace["devtrace"]["window"]
+    return start, stop
+
+
+def check_kernels_against_window(trace, rows, all_counted=True):
+    """Every kernel kept lies wholly in the window; a kernel the program saw begin and end
+    inside it is kept, one it saw wholly outside is not; kept + out_of_window = all (when
+    all_counted: a trace of the whole run, not one window of several)."""
+    start, stop = window_of(trace)
+    kept = sorted(tc.abs_ns(trace, k["ts"]) for k in kernels(trace))
+    for k in kernels(trace):
+        b = tc.abs_ns(trace, k["ts"])
+        e = tc.abs_ns(trace, k["ts"] + k["dur"])
+        assert start <= b + 1 and e <= stop + 1, "kernel [%d, %d] not wholly in the window [%d, %d]" % (b, e, start, stop)
+    inside = [r for r in rows if r[1] >= start and r[2] <= stop]
+    outside = [r for r in rows if r[2] < start or r[1] > stop]
+    for _, b, e in inside:
+        assert any(b <= t <= e for t in kept), "the kernel run in [%d, %d], inside the window, is missing" % (b, e)
+    for _, b, e in outside:
+        assert not any(b <= t <= e for t in kept), "the kernel run in [%d, %d], outside the window, was kept" % (b, e)
+    assert len(inside) <= len(kept) <= len(rows) - len(outside), (len(inside), len(kept), len(outside))
+    meta = trace["devtrace"]
+    if all_counted:
+        assert meta["counts"]["kernel"] + meta["out_of_window"]["kernel"] == len(rows), (meta["counts"], meta["out_of_window"])
+    return len(kept)
+
+
+@case
+def delay_and_duration_place_the_window_and_keep_every_kernel_inside():
+    path = out("delay.json")
+    launched = time.time_ns()
+    r = record(["-o", path, "--delay", "1", "--duration", "0.8"], rr("--kernels", "30", "--pause-ms", "100", "--work", "2000"))
+    assert r.returncode == 0, r.stderr
+    t = tc.load(path)
+    start, stop = window_of(t)
+    assert stop - start == 800000000, (start, stop)  # exactly --duration
+    assert launched + 1000000000 <= start <= launched + 1500000000, (start - launched)  # --delay after the start
+    rows = kernel_lines(r.stdout)
+    assert len(rows) == 30, len(rows)
+    kept = check_kernels_against_window(t, rows)
+    assert kept >= 2, kept  # 0.8 s of a kernel every 100 ms or so (more on a loaded machine)
+
+
+@case
+def duration_alone_captures_the_first_seconds():
+    path = out("duration.json")
+    r = record(["-o", path, "--duration", "0.5"], rr("--kernels", "12", "--pause-ms", "100", "--work", "2000"))
+    assert r.returncode == 0, r.stderr
+    t = tc.load(path)
+    start, stop = window_of(t)
+    assert stop - start == 500000000, (start, stop)
+    check_kernels_against_window(t, kernel_lines(r.stdout))
+    assert t["devtrace"]["out_of_window"]["kernel"] > 0, t["devtrace"]["out_of_window"]
+
+
+@case
+def capture_op_keeps_exactly_the_chosen_iterations():
+    path = out("capture_op.json")
+    r = record(["-o", path, "--capture-op", "step", "--skip", "2", "--count", "3"],
+               rr("--kernels", "8", "--pause-ms", "20", "--annotate", "step"))
+    assert r.returncode == 0, r.stderr
+    t = tc.load(path)
+    ops = [e for e in tc.complete_events(t, "cpu_op")]
+    assert [(e["name"], e["args"]["External id"]) for e in ops] == [("step", 2), ("step", 3), ("step", 4)], ops
+    start, stop = window_of(t)
+    assert tc.abs_ns(t, ops[0]["ts"]) - start in (0, 1) and stop - tc.abs_ns(t, ops[-1]["ts"] + ops[-1]["dur"]) in (-1, 0, 1)
+    meta = t["devtrace"]
+    assert meta["counts"]["kernel"] == 3 and meta["out_of_window"]["kernel"] == 5, (meta["counts"], meta["out_of_window"])
+    assert meta["out_of_window"]["cpu_op"] == 5, meta["out_of_window"]
+    rows = kernel_lines(r.stdout)
+    for k in kernels(t):  # the kernels of iterations 2, 3 and 4
+        b = tc.abs_ns(t, k["ts"])
+        assert any(rows[i][1] <= b <= rows[i][2] for i in (2, 3, 4)), b
+
+
+@case
+def capture_op_that_never_runs_gives_an_empty_window_and_says_so():
+    path = out("capture_op_none.json")
+    r = record(["-o", path, "--capture-op", "nosuchop"], rr("--kernels", "2", "--pause-ms", "0", "--annotate", "step"))
+    assert r.returncode == 0, r.stderr
+    t = tc.load(path)
+    assert t["devtrace"]["counts"]["kernel"] == 0 and t["devtrace"]["out_of_window"]["kernel"] == 2
+    assert any("never opened: 'nosuchop' began 0 times" in n for n in t["devtrace"]["notes"]), t["devtrace"]["notes"]
+
+
+@case
+def bad_capture_options_are_refused_before_the_program_runs():
+    for options, says in ((["--delay", "-1"], "--delay takes seconds"), (["--duration", "0"], "--duration 0"),
+                          (["--skip", "2"], "give --capture-op"), (["--capture-op", "x", "--count", "0"], "--count takes"),
+                          (["--capture-op", "x", "--delay", "1"], "cannot be combined")):
+        r = record(options, rr("--kernels", "1"))
+        assert r.returncode == 2 and says in r.stderr and "ready" not in r.stdout, (options, r.returncode, r.stderr)
+
+
+# ---------------------------------------------------------------------------- on demand
+def start_on_demand(options, program):
+    p = subprocess.Popen([args.devtrace, "record", *options, "--", *program], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = b""
+    while not line.endswith(b"\n"):  # a byte at a time: communicate() later reads the descriptor, not a buffer
+        byte = os.read(p.stdout.fileno(), 1)
+        if not byte:
+            break
+        line += byte
+    assert line == b"ready\n", "the program did not get ready: %r" % line
+    return p
+
+
+def capture(pid, *options, timeout=60):
+    return subprocess.run([args.devtrace, "capture", str(pid), *options], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def control_socket(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        for item in f.read().split(b"\0"):
+            if item.startswith(b"DEVTRACE_CONTROL_SOCKET="):
+                return item.split(b"=", 1)[1].decode()
+    raise AssertionError("no $DEVTRACE_CONTROL_SOCKET in process %d" % pid)
+
+
+def program_pid(recorder):
+    with open("/proc/%d/task/%d/children" % (recorder.pid, recorder.pid)) as f:
+        return int(f.read().split()[0])
+
+
+@case
+def on_demand_captures_two_windows_each_its_own_trace():
+    pattern = os.path.join(args.out, "ondemand-%w.json")
+    for w in ("0", "1"):
+        out("ondemand-%s.json" % w)
+    mine = os.path.abspath(out("ondemand-mine.json"))
+    p = start_on_demand(["-o", pattern, "--on-demand"], rr("--kernels", "40", "--pause-ms", "100", "--work", "2000"))
+    try:
+        pid = program_pid(p)
+        time.sleep(0.5)
+        first = capture(pid, "--duration", "0.6")
+        assert first.returncode == 0 and first.stdout == "trace: %s\n" % pattern.replace("%w", "0"), (first.stdout, first.stderr)
+        second = capture(p.pid, "--duration", "0.4", "-o", mine)  # the recorder's pid works too
+        assert second.returncode == 0 and second.stdout == "trace: %s\n" % mine, (second.stdout, second.stderr)
+        rest, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    rows = kernel_lines(rest)
+    assert len(rows) == 40, len(rows)
+    for path, length in ((pattern.replace("%w", "0"), 600000000), (mine, 400000000)):
+        t = tc.load(path)
+        start, stop = window_of(t)
+        assert stop - start == length, (path, stop - start)
+        kept = check_kernels_against_window(t, rows, all_counted=False)
+        assert kept >= 1, (path, kept)
+        assert t["devtrace"]["out_of_window"]["kernel"] > 0  # the kernels before the window, counted
+    assert not os.path.exists(pattern.replace("%w", "1")), "the second window went to its -o"
+    assert "2 capture windows, 2 traces written" in err, err
+
+
+@case
+def on_demand_refuses_bad_requests_and_the_program_runs_on():
+    import socket
+    p = start_on_demand(["-q", "-o", os.path.join(args.out, "refuse-%w.json"), "--on-demand"],
+                        rr("--kernels", "25", "--pause-ms", "100", "--work", "2000"))
+    try:
+        pid = program_pid(p)
+        path = control_socket(pid)
+        assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700", "the control socket's directory is private"
+        for request in (b"hello\n", b"capture 0 -\n", b"capture 5 relative.json\n", b"\xff" * 5000):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.settimeout(10)
+            c.connect(path)
+            c.sendall(request)
+            answer = c.recv(4096).decode()
+            c.close()
+            assert answer.startswith("error: "), (request[:20], answer)
+        opened = subprocess.Popen([args.devtrace, "capture", str(pid), "--duration", "1"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        time.sleep(0.4)
+        busy = capture(pid, "--duration", "1")
+        assert busy.returncode == 1 and "a capture window is open" in busy.stderr, busy.stderr
+        o, e = opened.communicate(timeout=30)
+        assert opened.returncode == 0 and o.startswith("trace: "), (o, e)
+        rest, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0 and len(kernel_lines(rest)) == 25, (p.returncode, err)
+
+
+@case
+def capture_of_an_untraced_process_says_so():
+    r = capture(os.getpid())
+    assert r.returncode == 1 and "is not traced by 'devtrace record --on-demand'" in r.stderr, r.stderr
+    r = capture(4194303 + 1)  # above any pid
+    assert r.returncode == 1 and "no such process" in r.stderr, r.stderr
+
+
+@case
+def on_demand_needs_percent_w_and_nothing_captured_says_so():
+    r = record(["--on-demand", "-o", os.path.join(args.out, "x.json")], rr("--kernels", "1"))
+    assert r.returncode == 2 and "put %w" in r.stderr and "ready" not in r.stdout, r.stderr
+    r = record(["-o", os.path.join(args.out, "x-%w.json")], rr("--kernels", "1"))
+    assert r.returncode == 2 and "needs --on-demand" in r.stderr, r.stderr
+    r = record(["--on-demand", "-o", os.path.join(args.out, "never-%w.json")], rr("--kernels", "1"))
+    assert r.returncode == 0 and "no capture window was opened" in r.stderr, r.stderr
+
+
+if failures:
+    print("%d failed: %s" % (len(failures), ", ".join(failures)))
+    sys.exit(1)
+print("all passed")
