@@ -41,7 +41,9 @@ static int find_control_socket(const char *pid, char *out, size_t cap, char *why
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "cannot read %s: %s%s", path, strerror(errno),
-                 errno == ENOENT ? " (no such process)" : errno == EACCES ? " (another user's process)" : "");
+                 errno == ENOENT   ? " (no such process)"
+                 : errno == EACCES ? " (another user's process)"
+                                   : "");
         return -1;
     }
     size_t cap_env = 1 << 20, len = 0;
@@ -63,8 +65,10 @@ static int find_control_socket(const char *pid, char *out, size_t cap, char *why
             return 0;
         }
     free(env);
-    snprintf(why, whylen, "process %s is not traced by 'devtrace record --on-demand' (no $DEVTRACE_CONTROL_SOCKET in its "
-             "environment)", pid);
+    snprintf(why, whylen,
+             "process %s is not traced by 'devtrace record --on-demand' (no $DEVTRACE_CONTROL_SOCKET in its "
+             "environment)",
+             pid);
     return -1;
 }
 
@@ -118,7 +122,8 @@ int dt_cmd_capture(int argc, char **argv)
             i++;
             if (a[1] == '-' && a[2] == 'd') {
                 if (dt_capture_parse_seconds(v, &duration_ns) != 0 || duration_ns == 0) {
-                    fprintf(stderr, "devtrace capture: --duration takes seconds above 0 (like 2 or 0.5), not '%.100s'\n", v);
+                    fprintf(stderr,
+                            "devtrace capture: --duration takes seconds above 0 (like 2 or 0.5), not '%.100s'\n", v);
                     return DT_EXIT_USAGE;
                 }
             } else {
@@ -127,7 +132,8 @@ int dt_cmd_capture(int argc, char **argv)
         } else if (!pid && a[0] >= '1' && a[0] <= '9' && strspn(a, "0123456789") == strlen(a) && strlen(a) < 12) {
             pid = a;
         } else {
-            fprintf(stderr, "devtrace capture: unexpected '%.100s'; usage: devtrace capture PID [--duration S] [-o PATH]\n", a);
+            fprintf(stderr,
+                    "devtrace capture: unexpected '%.100s'; usage: devtrace capture PID [--duration S] [-o PATH]\n", a);
             return DT_EXIT_USAGE;
         }
     }
@@ -152,8 +158,9 @@ int dt_cmd_capture(int argc, char **argv)
     memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        fprintf(stderr, "devtrace capture: cannot reach the recorder of process %s at %s: %s (has the recording ended?)\n",
-                pid, socket_path, strerror(errno));
+        fprintf(stderr,
+                "devtrace capture: cannot reach the recorder of process %s at %s: %s (has the recording ended?)\n", pid,
+                socket_path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return DT_EXIT_FAILURE;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int dt_capture_parse_seconds(const char *text, uint64_t *ns)
 {
     char *end = NULL;
@@ -102,7 +101,7 @@ void dt_capture_apply(const dt_capture_opts *c, dt_session *s, uint64_t program_
     uint64_t open = program_start_ns + c->delay_ns;
     uint64_t close = c->has_duration ? open + c->duration_ns : 0;
     uint64_t ended = s->window_stop; /* the processes' own windows (0: still open, or none) */
-    s->window_start = open; /* from the program's start, even where its collectors started later */
+    s->window_start = open;          /* from the program's start, even where its collectors started later */
     if (close && (!s->window_stop || s->window_stop > close))
         s->window_stop = close;
     if (ended && ended < open) {

@@ -37,17 +37,17 @@ void dt_capture_child_env(const dt_capture_opts *c);
  * program ended before it opened). */
 void dt_capture_apply(const dt_capture_opts *c, dt_session *s, uint64_t program_start_ns);
 
-#define DT_CAPTURE_HELP                                                                     \
-    "  --delay S           open the capture window S seconds after PROGRAM starts\n"       \
-    "  --duration S        close it S seconds after it opens (events wholly inside the\n"  \
-    "                      window are kept; the rest are counted out_of_window)\n"         \
-    "  --capture-op NAME   open the window when the (K+1)-th op (annotation or range)\n"   \
-    "                      called NAME begins and close it when the (K+C)-th ends, in\n"   \
-    "                      each traced process\n"                                          \
-    "  --skip K            ops called NAME before the window (default 0)\n"                \
-    "  --count C           ops called NAME in the window (default 1)\n"                \
+#define DT_CAPTURE_HELP                                                                   \
+    "  --delay S           open the capture window S seconds after PROGRAM starts\n"      \
+    "  --duration S        close it S seconds after it opens (events wholly inside the\n" \
+    "                      window are kept; the rest are counted out_of_window)\n"        \
+    "  --capture-op NAME   open the window when the (K+1)-th op (annotation or range)\n"  \
+    "                      called NAME begins and close it when the (K+C)-th ends, in\n"  \
+    "                      each traced process\n"                                         \
+    "  --skip K            ops called NAME before the window (default 0)\n"               \
+    "  --count C           ops called NAME in the window (default 1)\n"                   \
     "  --on-demand         capture nothing until 'devtrace capture PID' opens a window\n" \
-    "                      (PID: the traced program, or any process it started); each\n" \
+    "                      (PID: the traced program, or any process it started); each\n"  \
     "                      window is its own trace: %%w in -o is the window's index\n"
 
 #endif

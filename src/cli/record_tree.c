@@ -67,8 +67,10 @@ int dt_tree_open(dt_tree *t, const char *backend, int per_process, char *why, si
     const char *tmp = getenv("TMPDIR");
     snprintf(t->dir, sizeof t->dir, "%s/devtrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(t->dir)) { /* mode 0700: only this user can reach the socket */
-        snprintf(why, whylen, "cannot make a private directory %s for the collectors' socket: %s; set TMPDIR to a "
-                 "writable directory", t->dir, strerror(errno));
+        snprintf(why, whylen,
+                 "cannot make a private directory %s for the collectors' socket: %s; set TMPDIR to a "
+                 "writable directory",
+                 t->dir, strerror(errno));
         t->dir[0] = '\0';
         return -1;
     }
@@ -330,7 +332,7 @@ const char *dt_record_signal_name(int sig)
     static const struct {
         int sig;
         const char *name;
-    } names[] = {{SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"},
+    } names[] = {{SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
                  {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
                  {SIGHUP, "SIGHUP"},   {SIGPIPE, "SIGPIPE"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -353,18 +355,22 @@ static void describe_process(dt_tree_conn *c)
         const char *sig = dt_record_signal_name((int)r->crash.signal);
         if (r->crash.pending_known) {
             s->lost_device_pending += r->crash.device_pending;
-            dt_add_note(s, "process %u got %s: what it had captured was shipped from the signal; %llu device "
+            dt_add_note(s,
+                        "process %u got %s: what it had captured was shipped from the signal; %llu device "
                         "commands it had enqueued were not yet read back and are lost (lost.device_pending)",
                         r->pid, sig, (unsigned long long)r->crash.device_pending);
         } else {
             s->events_missing = 1;
-            dt_add_note(s, "process %u got %s: what it had captured was shipped from the signal; device records "
-                        "still in the vendor's buffers are missing (how many is not known)", r->pid, sig);
+            dt_add_note(s,
+                        "process %u got %s: what it had captured was shipped from the signal; device records "
+                        "still in the vendor's buffers are missing (how many is not known)",
+                        r->pid, sig);
         }
         return;
     }
     s->events_missing = 1;
-    dt_add_note(s, "process %u (%.100s) ended without its final flush (_exit, SIGKILL, or the recorder lost it): "
+    dt_add_note(s,
+                "process %u (%.100s) ended without its final flush (_exit, SIGKILL, or the recorder lost it): "
                 "events of its last %d ms, and device work not yet read back, are missing",
                 r->pid, r->command, DT_SHIP_AGE_MS);
 }

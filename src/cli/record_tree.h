@@ -19,10 +19,10 @@
 #define DT_TREE_ORPHAN_WAIT_MS 5000
 
 typedef struct dt_tree_conn {
-    int fd;              /* -1 once closed */
+    int fd; /* -1 once closed */
     dt_wire_reader reader;
-    dt_session *session; /* borrowed: where this connection's messages go */
-    int listed;          /* its process is in the session's process list */
+    dt_session *session;    /* borrowed: where this connection's messages go */
+    int listed;             /* its process is in the session's process list */
     uint64_t events_before; /* events it had sent when its session's window opened */
 } dt_tree_conn;
 
@@ -37,13 +37,13 @@ typedef struct dt_tree {
     char dir[PATH_MAX];         /* the private directory ("" when none) */
     char socket_path[PATH_MAX]; /* the collectors' socket in it */
     int listen_fd;
-    int per_process;            /* one session per traced process */
+    int per_process; /* one session per traced process */
     char backend[32];
-    dt_tree_conn *conns;        /* owned */
+    dt_tree_conn *conns; /* owned */
     size_t nconns, conns_cap;
-    dt_session **sessions;      /* owned: the combined one, or one per connection */
+    dt_session **sessions; /* owned: the combined one, or one per connection */
     size_t nsessions, sessions_cap;
-    size_t ordinals;            /* connections accepted into the combined session */
+    size_t ordinals; /* connections accepted into the combined session */
     /* Capture windows (--on-demand): sessions exist only while a window is open. */
     int windowed, window_open;
     uint64_t window_start, window_stop;

@@ -182,8 +182,7 @@ static void close_and_write(dt_windows *w)
             reply(w, "written %s\n", path);
             wrote++;
         } else {
-            reply(w, "error: the trace of window %d could not be written (the recorder's stderr says why)\n",
-                  w->index);
+            reply(w, "error: the trace of window %d could not be written (the recorder's stderr says why)\n", w->index);
             w->failed++;
         }
         devtrace_close(s);

@@ -32,16 +32,16 @@ typedef struct dt_windows {
     dt_tree *tree; /* borrowed */
     int listen_fd;
     char socket_path[PATH_MAX];
-    int client_fd;                 /* the request being read, or the window's requester; -1: none */
+    int client_fd; /* the request being read, or the window's requester; -1: none */
     char line[DT_CONTROL_LINE_MAX];
     size_t line_len;
-    int open;                      /* a window is open (or in its grace) */
-    int index;                     /* windows opened so far */
-    uint64_t start_ns, stop_ns;    /* the open window, host realtime */
-    char requested[PATH_MAX];      /* its PATH ("" : the -o pattern) */
+    int open;                   /* a window is open (or in its grace) */
+    int index;                  /* windows opened so far */
+    uint64_t start_ns, stop_ns; /* the open window, host realtime */
+    char requested[PATH_MAX];   /* its PATH ("" : the -o pattern) */
     dt_window_write_fn write;
     void *write_user;
-    int written, failed;           /* windows written, and those that could not be */
+    int written, failed; /* windows written, and those that could not be */
 } dt_windows;
 
 /* Listens on the control socket in the tree's directory and hooks into its receive loop;

@@ -57,13 +57,16 @@ int dt_op_window_at_stop(dt_session *s, uint64_t stop_ns)
         pthread_mutex_unlock(&s->lock);
         dt_add_note(s, "the capture window never opened: '%.200s' began %llu times, the window opens at its %llu%s",
                     name, (unsigned long long)begun, (unsigned long long)(w->skip + 1),
-                    w->skip + 1 == 1 ? "st" : w->skip + 1 == 2 ? "nd" : w->skip + 1 == 3 ? "rd" : "th");
+                    w->skip + 1 == 1   ? "st"
+                    : w->skip + 1 == 2 ? "nd"
+                    : w->skip + 1 == 3 ? "rd"
+                                       : "th");
         return 1;
     }
     if (ended >= w->skip + w->count)
         return 1;
-    dt_add_note(s, "the capture window opened at '%.200s' #%llu and was still open at stop (%llu of %llu ended)",
-                name, (unsigned long long)(w->skip + 1), (unsigned long long)(ended > w->skip ? ended - w->skip : 0),
+    dt_add_note(s, "the capture window opened at '%.200s' #%llu and was still open at stop (%llu of %llu ended)", name,
+                (unsigned long long)(w->skip + 1), (unsigned long long)(ended > w->skip ? ended - w->skip : 0),
                 (unsigned long long)w->count);
     return 0;
 }

@@ -16,17 +16,18 @@
 #define DT_WIRE_MAX_PAYLOAD (64u << 20)
 
 typedef enum dt_wire_type {
-    DT_WIRE_HELLO = 1,  /* u32 version, u32 pid, u32 parent pid, then NUL-terminated strings: backend, validation, runtime category, unavailable reason, command line */
-    DT_WIRE_NAMES = 2,  /* repeated: u32 id, u32 len, bytes */
-    DT_WIRE_EVENTS = 3, /* n * devtrace_event */
-    DT_WIRE_CLOCK = 4,  /* u64 vendor ns, u64 host ns */
-    DT_WIRE_WINDOW = 5, /* u64 start, u64 stop (0 = open): kept in the reader, the recorder sets the session's */
-    DT_WIRE_DEVICE = 6, /* dt_device_props */
-    DT_WIRE_NOTE = 7,   /* text */
-    DT_WIRE_STATS = 8,  /* devtrace_stats (loss counters), u64 events dropped by the store bound */
-    DT_WIRE_END = 9,    /* the session stopped and everything was shipped */
-    DT_WIRE_RANK = 10,  /* i32 rank, i32 world size */
-    DT_WIRE_TICKS = 11, /* u64 TSC ticks, u64 backend clock ns: a sample converting DT_EVENT_TICKS events */
+    DT_WIRE_HELLO =
+        1, /* u32 version, u32 pid, u32 parent pid, then NUL-terminated strings: backend, validation, runtime category, unavailable reason, command line */
+    DT_WIRE_NAMES = 2,   /* repeated: u32 id, u32 len, bytes */
+    DT_WIRE_EVENTS = 3,  /* n * devtrace_event */
+    DT_WIRE_CLOCK = 4,   /* u64 vendor ns, u64 host ns */
+    DT_WIRE_WINDOW = 5,  /* u64 start, u64 stop (0 = open): kept in the reader, the recorder sets the session's */
+    DT_WIRE_DEVICE = 6,  /* dt_device_props */
+    DT_WIRE_NOTE = 7,    /* text */
+    DT_WIRE_STATS = 8,   /* devtrace_stats (loss counters), u64 events dropped by the store bound */
+    DT_WIRE_END = 9,     /* the session stopped and everything was shipped */
+    DT_WIRE_RANK = 10,   /* i32 rank, i32 world size */
+    DT_WIRE_TICKS = 11,  /* u64 TSC ticks, u64 backend clock ns: a sample converting DT_EVENT_TICKS events */
     DT_WIRE_FORKED = 12, /* u32 pid, u32 parent pid: a child forked from a traced process (its own connection) */
     DT_WIRE_CRASH = 13   /* dt_wire_crash: the program got a fatal signal; what it had captured was shipped */
 } dt_wire_type;
@@ -41,7 +42,7 @@ typedef enum dt_wire_type {
 typedef struct dt_wire_crash {
     uint64_t device_pending; /* device work the backend had not read back yet: lost */
     uint32_t signal;
-    uint32_t pending_known;  /* 1: device_pending is a count; 0: the backend cannot tell */
+    uint32_t pending_known; /* 1: device_pending is a count; 0: the backend cannot tell */
 } dt_wire_crash;
 
 /* Writer: whole messages, retrying short writes and EINTR. Returns 0 or -1 (errno). */
@@ -57,8 +58,8 @@ typedef struct dt_wire_reader {
     int hello, ended;
     uint32_t pid, ppid;
     char command[DT_WIRE_COMMAND_MAX];
-    uint32_t forked_pid, forked_ppid; /* a FORKED report (pid 0: none) */
-    int crashed;                      /* a CRASH message arrived */
+    uint32_t forked_pid, forked_ppid;   /* a FORKED report (pid 0: none) */
+    int crashed;                        /* a CRASH message arrived */
     uint64_t window_start, window_stop; /* the process's window, host realtime ns (0: not set / open) */
     dt_wire_crash crash;
     /* Where this process's events go in a session shared with other processes: device
@@ -71,9 +72,9 @@ typedef struct dt_wire_reader {
      * or none between windows. meta keeps what every session needs (names, clock and tick
      * samples, the hello, the rank); name_map then maps into meta, target_map from meta into
      * the session fed now (target). */
-    dt_session *meta;      /* owned, or NULL */
-    dt_session *target;    /* borrowed: the session target_map maps into */
-    uint32_t *target_map;  /* owned */
+    dt_session *meta;     /* owned, or NULL */
+    dt_session *target;   /* borrowed: the session target_map maps into */
+    uint32_t *target_map; /* owned */
     uint32_t target_map_len;
     uint64_t discarded[DEVTRACE_KIND_COUNT]; /* events received while feeding no session, per kind */
 } dt_wire_reader;

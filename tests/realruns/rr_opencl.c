@@ -27,13 +27,12 @@
 
 #include "devtrace.h"
 
-static const char spin_source[] =
-    "__kernel void spin(__global float *out, int work) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  float x = (float)i;\n"
-    "  for (int k = 0; k < work; k++) x = x * 0.999f + 1.0f;\n"
-    "  out[i] = x;\n"
-    "}\n";
+static const char spin_source[] = "__kernel void spin(__global float *out, int work) {\n"
+                                  "  size_t i = get_global_id(0);\n"
+                                  "  float x = (float)i;\n"
+                                  "  for (int k = 0; k < work; k++) x = x * 0.999f + 1.0f;\n"
+                                  "  out[i] = x;\n"
+                                  "}\n";
 
 #define WORK_ITEMS 256u
 
