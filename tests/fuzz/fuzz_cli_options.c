@@ -7,7 +7,8 @@
  * one line starting "devtrace record: " and returns -1; the expansion of any -o pattern fits its
  * buffer or fails, and never writes past it. (An argument with a newline in it may be quoted in the
  * message: those newlines are allowed.)
- * FUZZ_EXTRA_SOURCES: src/cli/record_torch.c */
+ * record.c's own files (the process tree, the capture options and windows) are built beside it.
+ * FUZZ_EXTRA_SOURCES: src/cli/record_torch.c src/cli/record_tree.c src/cli/record_capture.c src/cli/record_windows.c */
 #include "../../src/cli/record.c"
 
 #include <stdint.h>
@@ -66,12 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len || !o.argv || o.argv < argv + 1 || o.argv >= argv + argc || !o.output || !*o.output || !o.backend)
             abort();
         char path[PATH_MAX];
-        if (expand_output(o.output, 12345, path, sizeof path) == 0) {
+        if (expand_output(o.output, 12345, "3", 7, path, sizeof path) == 0) {
             if (strlen(path) >= sizeof path)
                 abort();
         }
         char small[16];
-        if (expand_output(o.output, 2147483647, small, sizeof small) == 0 && strlen(small) >= sizeof small)
+        if (expand_output(o.output, 2147483647, NULL, 2147483647, small, sizeof small) == 0 &&
+            strlen(small) >= sizeof small)
             abort();
     } else {
         size_t lines = 0;
