@@ -64,8 +64,8 @@ void bench_report_to_fd(int fd);
 
 /* ---- timing ---- */
 
-uint64_t bench_now_ns(void);         /* CLOCK_MONOTONIC */
-uint64_t bench_thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
+uint64_t bench_now_ns(void);           /* CLOCK_MONOTONIC */
+uint64_t bench_thread_cpu_ns(void);    /* CLOCK_THREAD_CPUTIME_ID */
 double bench_median(double *v, int n); /* sorts v */
 
 /* Resident set size of this process in bytes (/proc/self/statm). */

@@ -51,14 +51,14 @@ static struct {
     int loaded;
 } lib;
 
-#define SHARED_SYM(field, name)                                                          \
-    do {                                                                                 \
-        void *f_ = dlsym(h, name);                                                       \
-        if (!f_) {                                                                       \
-            snprintf(why, sizeof why, "%s has no %s", DT_BENCH_SHARED_LIB, name);       \
-            return why;                                                                  \
-        }                                                                                \
-        memcpy(&lib.field, &f_, sizeof f_);                                              \
+#define SHARED_SYM(field, name)                                                   \
+    do {                                                                          \
+        void *f_ = dlsym(h, name);                                                \
+        if (!f_) {                                                                \
+            snprintf(why, sizeof why, "%s has no %s", DT_BENCH_SHARED_LIB, name); \
+            return why;                                                           \
+        }                                                                         \
+        memcpy(&lib.field, &f_, sizeof f_);                                       \
     } while (0)
 
 /* Opens libdevtrace.so (once); NULL, or why it could not. */
@@ -124,8 +124,8 @@ static cl_int CL_API_CALL stub_set_kernel_arg(cl_kernel kernel, cl_uint index, s
 }
 
 static cl_icd_dispatch fake_target;
-static const cl_icd_dispatch *volatile layer_table;     /* the layer's wrappers */
-static const cl_icd_dispatch *volatile direct_table;    /* the fake target itself */
+static const cl_icd_dispatch *volatile layer_table;  /* the layer's wrappers */
+static const cl_icd_dispatch *volatile direct_table; /* the fake target itself */
 
 typedef struct loop_arg {
     const cl_icd_dispatch *table;

@@ -50,14 +50,15 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
     snprintf(trace, sizeof trace, "%s/e2e.json", paths->tmpdir);
     snprintf(errpath, sizeof errpath, "%s/e2e.err", paths->tmpdir);
     char *plain[] = {(char *)paths->launch_loop, "--launches", launches, NULL};
-    char *traced[] = {(char *)paths->cli, "record", "-q", "-b", "opencl", "-o", trace, "--",
+    char *traced[] = {(char *)paths->cli,         "record",     "-q",     "-b", "opencl", "-o", trace, "--",
                       (char *)paths->launch_loop, "--launches", launches, NULL};
     /* A first untraced run: PoCL's kernel cache, and whether there is a device at all. */
     run_result r = run(plain, 0, errpath);
     if (r.status == 77 || r.status != 0 || !isfinite(r.seconds)) {
-        bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "%s", r.status == 77 ? "no OpenCL device on this machine"
-                                                                   : r.err[0] ? r.err
-                                                                              : "opencl-launch-loop failed");
+        bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "%s",
+                           r.status == 77 ? "no OpenCL device on this machine"
+                           : r.err[0]     ? r.err
+                                          : "opencl-launch-loop failed");
         return;
     }
     int pairs = sz->e2e_pairs;

@@ -31,7 +31,7 @@ void bench_memory(const bench_sizes *sz, const bench_paths *paths)
                  note);
     dt_session_finalize(s);
     uint64_t drained = bench_rss_bytes();
-    bench_report("memory.bytes_per_event.at_drain", (double)(drained - before) / (double)stored, "B/event",
-                 BENCH_INFO, 0, "after finalising: the sorted index and the correlation map added");
+    bench_report("memory.bytes_per_event.at_drain", (double)(drained - before) / (double)stored, "B/event", BENCH_INFO,
+                 0, "after finalising: the sorted index and the correlation map added");
     devtrace_close(s);
 }

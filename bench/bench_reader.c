@@ -42,32 +42,32 @@ static int write_step(FILE *f, uint64_t step, double t, int first)
         "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float> >, unsigned int, float, 4>)"};
     static const char *const ops[] = {"aten::mm", "aten::add_", "aten::sum"};
     int k = (int)(step % 3);
-    return fprintf(f,
-                   "%s  {\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"model.py(%d): forward\", "
-                   "\"pid\": 4242, \"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 30.000,\n    \"args\": {\n      "
-                   "\"Python parent id\": %llu, \"Python id\": %llu, \"Python thread\": 0\n    }\n  },\n"
-                   "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 4242, \"tid\": 4242,\n    "
-                   "\"ts\": %.3f, \"dur\": 20.500,\n    \"args\": {\n      \"External id\": %llu,\"Record function id\": "
-                   "0, \"Sequence number\": %llu, \"Fwd thread id\": 0, \"Ev Idx\": %llu,\n      \"Input Dims\": "
-                   "[[512, 512], [512, 512]], \"Input type\": [\"float\", \"float\"]\n    }\n  },\n"
-                   "  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, "
-                   "\"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 5.250,\n    \"args\": {\n      \"External id\": %llu, "
-                   "\"cbid\": 211, \"correlation\": %llu\n    }\n  },\n"
-                   "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,\n    "
-                   "\"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %llu,\n      \"queued\": 0, "
-                   "\"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": %llu,\n      \"registers per "
-                   "thread\": 128,\n      \"shared memory\": 16384,\n      \"blocks per SM\": 2.370370,\n      \"warps "
-                   "per SM\": 9.481481,\n      \"grid\": [8, 32, 1],\n      \"block\": [128, 1, 1],\n      \"est. "
-                   "achieved occupancy %%\": 14\n    }\n  },\n"
-                   "  {\n    \"ph\": \"s\", \"id\": %llu, \"pid\": 4242, \"tid\": 4242, \"ts\": %.3f,\n    \"cat\": "
-                   "\"ac2g\", \"name\": \"ac2g\"\n  },\n"
-                   "  {\n    \"ph\": \"f\", \"id\": %llu, \"pid\": 0, \"tid\": 7, \"ts\": %.3f,\n    \"cat\": \"ac2g\", "
-                   "\"name\": \"ac2g\", \"bp\": \"e\"\n  }",
-                   first ? "" : ",\n", (int)(step % 50), t, (unsigned long long)step, (unsigned long long)step + 1,
-                   ops[k], t + 2, (unsigned long long)ext, (unsigned long long)step, (unsigned long long)step,
-                   t + 5, (unsigned long long)ext, (unsigned long long)corr, kernels[k], t + 12,
-                   4.0 + (double)(step % 7), (unsigned long long)ext, (unsigned long long)corr,
-                   (unsigned long long)corr, t + 5, (unsigned long long)corr, t + 12);
+    return fprintf(
+        f,
+        "%s  {\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"model.py(%d): forward\", "
+        "\"pid\": 4242, \"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 30.000,\n    \"args\": {\n      "
+        "\"Python parent id\": %llu, \"Python id\": %llu, \"Python thread\": 0\n    }\n  },\n"
+        "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 4242, \"tid\": 4242,\n    "
+        "\"ts\": %.3f, \"dur\": 20.500,\n    \"args\": {\n      \"External id\": %llu,\"Record function id\": "
+        "0, \"Sequence number\": %llu, \"Fwd thread id\": 0, \"Ev Idx\": %llu,\n      \"Input Dims\": "
+        "[[512, 512], [512, 512]], \"Input type\": [\"float\", \"float\"]\n    }\n  },\n"
+        "  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, "
+        "\"tid\": 4242,\n    \"ts\": %.3f, \"dur\": 5.250,\n    \"args\": {\n      \"External id\": %llu, "
+        "\"cbid\": 211, \"correlation\": %llu\n    }\n  },\n"
+        "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,\n    "
+        "\"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %llu,\n      \"queued\": 0, "
+        "\"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": %llu,\n      \"registers per "
+        "thread\": 128,\n      \"shared memory\": 16384,\n      \"blocks per SM\": 2.370370,\n      \"warps "
+        "per SM\": 9.481481,\n      \"grid\": [8, 32, 1],\n      \"block\": [128, 1, 1],\n      \"est. "
+        "achieved occupancy %%\": 14\n    }\n  },\n"
+        "  {\n    \"ph\": \"s\", \"id\": %llu, \"pid\": 4242, \"tid\": 4242, \"ts\": %.3f,\n    \"cat\": "
+        "\"ac2g\", \"name\": \"ac2g\"\n  },\n"
+        "  {\n    \"ph\": \"f\", \"id\": %llu, \"pid\": 0, \"tid\": 7, \"ts\": %.3f,\n    \"cat\": \"ac2g\", "
+        "\"name\": \"ac2g\", \"bp\": \"e\"\n  }",
+        first ? "" : ",\n", (int)(step % 50), t, (unsigned long long)step, (unsigned long long)step + 1, ops[k], t + 2,
+        (unsigned long long)ext, (unsigned long long)step, (unsigned long long)step, t + 5, (unsigned long long)ext,
+        (unsigned long long)corr, kernels[k], t + 12, 4.0 + (double)(step % 7), (unsigned long long)ext,
+        (unsigned long long)corr, (unsigned long long)corr, t + 5, (unsigned long long)corr, t + 12);
 }
 
 /* The trace at path, at least bytes long; 0 or -1. */
@@ -76,9 +76,10 @@ static int write_trace(const char *path, uint64_t bytes)
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fputs("{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
-          "  \"record_shapes\": 1,\n  \"traceEvents\": [\n",
-          f);
+    fputs(
+        "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
+        "  \"record_shapes\": 1,\n  \"traceEvents\": [\n",
+        f);
     double t = 1700000000000000.0;
     for (uint64_t step = 0; (uint64_t)ftell(f) < bytes; step++, t += 40.0)
         if (write_step(f, step, t, step == 0) < 0)

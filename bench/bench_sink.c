@@ -269,7 +269,8 @@ void bench_sink(const bench_sizes *sz, const bench_paths *paths)
                      "zlib deflate level 1 alone on the plain trace's bytes (up to 256 MB), same repetition: "
                      "the ceiling of the gzip write");
     }
-    free(fmt), free(wp), free(wg), free(wp_mb), free(wg_mb), free(ratio), free(wp_share), free(zlib), free(kern), free(wpc);
+    free(fmt), free(wp), free(wg), free(wp_mb), free(wg_mb), free(ratio), free(wp_share), free(zlib), free(kern),
+        free(wpc);
     free(wpf);
     devtrace_close(s);
 }
@@ -296,8 +297,7 @@ void bench_drain(const bench_sizes *sz, const bench_paths *paths)
         devtrace_close(s);
         unlink(path);
         if (!isfinite(w)) {
-            bench_unmeasurable("drain.seconds", "s", BENCH_AT_MOST, 0.3, "the trace could not be written to %s",
-                               path);
+            bench_unmeasurable("drain.seconds", "s", BENCH_AT_MOST, 0.3, "the trace could not be written to %s", path);
             free(seconds), free(finalize);
             return;
         }

@@ -59,10 +59,10 @@ static double op_path_ns(uint32_t n, int reps, char *why, size_t whylen)
         void (*close)(devtrace_session *);
         int (*enter)(const char *, uint64_t, int64_t, uint64_t), (*exit_)(uint64_t);
     } f;
-    const char *const names[] = {"devtrace_config_init", "devtrace_open", "devtrace_start", "devtrace_stop",
-                                 "devtrace_set_default_session", "devtrace_close", "devtrace_op_enter",
-                                 "devtrace_op_exit"};
-    void **slots[] = {(void **)&f.config_init, (void **)&f.open, (void **)&f.start, (void **)&f.stop,
+    const char *const names[] = {
+        "devtrace_config_init",         "devtrace_open",  "devtrace_start",    "devtrace_stop",
+        "devtrace_set_default_session", "devtrace_close", "devtrace_op_enter", "devtrace_op_exit"};
+    void **slots[] = {(void **)&f.config_init, (void **)&f.open,  (void **)&f.start, (void **)&f.stop,
                       (void **)&f.set_default, (void **)&f.close, (void **)&f.enter, (void **)&f.exit_};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *sym = dlsym(h, names[i]);
@@ -131,8 +131,8 @@ void bench_torch(const bench_sizes *sz, const bench_paths *paths)
     }
     char *argv[NMODES][12] = {
         {(char *)py, DT_BENCH_TORCH_PROGRAM, "plain", ops, NULL},
-        {(char *)paths->cli, "record", "--torch", "-q", "-o", trace, "--", (char *)py, DT_BENCH_TORCH_PROGRAM,
-         "plain", ops, NULL},
+        {(char *)paths->cli, "record", "--torch", "-q", "-o", trace, "--", (char *)py, DT_BENCH_TORCH_PROGRAM, "plain",
+         ops, NULL},
         {(char *)py, DT_BENCH_TORCH_PROGRAM, "profiler", ops, NULL},
     };
     int rounds = sz->e2e_pairs < 3 ? sz->e2e_pairs : sz->e2e_pairs + 2;

@@ -108,8 +108,8 @@ static void install(const emu_vendor *v, const emu_faults *faults)
 /* One runtime call of the mix: 60% launches, 8% copies, 7% memsets, 25% plain calls. */
 static void one_call(uint64_t *rng)
 {
-    static const int plain[] = {WL_CALL_GET_DEVICE, WL_CALL_SET_DEVICE, WL_CALL_EVENT_RECORD, WL_CALL_MALLOC,
-                                WL_CALL_FREE, WL_CALL_GET_DEVICE_COUNT};
+    static const int plain[] = {WL_CALL_GET_DEVICE, WL_CALL_SET_DEVICE, WL_CALL_EVENT_RECORD,
+                                WL_CALL_MALLOC,     WL_CALL_FREE,       WL_CALL_GET_DEVICE_COUNT};
     uint64_t r = bench_rand(rng);
     unsigned pick = (unsigned)(r % 100);
     wl_stmt st;
@@ -119,15 +119,21 @@ static void one_call(uint64_t *rng)
         static const uint32_t blocks[] = {256, 256, 128, 16, 512, 64, 128};
         unsigned k = (unsigned)((r >> 8) % NKERNELS);
         st.kind = WL_STMT_LAUNCH;
-        st.u.launch = (wl_launch){.grid = {grids[k], k == 1 ? 8u : 1u, 1}, .block = {blocks[k], 1, 1},
-                                  .regs = 16 + 8 * k, .smem = k == 4 ? 2048u : 0u, .dyn_smem = k == 1 ? 81920u : 0u,
-                                  .dur_ns = 200, .stream = 7};
+        st.u.launch = (wl_launch){.grid = {grids[k], k == 1 ? 8u : 1u, 1},
+                                  .block = {blocks[k], 1, 1},
+                                  .regs = 16 + 8 * k,
+                                  .smem = k == 4 ? 2048u : 0u,
+                                  .dyn_smem = k == 1 ? 81920u : 0u,
+                                  .dur_ns = 200,
+                                  .stream = 7};
         st.u.launch.kernel = (char *)kernel_names[k];
         emu_runtime_call(WL_CALL_LAUNCH, &st);
     } else if (pick < 68) {
         st.kind = WL_STMT_MEMCPY;
         st.u.memcpy = (wl_memcpy){.dir = (r >> 8) & 1 ? WL_COPY_HTOD : WL_COPY_DTOH,
-                                  .bytes = 4096u << ((r >> 9) % 8), .dur_ns = 100, .stream = 9};
+                                  .bytes = 4096u << ((r >> 9) % 8),
+                                  .dur_ns = 100,
+                                  .stream = 9};
         emu_runtime_call(WL_CALL_MEMCPY, &st);
     } else if (pick < 75) {
         st.kind = WL_STMT_MEMSET;
@@ -166,10 +172,10 @@ static int insert_garbage(bench_buffers *b, uint64_t *rng)
             uint32_t kind;
             memcpy(&kind, r, 4);
             size_t size = kind == installed->kind.external_correlation ? installed->external_correlation.size
-                          : kind == installed->kind.runtime             ? installed->api.size
-                          : kind == installed->kind.memcpy              ? installed->memcpy.size
-                          : kind == installed->kind.memset              ? installed->memset.size
-                                                                        : installed->kernel.size;
+                          : kind == installed->kind.runtime            ? installed->api.size
+                          : kind == installed->kind.memcpy             ? installed->memcpy.size
+                          : kind == installed->kind.memset             ? installed->memset.size
+                                                                       : installed->kernel.size;
             /* Half the bad bytes are the emulator's invalid records; the other half garbage. */
             size_t gap = 0;
             if ((garbage + 1) * 200 < good * MCPTI_BAD_PERCENT)

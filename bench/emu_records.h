@@ -13,12 +13,12 @@
 #include <stdint.h>
 
 typedef struct bench_buffers {
-    uint8_t **data;  /* owned, each buffer_size bytes */
-    size_t *valid;   /* valid bytes of each */
+    uint8_t **data; /* owned, each buffer_size bytes */
+    size_t *valid;  /* valid bytes of each */
     size_t n, cap;
     size_t buffer_size;
-    uint64_t bytes;   /* valid bytes in all */
-    uint64_t records; /* records in all (valid ones, and injected bad ones) */
+    uint64_t bytes;     /* valid bytes in all */
+    uint64_t records;   /* records in all (valid ones, and injected bad ones) */
     uint64_t bad_bytes; /* bytes of garbage and invalid records (MCPTI) */
     uint64_t calls;     /* runtime calls the emulator ran */
 } bench_buffers;

@@ -18,21 +18,51 @@ static const struct {
     uint32_t dur_ns;
 } kernels[] = {
     {"_ZN2at6native12_GLOBAL__N_126distribution_elementwise_grid_stride_kernelIfLi4EEEvlN2at15PhiloxCudaStateET_",
-     {416, 1, 1}, {256, 1, 1}, 30, 0, 0, 3200},
-    {"_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock8MmaMultistageEEEEEvNT_6ParamsE", {8, 8, 1},
-     {256, 1, 1}, 232, 0, 81920, 48000},
+     {416, 1, 1},
+     {256, 1, 1},
+     30,
+     0,
+     0,
+     3200},
+    {"_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock8MmaMultistageEEEEEvNT_6ParamsE",
+     {8, 8, 1},
+     {256, 1, 1},
+     232,
+     0,
+     81920,
+     48000},
     {"_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_15clamp_min_kernelERNS_18TensorIteratorBaseEENKUlvE_"
      "clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_",
-     {1024, 1, 1}, {128, 1, 1}, 18, 0, 0, 9000},
+     {1024, 1, 1},
+     {128, 1, 1},
+     18,
+     0,
+     0,
+     9000},
     {"_ZN2at6native12_GLOBAL__N_117fill_index_kernelIlEEvPT_S3_l", {1, 1, 1}, {16, 1, 1}, 16, 0, 0, 2100},
     {"_ZN2at6native29bitonicSortKVInPlaceILin1ELin1ELi16ELi16EfljNS0_4LTOpIfLb1EEEEEvNS_4cuda6detail10TensorInfoIT3_"
      "T5_EES9_S9_S9_NS6_IT4_S9_EES9_T6_",
-     {1, 1, 1}, {16, 1, 1}, 40, 2048, 0, 6400},
-    {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_23FillFunctor_float_EEEvT0_", {1, 1, 1}, {64, 1, 1}, 16, 0,
-     0, 1800},
+     {1, 1, 1},
+     {16, 1, 1},
+     40,
+     2048,
+     0,
+     6400},
+    {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_23FillFunctor_float_EEEvT0_",
+     {1, 1, 1},
+     {64, 1, 1},
+     16,
+     0,
+     0,
+     1800},
     {"_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfNS0_15sum_functorIfffEEEEjfLi4EEEE"
      "EvT1_",
-     {640, 1, 1}, {512, 1, 1}, 32, 0, 16, 21000},
+     {640, 1, 1},
+     {512, 1, 1},
+     32,
+     0,
+     16,
+     21000},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
@@ -42,7 +72,7 @@ static const struct {
     uint32_t cbid;
     const char *name;
 } calls[NCALLS] = {
-    {211, "cudaLaunchKernel"}, {41, "cudaMemcpyAsync"},   {51, "cudaMemsetAsync"},
+    {211, "cudaLaunchKernel"}, {41, "cudaMemcpyAsync"},  {51, "cudaMemsetAsync"},
     {17, "cudaGetDevice"},     {135, "cudaEventRecord"}, {131, "cudaStreamSynchronize"},
 };
 
@@ -78,7 +108,7 @@ int bench_events_fill(dt_session *s, uint64_t events, bench_mix mix, uint64_t se
     add_device(s);
     uint64_t rng = seed | 1;
     uint64_t host = 1700000000000000000ull; /* Nov 2023: fixed, so traces are reproducible */
-    uint64_t t = host - VENDOR_OFFSET_NS;                        /* vendor clock */
+    uint64_t t = host - VENDOR_OFFSET_NS;   /* vendor clock */
     uint64_t stream_end[3] = {t, t, t};
     uint64_t op = 0, correlation = 0, stored = 0;
     uint32_t pid = 4242, tids[2] = {4242, 4250};
@@ -86,7 +116,10 @@ int bench_events_fill(dt_session *s, uint64_t events, bench_mix mix, uint64_t se
     while (stored < events && !full) {
         uint64_t r = bench_rand(&rng);
         unsigned pick = (unsigned)(r % 100);
-        int call = pick < 60 ? CALL_LAUNCH : pick < 68 ? CALL_MEMCPY : pick < 75 ? CALL_MEMSET : CALL_GET_DEVICE + (int)(r >> 8) % 3;
+        int call = pick < 60   ? CALL_LAUNCH
+                   : pick < 68 ? CALL_MEMCPY
+                   : pick < 75 ? CALL_MEMSET
+                               : CALL_GET_DEVICE + (int)(r >> 8) % 3;
         if (mix == BENCH_MIX_KERNEL || mix == BENCH_MIX_FLOW_PAIRS)
             call = CALL_LAUNCH;
         else if (mix == BENCH_MIX_MEMCPY)

@@ -34,10 +34,8 @@ typedef struct group {
 } group;
 
 static const group groups[] = {
-    {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},
-    {"memory", bench_memory}, {"drain", bench_drain},       {"e2e", bench_e2e},
-    {"report", bench_reader},
-    {"torch", bench_torch},
+    {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},   {"memory", bench_memory},
+    {"drain", bench_drain},   {"e2e", bench_e2e},           {"report", bench_reader}, {"torch", bench_torch},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 
@@ -196,8 +194,9 @@ static void human(double v, const char *unit, char *out, size_t cap)
 static void print_table(FILE *out, const bench_sizes *sz)
 {
     int passed = 0, targets = 0;
-    fprintf(out, "\ndevtrace benchmarks (%s run; every value the median of the repetitions; load average %.1f "
-                 "before, %.1f after, on %ld CPUs)\n",
+    fprintf(out,
+            "\ndevtrace benchmarks (%s run; every value the median of the repetitions; load average %.1f "
+            "before, %.1f after, on %ld CPUs)\n",
             sz->mode, load_before, load_after, sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(out, "%-38s %20s %22s  %s\n", "figure", "value", "target", "result");
     for (size_t i = 0; i < nfigures; i++) {
@@ -211,7 +210,10 @@ static void print_table(FILE *out, const bench_sizes *sz)
         }
         int pass = bench_figure_passes(f);
         passed += f->cmp != BENCH_INFO && pass;
-        const char *result = !f->measurable ? "FAIL (not measured)" : f->cmp == BENCH_INFO ? "info" : pass ? "pass" : "FAIL";
+        const char *result = !f->measurable         ? "FAIL (not measured)"
+                             : f->cmp == BENCH_INFO ? "info"
+                             : pass                 ? "pass"
+                                                    : "FAIL";
         fprintf(out, "%-38s %20s %22s  %s\n", f->name, value, target, result);
         if (!f->measurable && f->reason[0])
             fprintf(out, "%-38s   why: %s\n", "", f->reason);

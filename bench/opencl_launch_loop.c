@@ -34,13 +34,13 @@ static const char *source =
     "  for (uint k = 0; k < n; k++) acc += A[r * n + k] * B[k * n + col];\n"
     "  C[r * n + col] = acc; }\n";
 
-#define CHECK_CL(call)                                                                          \
-    do {                                                                                        \
-        cl_int check_status_ = (call);                                                          \
-        if (check_status_ != CL_SUCCESS) {                                                      \
+#define CHECK_CL(call)                                                                         \
+    do {                                                                                       \
+        cl_int check_status_ = (call);                                                         \
+        if (check_status_ != CL_SUCCESS) {                                                     \
             fprintf(stderr, "opencl-launch-loop: %s failed: %d\n", #call, (int)check_status_); \
-            exit(1);                                                                            \
-        }                                                                                       \
+            exit(1);                                                                           \
+        }                                                                                      \
     } while (0)
 
 static double now_s(void)

@@ -123,8 +123,7 @@ static void parse_options(int argc, char **argv, options *opt)
         const char *arg = argv[i];
         if (strcmp(arg, "--size") == 0 && i + 1 < argc) {
             if (parse_size(argv[++i], &opt->size) != 0) {
-                fprintf(stderr, PROGRAM_NAME ": --size wants an integer in 1..%u, got '%s'\n", MAX_SIZE,
-                        argv[i]);
+                fprintf(stderr, PROGRAM_NAME ": --size wants an integer in 1..%u, got '%s'\n", MAX_SIZE, argv[i]);
                 exit(2);
             }
         } else if (strcmp(arg, "--quiet") == 0) {
@@ -190,6 +189,8 @@ static void api_print(FILE *out)
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
 
+/* The error names, packed by hand, several a line. */
+/* clang-format off */
 #define CL_ERROR_NAMES(X)                                                                          \
     X(CL_SUCCESS) X(CL_DEVICE_NOT_FOUND) X(CL_DEVICE_NOT_AVAILABLE) X(CL_COMPILER_NOT_AVAILABLE)   \
     X(CL_MEM_OBJECT_ALLOCATION_FAILURE) X(CL_OUT_OF_RESOURCES) X(CL_OUT_OF_HOST_MEMORY)            \
@@ -211,11 +212,12 @@ static void api_print(FILE *out)
     X(CL_INVALID_IMAGE_DESCRIPTOR) X(CL_INVALID_COMPILER_OPTIONS) X(CL_INVALID_LINKER_OPTIONS)     \
     X(CL_INVALID_DEVICE_PARTITION_COUNT) X(CL_INVALID_PIPE_SIZE) X(CL_INVALID_DEVICE_QUEUE)        \
     X(CL_INVALID_SPEC_ID) X(CL_MAX_SIZE_RESTRICTION_EXCEEDED) X(CL_PLATFORM_NOT_FOUND_KHR)
+/* clang-format on */
 
 static const char *cl_error_name(cl_int err)
 {
-#define CL_ERROR_CASE(name)                                                                        \
-    case name:                                                                                     \
+#define CL_ERROR_CASE(name) \
+    case name:              \
         return #name;
     switch (err) {
         CL_ERROR_NAMES(CL_ERROR_CASE)
@@ -291,123 +293,139 @@ static const char *const kernel_names[KERNEL_COUNT] = {
     "randn_philox", "gemm_tiled", "relu", "fill_index", "bitonic_sort_kv", "fill_zero", "reduce_sum",
 };
 
-static const char kernel_source[] =
-    "#define TILE " STR(GEMM_TILE) "\n"
-    "#define SORT_N " STR(SORT_N) "\n"
-    "#define REDUCE_GROUP " STR(REDUCE_GROUP) "\n"
-    "\n"
-    "/* Philox4x32-10 (Salmon et al., Random123): counter-based, so element i's value\n"
-    "   depends only on (seed, i). */\n"
-    "uint4 philox4x32_10(uint4 c, uint2 k)\n"
-    "{\n"
-    "    for (int r = 0; r < 10; r++) {\n"
-    "        uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;\n"
-    "        uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;\n"
-    "        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);\n"
-    "        k += (uint2)(0x9E3779B9u, 0xBB67AE85u);\n"
-    "    }\n"
-    "    return c;\n"
-    "}\n"
-    "\n"
-    "/* aten::randn: standard normal values by Box-Muller on two Philox words. */\n"
-    "__kernel void randn_philox(__global float *out, uint count, uint seed)\n"
-    "{\n"
-    "    uint i = get_global_id(0);\n"
-    "    if (i >= count) return;\n"
-    "    uint4 r = philox4x32_10((uint4)(i, 0u, 0u, 0u), (uint2)(seed, 0x5eedu));\n"
-    "    float u1 = (float)((r.x >> 8) + 1u) * (1.0f / 16777216.0f); /* (0, 1] */\n"
-    "    float u2 = (float)(r.y >> 8) * (1.0f / 16777216.0f);        /* [0, 1) */\n"
-    "    out[i] = sqrt(-2.0f * log(u1)) * cos(6.28318530717958648f * u2);\n"
-    "}\n"
-    "\n"
-    "/* aten::mm: c = a @ b, n x n row-major, local-memory tiles. */\n"
-    "__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))\n"
-    "void gemm_tiled(__global const float *a, __global const float *b, __global float *c, uint n)\n"
-    "{\n"
-    "    __local float as[TILE][TILE];\n"
-    "    __local float bs[TILE][TILE];\n"
-    "    uint col = get_global_id(0), row = get_global_id(1);\n"
-    "    uint lx = get_local_id(0), ly = get_local_id(1);\n"
-    "    float acc = 0.0f;\n"
-    "    for (uint t = 0; t < n; t += TILE) {\n"
-    "        uint acol = t + lx, brow = t + ly;\n"
-    "        as[ly][lx] = (row < n && acol < n) ? a[row * n + acol] : 0.0f;\n"
-    "        bs[ly][lx] = (brow < n && col < n) ? b[brow * n + col] : 0.0f;\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (uint k = 0; k < TILE; k++) acc += as[ly][k] * bs[k][lx];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
-    "    if (row < n && col < n) c[row * n + col] = acc;\n"
-    "}\n"
-    "\n"
-    "/* aten::relu: out = max(in, 0), elementwise. */\n"
-    "__kernel void relu(__global const float *in, __global float *out, uint count)\n"
-    "{\n"
-    "    uint i = get_global_id(0);\n"
-    "    if (i < count) { float v = in[i]; out[i] = v > 0.0f ? v : 0.0f; }\n"
-    "}\n"
-    "\n"
-    "/* aten::sort, first kernel: indices 0..count-1 (int64, as torch.sort returns). */\n"
-    "__kernel void fill_index(__global long *idx, uint count)\n"
-    "{\n"
-    "    uint i = get_global_id(0);\n"
-    "    if (i < count) idx[i] = (long)i;\n"
-    "}\n"
-    "\n"
-    "/* aten::sort, second kernel: ascending bitonic sort of SORT_N keys carrying their\n"
-    "   indices, one work-group in local memory. keys_out is the sorted copy. */\n"
-    "__kernel __attribute__((reqd_work_group_size(SORT_N, 1, 1)))\n"
-    "void bitonic_sort_kv(__global const float *keys_in, __global float *keys_out, __global long *idx)\n"
-    "{\n"
-    "    __local float keys[SORT_N];\n"
-    "    __local long vals[SORT_N];\n"
-    "    uint i = get_local_id(0);\n"
-    "    keys[i] = keys_in[i];\n"
-    "    vals[i] = idx[i];\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (uint size = 2; size <= SORT_N; size <<= 1) {\n"
-    "        for (uint stride = size >> 1; stride > 0; stride >>= 1) {\n"
-    "            uint partner = i ^ stride;\n"
-    "            if (partner > i) {\n"
-    "                float ki = keys[i], kp = keys[partner];\n"
-    "                int swap = ((i & size) == 0) ? (ki > kp) : (ki < kp);\n"
-    "                if (swap) {\n"
-    "                    long vi = vals[i];\n"
-    "                    keys[i] = kp; keys[partner] = ki;\n"
-    "                    vals[i] = vals[partner]; vals[partner] = vi;\n"
-    "                }\n"
-    "            }\n"
-    "            barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        }\n"
-    "    }\n"
-    "    keys_out[i] = keys[i];\n"
-    "    idx[i] = vals[i];\n"
-    "}\n"
-    "\n"
-    "/* aten::sum, first kernel: zero the accumulator. */\n"
-    "__kernel void fill_zero(__global float *out, uint count)\n"
-    "{\n"
-    "    uint i = get_global_id(0);\n"
-    "    if (i < count) out[i] = 0.0f;\n"
-    "}\n"
-    "\n"
-    "/* aten::sum, second kernel: one work-group; strided per-item partial sums, then a\n"
-    "   tree in local memory; a fixed order, so the result is the same on every run. */\n"
-    "__kernel __attribute__((reqd_work_group_size(REDUCE_GROUP, 1, 1)))\n"
-    "void reduce_sum(__global const float *in, uint count, __global float *out)\n"
-    "{\n"
-    "    __local float partial[REDUCE_GROUP];\n"
-    "    uint lid = get_local_id(0);\n"
-    "    float acc = 0.0f;\n"
-    "    for (uint i = lid; i < count; i += REDUCE_GROUP) acc += in[i];\n"
-    "    partial[lid] = acc;\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (uint s = REDUCE_GROUP / 2; s > 0; s >>= 1) {\n"
-    "        if (lid < s) partial[lid] += partial[lid + s];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
-    "    if (lid == 0) out[0] += partial[0];\n"
-    "}\n";
+static const char kernel_source[] = "#define TILE " STR(
+    GEMM_TILE) "\n"
+               "#define SORT_N " STR(
+                   SORT_N) "\n"
+                           "#define REDUCE_GROUP " STR(
+                               REDUCE_GROUP) "\n"
+                                             "\n"
+                                             "/* Philox4x32-10 (Salmon et al., Random123): counter-based, so element "
+                                             "i's value\n"
+                                             "   depends only on (seed, i). */\n"
+                                             "uint4 philox4x32_10(uint4 c, uint2 k)\n"
+                                             "{\n"
+                                             "    for (int r = 0; r < 10; r++) {\n"
+                                             "        uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;\n"
+                                             "        uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;\n"
+                                             "        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);\n"
+                                             "        k += (uint2)(0x9E3779B9u, 0xBB67AE85u);\n"
+                                             "    }\n"
+                                             "    return c;\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::randn: standard normal values by Box-Muller on two Philox "
+                                             "words. */\n"
+                                             "__kernel void randn_philox(__global float *out, uint count, uint seed)\n"
+                                             "{\n"
+                                             "    uint i = get_global_id(0);\n"
+                                             "    if (i >= count) return;\n"
+                                             "    uint4 r = philox4x32_10((uint4)(i, 0u, 0u, 0u), (uint2)(seed, "
+                                             "0x5eedu));\n"
+                                             "    float u1 = (float)((r.x >> 8) + 1u) * (1.0f / 16777216.0f); /* (0, "
+                                             "1] */\n"
+                                             "    float u2 = (float)(r.y >> 8) * (1.0f / 16777216.0f);        /* [0, "
+                                             "1) */\n"
+                                             "    out[i] = sqrt(-2.0f * log(u1)) * cos(6.28318530717958648f * u2);\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::mm: c = a @ b, n x n row-major, local-memory tiles. */\n"
+                                             "__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))\n"
+                                             "void gemm_tiled(__global const float *a, __global const float *b, "
+                                             "__global float *c, uint n)\n"
+                                             "{\n"
+                                             "    __local float as[TILE][TILE];\n"
+                                             "    __local float bs[TILE][TILE];\n"
+                                             "    uint col = get_global_id(0), row = get_global_id(1);\n"
+                                             "    uint lx = get_local_id(0), ly = get_local_id(1);\n"
+                                             "    float acc = 0.0f;\n"
+                                             "    for (uint t = 0; t < n; t += TILE) {\n"
+                                             "        uint acol = t + lx, brow = t + ly;\n"
+                                             "        as[ly][lx] = (row < n && acol < n) ? a[row * n + acol] : 0.0f;\n"
+                                             "        bs[ly][lx] = (brow < n && col < n) ? b[brow * n + col] : 0.0f;\n"
+                                             "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "        for (uint k = 0; k < TILE; k++) acc += as[ly][k] * bs[k][lx];\n"
+                                             "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "    }\n"
+                                             "    if (row < n && col < n) c[row * n + col] = acc;\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::relu: out = max(in, 0), elementwise. */\n"
+                                             "__kernel void relu(__global const float *in, __global float *out, uint "
+                                             "count)\n"
+                                             "{\n"
+                                             "    uint i = get_global_id(0);\n"
+                                             "    if (i < count) { float v = in[i]; out[i] = v > 0.0f ? v : 0.0f; }\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::sort, first kernel: indices 0..count-1 (int64, as torch.sort "
+                                             "returns). */\n"
+                                             "__kernel void fill_index(__global long *idx, uint count)\n"
+                                             "{\n"
+                                             "    uint i = get_global_id(0);\n"
+                                             "    if (i < count) idx[i] = (long)i;\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::sort, second kernel: ascending bitonic sort of SORT_N keys "
+                                             "carrying their\n"
+                                             "   indices, one work-group in local memory. keys_out is the sorted copy. "
+                                             "*/\n"
+                                             "__kernel __attribute__((reqd_work_group_size(SORT_N, 1, 1)))\n"
+                                             "void bitonic_sort_kv(__global const float *keys_in, __global float "
+                                             "*keys_out, __global long *idx)\n"
+                                             "{\n"
+                                             "    __local float keys[SORT_N];\n"
+                                             "    __local long vals[SORT_N];\n"
+                                             "    uint i = get_local_id(0);\n"
+                                             "    keys[i] = keys_in[i];\n"
+                                             "    vals[i] = idx[i];\n"
+                                             "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "    for (uint size = 2; size <= SORT_N; size <<= 1) {\n"
+                                             "        for (uint stride = size >> 1; stride > 0; stride >>= 1) {\n"
+                                             "            uint partner = i ^ stride;\n"
+                                             "            if (partner > i) {\n"
+                                             "                float ki = keys[i], kp = keys[partner];\n"
+                                             "                int swap = ((i & size) == 0) ? (ki > kp) : (ki < kp);\n"
+                                             "                if (swap) {\n"
+                                             "                    long vi = vals[i];\n"
+                                             "                    keys[i] = kp; keys[partner] = ki;\n"
+                                             "                    vals[i] = vals[partner]; vals[partner] = vi;\n"
+                                             "                }\n"
+                                             "            }\n"
+                                             "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "        }\n"
+                                             "    }\n"
+                                             "    keys_out[i] = keys[i];\n"
+                                             "    idx[i] = vals[i];\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::sum, first kernel: zero the accumulator. */\n"
+                                             "__kernel void fill_zero(__global float *out, uint count)\n"
+                                             "{\n"
+                                             "    uint i = get_global_id(0);\n"
+                                             "    if (i < count) out[i] = 0.0f;\n"
+                                             "}\n"
+                                             "\n"
+                                             "/* aten::sum, second kernel: one work-group; strided per-item partial "
+                                             "sums, then a\n"
+                                             "   tree in local memory; a fixed order, so the result is the same on "
+                                             "every run. */\n"
+                                             "__kernel __attribute__((reqd_work_group_size(REDUCE_GROUP, 1, 1)))\n"
+                                             "void reduce_sum(__global const float *in, uint count, __global float "
+                                             "*out)\n"
+                                             "{\n"
+                                             "    __local float partial[REDUCE_GROUP];\n"
+                                             "    uint lid = get_local_id(0);\n"
+                                             "    float acc = 0.0f;\n"
+                                             "    for (uint i = lid; i < count; i += REDUCE_GROUP) acc += in[i];\n"
+                                             "    partial[lid] = acc;\n"
+                                             "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "    for (uint s = REDUCE_GROUP / 2; s > 0; s >>= 1) {\n"
+                                             "        if (lid < s) partial[lid] += partial[lid + s];\n"
+                                             "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                             "    }\n"
+                                             "    if (lid == 0) out[0] += partial[0];\n"
+                                             "}\n";
 
 /* ------------------------------------------------------------ OpenCL state */
 
@@ -518,8 +536,8 @@ static void print_build_log(parity_cl *cl)
 {
     char log[8192];
     size_t size = 0;
-    cl_int err = CL_CALL(clGetProgramBuildInfo, cl->program, cl->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
-                         &size);
+    cl_int err =
+        CL_CALL(clGetProgramBuildInfo, cl->program, cl->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &size);
     if (err != CL_SUCCESS)
         return;
     log[size < sizeof log ? size : sizeof log - 1] = '\0';
@@ -647,8 +665,8 @@ static void op_sort(parity_cl *cl, parity_buffers *b, uint64_t id)
     const cl_long zero = 0;
     b->sort_values = create_buffer(cl, SORT_N * sizeof(cl_float));
     b->sort_indices = create_buffer(cl, SORT_N * sizeof(cl_long));
-    CL_CHECK(clEnqueueFillBuffer, cl->queue, b->sort_indices, &zero, sizeof zero, 0, SORT_N * sizeof(cl_long), 0,
-             NULL, NULL);
+    CL_CHECK(clEnqueueFillBuffer, cl->queue, b->sort_indices, &zero, sizeof zero, 0, SORT_N * sizeof(cl_long), 0, NULL,
+             NULL);
     cl_kernel fill = cl->kernels[K_FILL_INDEX];
     set_mem_arg(fill, 0, b->sort_indices);
     set_uint_arg(fill, 1, SORT_N);

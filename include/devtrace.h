@@ -33,17 +33,17 @@ extern "C" {
 DEVTRACE_EXPORT const char *devtrace_version(void);
 
 /* One table generates the codes, devtrace_strerror and devtrace_errname. */
-#define DEVTRACE_ERRNO_MAP(X)                                                   \
-    X(OK, 0, "success")                                                         \
-    X(INVAL, -1, "invalid argument")                                            \
-    X(NOMEM, -2, "out of memory")                                               \
-    X(UNAVAILABLE, -3, "no tracing backend is available")                      \
-    X(UNKNOWN_BACKEND, -4, "unknown backend name")                              \
-    X(STATE, -5, "call not valid in the session's current state")              \
-    X(IO, -6, "input/output error")                                             \
-    X(VENDOR, -7, "the vendor library reported an error")                       \
-    X(EMPTY, -8, "no external correlation id is pushed on this thread")         \
-    X(FORMAT, -9, "malformed input")                                            \
+#define DEVTRACE_ERRNO_MAP(X)                                           \
+    X(OK, 0, "success")                                                 \
+    X(INVAL, -1, "invalid argument")                                    \
+    X(NOMEM, -2, "out of memory")                                       \
+    X(UNAVAILABLE, -3, "no tracing backend is available")               \
+    X(UNKNOWN_BACKEND, -4, "unknown backend name")                      \
+    X(STATE, -5, "call not valid in the session's current state")       \
+    X(IO, -6, "input/output error")                                     \
+    X(VENDOR, -7, "the vendor library reported an error")               \
+    X(EMPTY, -8, "no external correlation id is pushed on this thread") \
+    X(FORMAT, -9, "malformed input")                                    \
     X(NOTSUP, -10, "not supported by this backend")
 
 typedef enum devtrace_status {
@@ -69,8 +69,8 @@ typedef enum devtrace_kind {
     DEVTRACE_KIND_MEMCPY = 2,
     DEVTRACE_KIND_MEMSET = 3,
     DEVTRACE_KIND_RUNTIME = 4,
-    DEVTRACE_KIND_CPU_OP = 5,   /* an annotated CPU operator (devtrace_range_push/pop) */
-    DEVTRACE_KIND_EXTCORR = 6,  /* vendor correlation -> external id link; consumed at drain */
+    DEVTRACE_KIND_CPU_OP = 5,  /* an annotated CPU operator (devtrace_range_push/pop) */
+    DEVTRACE_KIND_EXTCORR = 6, /* vendor correlation -> external id link; consumed at drain */
     DEVTRACE_KIND_COUNT = 7
 } devtrace_kind;
 
@@ -100,14 +100,14 @@ typedef enum devtrace_memcpy_dir {
 typedef struct devtrace_event {
     uint64_t start_ns;
     uint64_t end_ns;
-    uint64_t correlation;   /* vendor correlation id; 0 = none */
-    uint64_t external_id;   /* valid when flags & DEVTRACE_EVENT_HAS_EXTERNAL */
-    uint32_t name_id;       /* interned name; 0 = no name */
-    uint16_t kind;          /* devtrace_kind */
-    uint16_t flags;         /* DEVTRACE_EVENT_* */
-    uint32_t device;        /* device id, or process id for host-side kinds */
+    uint64_t correlation; /* vendor correlation id; 0 = none */
+    uint64_t external_id; /* valid when flags & DEVTRACE_EVENT_HAS_EXTERNAL */
+    uint32_t name_id;     /* interned name; 0 = no name */
+    uint16_t kind;        /* devtrace_kind */
+    uint16_t flags;       /* DEVTRACE_EVENT_* */
+    uint32_t device;      /* device id, or process id for host-side kinds */
     uint32_t context;
-    uint32_t stream;        /* stream/queue id, or thread id for host-side kinds */
+    uint32_t stream; /* stream/queue id, or thread id for host-side kinds */
     uint32_t reserved;
     union {
         struct {
@@ -121,7 +121,7 @@ typedef struct devtrace_event {
         } kernel;
         struct {
             uint64_t bytes;
-            uint32_t direction; /* devtrace_memcpy_dir */
+            uint32_t direction;          /* devtrace_memcpy_dir */
             uint32_t src_kind, dst_kind; /* vendor memory kinds, informational */
         } memcpy;
         struct {
@@ -145,16 +145,16 @@ typedef struct devtrace_event {
 typedef struct devtrace_stats {
     uint64_t events[DEVTRACE_KIND_COUNT];        /* events written, per kind */
     uint64_t out_of_window[DEVTRACE_KIND_COUNT]; /* dropped at drain: outside [start, stop] */
-    uint64_t dropped_store_full;   /* our event store hit its bound */
-    uint64_t dropped_pool_full;    /* no buffer left in our vendor buffer pool */
-    uint64_t dropped_vendor;       /* the vendor reported these as dropped */
-    uint64_t malformed_records;    /* records rejected by validation */
-    uint64_t malformed_bytes;      /* bytes skipped while resynchronising */
-    uint64_t zero_timestamp;       /* records with start == end == 0 (timing not collected) */
-    uint64_t refused_buffers;      /* buffer requests we could not serve */
-    uint64_t unpaired_flows;       /* runtime/device halves whose partner is absent */
-    uint64_t unresolved_names;     /* ids whose name the vendor could not give */
-    uint64_t bad_timestamps;       /* end < start, or absurd durations */
+    uint64_t dropped_store_full;                 /* our event store hit its bound */
+    uint64_t dropped_pool_full;                  /* no buffer left in our vendor buffer pool */
+    uint64_t dropped_vendor;                     /* the vendor reported these as dropped */
+    uint64_t malformed_records;                  /* records rejected by validation */
+    uint64_t malformed_bytes;                    /* bytes skipped while resynchronising */
+    uint64_t zero_timestamp;                     /* records with start == end == 0 (timing not collected) */
+    uint64_t refused_buffers;                    /* buffer requests we could not serve */
+    uint64_t unpaired_flows;                     /* runtime/device halves whose partner is absent */
+    uint64_t unresolved_names;                   /* ids whose name the vendor could not give */
+    uint64_t bad_timestamps;                     /* end < start, or absurd durations */
 } devtrace_stats;
 
 typedef struct devtrace_session devtrace_session;
@@ -179,8 +179,8 @@ DEVTRACE_EXPORT void devtrace_config_init(devtrace_config *cfg);
  * backend name (err says which names exist); when the selected backend cannot trace,
  * the session is the "unavailable" one: it records nothing and says why. */
 DEVTRACE_EXPORT devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err);
-DEVTRACE_EXPORT int devtrace_start(devtrace_session *s);   /* opens the capture window */
-DEVTRACE_EXPORT int devtrace_stop(devtrace_session *s);    /* flushes, closes the window */
+DEVTRACE_EXPORT int devtrace_start(devtrace_session *s); /* opens the capture window */
+DEVTRACE_EXPORT int devtrace_stop(devtrace_session *s);  /* flushes, closes the window */
 /* The same, saying why they failed: err (may be NULL) gets the code and a message naming
  * the cause ("the session is already running", "backend cupti: start failed: ...").
  * A backend whose start fails still leaves the session running (stop it as usual). */
@@ -276,15 +276,15 @@ DEVTRACE_EXPORT const char *devtrace_note(const devtrace_session *s, int index);
  * sizeof(devtrace_device) before devtrace_device_get: a later version only appends
  * fields and fills no more than size bytes. 0 or -1: unknown. */
 typedef struct devtrace_device {
-    size_t size;               /* set by the caller */
-    int id;                    /* the device id events carry in devtrace_event.device */
+    size_t size; /* set by the caller */
+    int id;      /* the device id events carry in devtrace_event.device */
     char name[128];
     uint64_t total_global_mem; /* bytes */
     int compute_major, compute_minor;
     int max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
     int regs_per_block, regs_per_sm, warp_size, num_sms;
     uint64_t smem_per_block, smem_per_sm; /* bytes */
-    int has_occupancy; /* 1: the limits above are the device's, so occupancy is computed */
+    int has_occupancy;                    /* 1: the limits above are the device's, so occupancy is computed */
 } devtrace_device;
 
 DEVTRACE_EXPORT int devtrace_device_count(const devtrace_session *s);

@@ -29,16 +29,16 @@ typedef struct dt_backend {
     const char *name;        /* selection name: "cupti", "opencl", ... */
     const char *description; /* "NVIDIA CUPTI", ... */
     unsigned caps;
-    unsigned validated;      /* DT_VALIDATED_* */
-    const char *validation_note; /* one line: what exactly was validated, and where */
+    unsigned validated;           /* DT_VALIDATED_* */
+    const char *validation_note;  /* one line: what exactly was validated, and where */
     const char *runtime_category; /* "cuda_runtime", "privateuse1_runtime", ... */
     size_t state_size;
     /* Is the backend usable here? 1 yes; 0 no, with why filled. Binds nothing. */
     int (*probe)(char *why, size_t whylen);
     /* Binds the vendor library, registers callbacks (before any device context). */
     int (*open)(dt_session *s, void *state, devtrace_error *err);
-    int (*start)(dt_session *s, void *state); /* enables activity, opens the window */
-    int (*stop)(dt_session *s, void *state);  /* disables, flushes (no lock of ours held) */
+    int (*start)(dt_session *s, void *state);       /* enables activity, opens the window */
+    int (*stop)(dt_session *s, void *state);        /* disables, flushes (no lock of ours held) */
     int (*push_external)(void *state, uint64_t id); /* optional */
     int (*pop_external)(void *state, uint64_t *id); /* optional */
     void (*close)(dt_session *s, void *state);      /* accepts a half-opened state */
@@ -55,7 +55,7 @@ typedef struct dt_backend {
 
 /* The registry (registry.c). */
 extern const dt_backend dt_backend_unavailable;
-const dt_backend *const *dt_backends(void);       /* NULL-terminated, in auto order */
+const dt_backend *const *dt_backends(void); /* NULL-terminated, in auto order */
 const dt_backend *dt_backend_find(const char *name);
 /* Writes "opencl, cupti, ..., none" into buf. */
 void dt_backend_names(char *buf, size_t len);

@@ -24,8 +24,7 @@ const dt_cf_descriptor dt_cf_cupti_descriptor = {
     .search_process = 1,
     .symbol_prefixes = {"cupti"},
     .required = DT_CF_REQUIRED_DEFAULT,
-    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5,
-              .external_correlation = 39},
+    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = 27,
@@ -38,9 +37,7 @@ const dt_cf_descriptor dt_cf_cupti_descriptor = {
     .quirks = 0,
 };
 
-DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor,
-              .name = "cupti",
-              .description = "NVIDIA CUPTI",
+DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor, .name = "cupti", .description = "NVIDIA CUPTI",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
               .validation_note = "record mirrors checked against CUDA 13.0 headers; end to end against the CUPTI "

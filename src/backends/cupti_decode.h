@@ -23,10 +23,10 @@
 #include "cupti_records.h"
 
 /* dst = rec's field of a record type, read at its offset (any alignment). */
-#define DT_CF_READ(dst, type, rec, field)                                                \
-    do {                                                                                 \
+#define DT_CF_READ(dst, type, rec, field)                                                          \
+    do {                                                                                           \
         _Static_assert(sizeof(dst) == sizeof(((type *)0)->field), #type "." #field " read whole"); \
-        memcpy(&(dst), (rec) + offsetof(type, field), sizeof(dst));                     \
+        memcpy(&(dst), (rec) + offsetof(type, field), sizeof(dst));                                \
     } while (0)
 
 /* The walk's name cache: where an address was interned in this walk. */
@@ -70,8 +70,8 @@ static inline uint32_t dt_cf_nonnegative(int32_t v)
 
 /* What every timed record sets: its kind, span and correlation, and where it ran (device
  * and stream; process and thread for API records). */
-static inline void dt_cf_set_span(devtrace_event *ev, uint16_t kind, uint64_t start, uint64_t end,
-                                  uint64_t correlation, uint32_t device, uint32_t stream)
+static inline void dt_cf_set_span(devtrace_event *ev, uint16_t kind, uint64_t start, uint64_t end, uint64_t correlation,
+                                  uint32_t device, uint32_t stream)
 {
     ev->kind = kind;
     ev->start_ns = start;
@@ -103,8 +103,8 @@ static inline dt_cf_decoded dt_cf_external(dt_cf_decoder *d, uint32_t external_k
     return DT_CF_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded
-dt_cf_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec,
+                                                                              devtrace_event *ev, dt_cf_name_cache *nc)
 {
     typedef dt_cupti_kernel_prefix K;
     uint64_t start, end, queued;
@@ -156,7 +156,7 @@ dt_cf_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_
 }
 
 static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev)
+                                                                              devtrace_event *ev)
 {
     dt_cupti_memcpy_prefix m;
     memcpy(&m, rec, sizeof m);
@@ -174,7 +174,7 @@ static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memcpy(dt
 }
 
 static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memset(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev)
+                                                                              devtrace_event *ev)
 {
     dt_cupti_memset4 m;
     memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
@@ -190,7 +190,7 @@ static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_memset(dt
 }
 
 static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_api(dt_cf_decoder *d, const uint8_t *rec,
-                                                                            devtrace_event *ev)
+                                                                           devtrace_event *ev)
 {
     dt_cupti_api a;
     memcpy(&a, rec, sizeof a);
@@ -209,7 +209,7 @@ static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_api(dt_cf
 }
 
 static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_external(dt_cf_decoder *d, const uint8_t *rec,
-                                                                                 devtrace_event *ev)
+                                                                                devtrace_event *ev)
 {
     dt_cupti_external_correlation x;
     memcpy(&x, rec, sizeof x);
@@ -227,8 +227,8 @@ static inline dt_cf_decoded dt_cf_mspti_span_valid(uint64_t start, uint64_t end)
     return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded
-dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec,
+                                                                              devtrace_event *ev, dt_cf_name_cache *nc)
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
@@ -240,8 +240,8 @@ dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_
     return DT_CF_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded
-dt_cf_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_mspti_api(dt_cf_decoder *d, const uint8_t *rec,
+                                                                           devtrace_event *ev, dt_cf_name_cache *nc)
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
@@ -257,9 +257,9 @@ dt_cf_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_
 
 /* Decodes one record with its layout's decoder: CUPTI's (and MSPTI's kernel and API
  * records, for their names) inline, any other through the pointer. */
-static inline __attribute__((always_inline)) dt_cf_decoded
-dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
-                    dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d,
+                                                                               const uint8_t *rec, devtrace_event *ev,
+                                                                               dt_cf_name_cache *nc)
 {
     dt_cf_decode_fn f = l->decode;
     if (f == dt_cf_decode_cupti_api)
@@ -281,8 +281,9 @@ dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec,
 
 /* dt_cf_take_record, inline in the walkers' loops: the decoder's state and the walk's
  * counters stay in registers from one record to the next. */
-static inline __attribute__((always_inline)) dt_cf_taken
-dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec, size_t avail, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec,
+                                                                                  size_t avail, dt_cf_walk_mode mode,
+                                                                                  dt_cf_walk_counts *c)
 {
     if (avail < 4) {
         c->malformed++;

@@ -66,17 +66,19 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path)
             dt_text_add(&tn, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", d->attribute_fn[i]);
         for (int i = 0; i < dt_vlib_names_count(d->runtime_libraries); i++)
             dt_text_add(&tl, ", %s", d->runtime_libraries[i]);
-        dt_add_note(st->s, "occupancy unavailable: no %s in the process (its global symbols%s, %s); the trace has "
-                    "no deviceProperties and no occupancy keys", names, libs, path);
+        dt_add_note(st->s,
+                    "occupancy unavailable: no %s in the process (its global symbols%s, %s); the trace has "
+                    "no deviceProperties and no occupancy keys",
+                    names, libs, path);
         return;
     }
     dt_device_count_fn count = (dt_device_count_fn)cf_runtime_symbol(d, handle, d->device_count_fn, &count_name);
     int n = dt_device_count(count);
     for (int dev = 0; dev < n; dev++) {
         dt_device_props p;
-        int missing = dt_device_attrs_read(st->s, attr, attr_name, dev,
-                                           d->device_name_prefix ? d->device_name_prefix : "device", cf_device_attrs,
-                                           sizeof cf_device_attrs / sizeof cf_device_attrs[0], &p);
+        int missing =
+            dt_device_attrs_read(st->s, attr, attr_name, dev, d->device_name_prefix ? d->device_name_prefix : "device",
+                                 cf_device_attrs, sizeof cf_device_attrs / sizeof cf_device_attrs[0], &p);
         p.has_occupancy = missing == 0 && p.warp_size > 0 && p.num_sms > 0 && p.max_threads_per_sm > 0;
         dt_add_device(st->s, &p);
     }

@@ -25,7 +25,7 @@
 #define CF_MIN_BUFFER_SIZE 4096u
 #define CF_MAX_BUFFER_SIZE (256u << 20)
 #define CF_MAX_BUFFER_COUNT 4096u
-#define CF_OVERFLOW_SIZE (64u << 10)   /* a buffer lent past the pool bound; its records are dropped */
+#define CF_OVERFLOW_SIZE (64u << 10) /* a buffer lent past the pool bound; its records are dropped */
 
 typedef void (*cf_request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*cf_complete_fn)(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid_size);
@@ -53,11 +53,20 @@ typedef struct cf_api {
 } cf_api;
 
 static const size_t cf_api_offsets[DT_CF_FN_COUNT] = {
-    offsetof(cf_api, get_version),   offsetof(cf_api, get_result_string), offsetof(cf_api, get_error_message),
-    offsetof(cf_api, register_callbacks), offsetof(cf_api, enable),   offsetof(cf_api, disable),
-    offsetof(cf_api, get_next_record), offsetof(cf_api, flush_all),   offsetof(cf_api, get_dropped),
-    offsetof(cf_api, push_external), offsetof(cf_api, pop_external),  offsetof(cf_api, get_timestamp),
-    offsetof(cf_api, subscribe),     offsetof(cf_api, unsubscribe),
+    offsetof(cf_api, get_version),
+    offsetof(cf_api, get_result_string),
+    offsetof(cf_api, get_error_message),
+    offsetof(cf_api, register_callbacks),
+    offsetof(cf_api, enable),
+    offsetof(cf_api, disable),
+    offsetof(cf_api, get_next_record),
+    offsetof(cf_api, flush_all),
+    offsetof(cf_api, get_dropped),
+    offsetof(cf_api, push_external),
+    offsetof(cf_api, pop_external),
+    offsetof(cf_api, get_timestamp),
+    offsetof(cf_api, subscribe),
+    offsetof(cf_api, unsubscribe),
 };
 
 static const char *const cf_fn_suffix[DT_CF_FN_COUNT] = {
@@ -75,7 +84,7 @@ typedef struct cf_overflow {
 /* The process's one engine: the bound library and its pool. Written under lock while
  * binding, before the callbacks are registered; read without a lock by the callbacks. */
 static struct cf_engine {
-    pthread_mutex_t lock; /* bind, attach, detach; never held across FlushAll */
+    pthread_mutex_t lock;         /* bind, attach, detach; never held across FlushAll */
     const dt_cf_descriptor *desc; /* bound descriptor; NULL: nothing bound yet */
     void *handle;
     char path[512];
@@ -173,9 +182,9 @@ static dt_vlib_search cf_search(const dt_cf_descriptor *d)
 
 static void cf_not_found(const dt_cf_descriptor *d, const char *tried, char *why, size_t whylen)
 {
-    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api,
-             tried, d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "",
-             d->sdk_env[0] ? d->sdk_env[0] : "", d->sdk_env[0] ? " to the SDK root" : "");
+    snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api, tried,
+             d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "", d->sdk_env[0] ? d->sdk_env[0] : "",
+             d->sdk_env[0] ? " to the SDK root" : "");
 }
 
 static int cf_find_library(const dt_cf_descriptor *d, dt_vlib_found *out, char *why, size_t whylen)
@@ -217,18 +226,17 @@ int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, 
 }
 
 /* Resolves every function in its spellings; 0, or -1 with the missing required ones. */
-static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path, cf_api *api, char *why,
-                      size_t whylen)
+static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path, cf_api *api, char *why, size_t whylen)
 {
     char missing_buf[768] = "";
     dt_text missing = {missing_buf, sizeof missing_buf, 0};
     unsigned required = d->required ? d->required : DT_CF_REQUIRED_DEFAULT;
     memset(api, 0, sizeof *api);
-    int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, required,
-                                api, api->names, &missing);
+    int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, required, api,
+                                api->names, &missing);
     if (nmissing) {
-        snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library",
-                 d->vendor_api, path, nmissing > 1 ? "s" : "", missing_buf, d->vendor_api);
+        snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library", d->vendor_api,
+                 path, nmissing > 1 ? "s" : "", missing_buf, d->vendor_api);
         return -1;
     }
     return 0;
@@ -269,7 +277,7 @@ static const char *result_fix(const dt_cf_descriptor *d, int rc)
  * driver: CUPTI_ERROR_UNKNOWN). */
 static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const char *path, char *why, size_t whylen)
 {
-    uint32_t kind = d->usable_check_kind         ? d->usable_check_kind
+    uint32_t kind = d->usable_check_kind            ? d->usable_check_kind
                     : d->kinds.external_correlation ? d->kinds.external_correlation
                                                     : d->kinds.memcpy;
     int rc = api->enable((int)kind);
@@ -280,8 +288,8 @@ static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const c
             version = 0;
         result_text(api, d, rc, text, sizeof text);
         const char *fix = result_fix(d, rc);
-        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; %s",
-                 d->vendor_api, path, version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text,
+        snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; %s", d->vendor_api, path,
+                 version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text,
                  fix ? fix : "is the driver installed and a device visible?");
         return -1;
     }
@@ -407,10 +415,10 @@ static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
 }
 
 /* Counts a loss in the session's field, and in the raw capture under the field's name. */
-#define CF_COUNT_LOSS(st, field, n)                                                      \
-    do {                                                                                 \
-        DT_COUNT((st)->s, field, n);                                                     \
-        cf_raw_counter(st, #field, n);                                                   \
+#define CF_COUNT_LOSS(st, field, n)    \
+    do {                               \
+        DT_COUNT((st)->s, field, n);   \
+        cf_raw_counter(st, #field, n); \
     } while (0)
 
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -475,8 +483,7 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
             dt_raw_writer *w = cf_raw(st);
             if (w)
                 dt_raw_buffer_mode(w, live ? DT_RAW_BUFFER_DECODE : DT_RAW_BUFFER_OUT_OF_WINDOW, buffer, valid_size);
-            dt_cf_walk_buffer(&st->dec, buffer, valid_size, live ? DT_CF_WALK_DECODE : DT_CF_WALK_OUT_OF_WINDOW,
-                              NULL);
+            dt_cf_walk_buffer(&st->dec, buffer, valid_size, live ? DT_CF_WALK_DECODE : DT_CF_WALK_OUT_OF_WINDOW, NULL);
         }
         atomic_store(&G.busy[idx], 0);
     } else {
@@ -528,8 +535,8 @@ static void pool_configure(void)
             size = (v + 7) & ~(uint64_t)7;
         else
             snprintf(G.config_note, sizeof G.config_note,
-                     "$DEVTRACE_BUFFER_SIZE=\"%s\" is not a byte count in [%u, %u]; using %u", es,
-                     CF_MIN_BUFFER_SIZE, CF_MAX_BUFFER_SIZE, CF_DEFAULT_BUFFER_SIZE);
+                     "$DEVTRACE_BUFFER_SIZE=\"%s\" is not a byte count in [%u, %u]; using %u", es, CF_MIN_BUFFER_SIZE,
+                     CF_MAX_BUFFER_SIZE, CF_DEFAULT_BUFFER_SIZE);
     }
     if (ec && *ec) {
         if (dt_parse_u64(ec, &v) == 0 && v >= 1 && v <= CF_MAX_BUFFER_COUNT)
@@ -597,8 +604,7 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     if (rc != d->results.success) {
         char text[256];
         cf_result_text(d, rc, text, sizeof text);
-        snprintf(why, whylen, "%s in %s failed: %s", fn_name(&G.api, DT_CF_REGISTER_CALLBACKS), G.path,
-                 text);
+        snprintf(why, whylen, "%s in %s failed: %s", fn_name(&G.api, DT_CF_REGISTER_CALLBACKS), G.path, text);
         G.desc = NULL;
         memset(&G.api, 0, sizeof G.api);
         return -1;
@@ -617,13 +623,17 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
     st->s = s;
     pthread_mutex_lock(&G.lock);
     if (G.desc && G.desc != d) {
-        snprintf(why, sizeof why, "this process already traces through %s (%s); one vendor tracing library per "
-                 "process (its callbacks cannot be unregistered)", G.desc->name, G.path);
+        snprintf(why, sizeof why,
+                 "this process already traces through %s (%s); one vendor tracing library per "
+                 "process (its callbacks cannot be unregistered)",
+                 G.desc->name, G.path);
         goto fail;
     }
     if (atomic_load(&G.guard.active)) {
-        snprintf(why, sizeof why, "another devtrace session of this process is using %s; close it first (the "
-                 "vendor's callbacks reach one session per process)", d->vendor_api);
+        snprintf(why, sizeof why,
+                 "another devtrace session of this process is using %s; close it first (the "
+                 "vendor's callbacks reach one session per process)",
+                 d->vendor_api);
         code = DEVTRACE_ESTATE;
         goto fail;
     }
@@ -637,15 +647,17 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
     dt_add_note(s, "%s: %s, API version %u; buffers %u x %zu bytes", d->name, G.path, G.version, G.buffer_count,
                 G.buffer_size);
     if (st->dec.prefix_only)
-        dt_add_note(s, "%s: API version %u is outside the layouts we checked; records are decoded through their "
-                    "common prefix (not validated for this version)", d->name, G.version);
+        dt_add_note(s,
+                    "%s: API version %u is outside the layouts we checked; records are decoded through their "
+                    "common prefix (not validated for this version)",
+                    d->name, G.version);
     if (G.config_note[0])
         dt_add_note(s, "%s", G.config_note);
     if (d->facts_note)
         dt_add_note(s, "%s: %s", d->name, d->facts_note);
     if (!G.api.push_external)
-        dt_add_note(s, "external correlation unavailable: %s has no %s%s; device work is not linked to CPU ops",
-                    G.path, cf_prefix(d), cf_fn_suffix[DT_CF_PUSH_EXTERNAL]);
+        dt_add_note(s, "external correlation unavailable: %s has no %s%s; device work is not linked to CPU ops", G.path,
+                    cf_prefix(d), cf_fn_suffix[DT_CF_PUSH_EXTERNAL]);
     if (!G.api.get_timestamp)
         dt_add_note(s, "%s has no %s%s: vendor timestamps are taken as host CLOCK_REALTIME", G.path, cf_prefix(d),
                     cf_fn_suffix[DT_CF_GET_TIMESTAMP]);
@@ -666,8 +678,10 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
         }
     }
     if (d->api_name_suffix && !G.api_name)
-        dt_add_note(s, "%s: %s has no %s%s: runtime names come from devtrace's %s table; ids it does not know are "
-                    "shown as %s#<cbid>", d->name, G.path, cf_prefix(d), d->api_name_suffix, d->vendor_api,
+        dt_add_note(s,
+                    "%s: %s has no %s%s: runtime names come from devtrace's %s table; ids it does not know are "
+                    "shown as %s#<cbid>",
+                    d->name, G.path, cf_prefix(d), d->api_name_suffix, d->vendor_api,
                     d->unknown_runtime_prefix ? d->unknown_runtime_prefix : "runtime");
     atomic_store(&st->accepting, 0);
     st->attached = 1;
@@ -775,8 +789,10 @@ static void cf_resolve_api_names(dt_cf_state *st)
     if (!G.api_name)
         return;
     if (atomic_load(&G.flush_hung)) {
-        dt_add_note(st->s, "%s: %s not called: the library's flush never returned (the names from devtrace's table "
-                    "stand)", st->desc->name, G.api_name_sym);
+        dt_add_note(st->s,
+                    "%s: %s not called: the library's flush never returned (the names from devtrace's table "
+                    "stand)",
+                    st->desc->name, G.api_name_sym);
         return;
     }
     for (uint32_t cbid = 0; cbid < DT_CF_CBID_CACHE; cbid++) {
@@ -795,8 +811,10 @@ static void cf_resolve_api_names(dt_cf_state *st)
     for (uint32_t i = 0; i < DT_CF_CBID_CACHE / 32; i++)
         unresolved += (uint64_t)__builtin_popcount(atomic_load_explicit(&d->cbid_unresolved[i], memory_order_relaxed));
     if (unresolved)
-        dt_add_note(st->s, "%s: %llu runtime callback id(s) named neither by %s nor by devtrace's %s table: shown as "
-                    "%s#<cbid>", st->desc->name, (unsigned long long)unresolved, G.api_name_sym, st->desc->vendor_api,
+        dt_add_note(st->s,
+                    "%s: %llu runtime callback id(s) named neither by %s nor by devtrace's %s table: shown as "
+                    "%s#<cbid>",
+                    st->desc->name, (unsigned long long)unresolved, G.api_name_sym, st->desc->vendor_api,
                     st->desc->unknown_runtime_prefix ? st->desc->unknown_runtime_prefix : "runtime");
 }
 
@@ -820,8 +838,8 @@ static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *f
     cf_result_text(st->desc, rc, text, sizeof text);
     const char *fix = result_fix(st->desc, rc);
     dt_add_note(st->s, "%s(%s) %s: %s%s%s", fn_name(&G.api, DT_CF_ENABLE), kind_label(st->desc, kind),
-                optional ? "refused (optional: not every library version has it)" : "failed", text,
-                fix ? "; " : "", fix ? fix : "");
+                optional ? "refused (optional: not every library version has it)" : "failed", text, fix ? "; " : "",
+                fix ? fix : "");
     if (!optional)
         (*failures)++;
 }
@@ -940,8 +958,7 @@ int dt_cf_pop_external(void *state, uint64_t *id)
     uint64_t ignored;
     if (!st || !st->attached || !G.api.pop_external)
         return DEVTRACE_ENOTSUP;
-    return G.api.pop_external((int)st->desc->external_kind_custom0, id ? id : &ignored) ==
-                   st->desc->results.success
+    return G.api.pop_external((int)st->desc->external_kind_custom0, id ? id : &ignored) == st->desc->results.success
                ? 0
                : DEVTRACE_EVENDOR;
 }

@@ -36,34 +36,34 @@
 #define DT_CF_SKIP_KINDS 8  /* kinds without a layout whose record size is learned */
 
 /* The vendor functions the engine binds, spelled <prefix><suffix> (cuptiActivityEnable). */
-#define DT_CF_FN_MAP(X)                                                                  \
-    X(GET_VERSION, "GetVersion")                                                         \
-    X(GET_RESULT_STRING, "GetResultString")                                              \
-    X(GET_ERROR_MESSAGE, "GetErrorMessage")                                              \
-    X(REGISTER_CALLBACKS, "ActivityRegisterCallbacks")                                   \
-    X(ENABLE, "ActivityEnable")                                                          \
-    X(DISABLE, "ActivityDisable")                                                        \
-    X(GET_NEXT_RECORD, "ActivityGetNextRecord")                                          \
-    X(FLUSH_ALL, "ActivityFlushAll")                                                     \
-    X(GET_DROPPED, "ActivityGetNumDroppedRecords")                                       \
-    X(PUSH_EXTERNAL, "ActivityPushExternalCorrelationId")                                \
-    X(POP_EXTERNAL, "ActivityPopExternalCorrelationId")                                  \
-    X(GET_TIMESTAMP, "GetTimestamp")                                                     \
-    X(SUBSCRIBE, "Subscribe")                                                            \
+#define DT_CF_FN_MAP(X)                                   \
+    X(GET_VERSION, "GetVersion")                          \
+    X(GET_RESULT_STRING, "GetResultString")               \
+    X(GET_ERROR_MESSAGE, "GetErrorMessage")               \
+    X(REGISTER_CALLBACKS, "ActivityRegisterCallbacks")    \
+    X(ENABLE, "ActivityEnable")                           \
+    X(DISABLE, "ActivityDisable")                         \
+    X(GET_NEXT_RECORD, "ActivityGetNextRecord")           \
+    X(FLUSH_ALL, "ActivityFlushAll")                      \
+    X(GET_DROPPED, "ActivityGetNumDroppedRecords")        \
+    X(PUSH_EXTERNAL, "ActivityPushExternalCorrelationId") \
+    X(POP_EXTERNAL, "ActivityPopExternalCorrelationId")   \
+    X(GET_TIMESTAMP, "GetTimestamp")                      \
+    X(SUBSCRIBE, "Subscribe")                             \
     X(UNSUBSCRIBE, "Unsubscribe")
 
 typedef enum dt_cf_fn {
 #define DT_CF__FN_ENUM(id, suffix) DT_CF_##id,
     DT_CF_FN_MAP(DT_CF__FN_ENUM)
 #undef DT_CF__FN_ENUM
-    DT_CF_FN_COUNT
+        DT_CF_FN_COUNT
 } dt_cf_fn;
 
 #define DT_CF_BIT(fn) (1u << (DT_CF_##fn))
 /* What every CUPTI-shaped library must have for the engine to trace at all. */
-#define DT_CF_REQUIRED_DEFAULT                                                           \
-    (DT_CF_BIT(REGISTER_CALLBACKS) | DT_CF_BIT(ENABLE) | DT_CF_BIT(DISABLE) |            \
-     DT_CF_BIT(GET_NEXT_RECORD) | DT_CF_BIT(FLUSH_ALL))
+#define DT_CF_REQUIRED_DEFAULT                                                                             \
+    (DT_CF_BIT(REGISTER_CALLBACKS) | DT_CF_BIT(ENABLE) | DT_CF_BIT(DISABLE) | DT_CF_BIT(GET_NEXT_RECORD) | \
+     DT_CF_BIT(FLUSH_ALL))
 
 /* Quirks, each with the vendor and what was observed next to the descriptor that sets it. */
 #define DT_CF_QUIRK_KERNEL_EXCLUSIVE 0x001u    /* KERNEL and CONCURRENT_KERNEL exclusive: one only */
@@ -224,7 +224,7 @@ struct dt_cf_decoder {
     uint32_t check_size[DT_CF_MAX_KIND]; /* bytes a record of that kind must have left */
     int prefix_only;                     /* some kind decoded by its common prefix only */
     uint32_t unnamed_kernel_id;
-    _Atomic uint32_t cbid_name[DT_CF_CBID_CACHE]; /* interned name per runtime cbid; 0 = not yet */
+    _Atomic uint32_t cbid_name[DT_CF_CBID_CACHE];            /* interned name per runtime cbid; 0 = not yet */
     _Atomic uint32_t cbid_unresolved[DT_CF_CBID_CACHE / 32]; /* bit set: named by the placeholder */
     /* Raw capture (live): the strings records point to are saved as they are decoded. */
     struct dt_raw_writer *_Atomic raw; /* borrowed from the state; NULL: no capture */
@@ -271,9 +271,9 @@ struct dt_cf_walk_counts {
 /* Per-session state (the core allocates it zeroed: dt_backend.state_size). */
 typedef struct dt_cf_state {
     dt_cf_decoder dec;
-    const dt_cf_descriptor *desc; /* borrowed */
-    dt_session *s;                /* borrowed */
-    _Atomic int accepting;        /* between start and the end of stop */
+    const dt_cf_descriptor *desc;    /* borrowed */
+    dt_session *s;                   /* borrowed */
+    _Atomic int accepting;           /* between start and the end of stop */
     _Atomic uint64_t last_sample_ns; /* monotonic time of the last clock sample */
     int enabled[DT_CF_MAX_ENABLED];  /* kinds enabled at start, disabled at stop */
     int nenabled;
@@ -317,22 +317,25 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
 
 /* Defines `const dt_backend var` for a descriptor: the rest of the initialiser is
  * given as designated fields (.name, .description, .caps, .validated, ...). */
-#define DT_CF_BACKEND(var, desc, ...)                                                    \
-    static int var##__probe(char *why, size_t whylen) { return dt_cf_probe(&(desc), why, whylen); } \
-    static int var##__open(dt_session *s, void *state, devtrace_error *err)              \
-    {                                                                                    \
-        return dt_cf_open(&(desc), s, state, err);                                       \
-    }                                                                                    \
-    const dt_backend var = {__VA_ARGS__,                                                 \
-                            .state_size = sizeof(dt_cf_state),                           \
-                            .probe = var##__probe,                                       \
-                            .open = var##__open,                                         \
-                            .start = dt_cf_start,                                        \
-                            .stop = dt_cf_stop,                                          \
-                            .push_external = dt_cf_push_external,                        \
-                            .pop_external = dt_cf_pop_external,                          \
-                            .close = dt_cf_close,                                        \
-                            .raw_decoder = &dt_cf_raw_decoder,                           \
+#define DT_CF_BACKEND(var, desc, ...)                                       \
+    static int var##__probe(char *why, size_t whylen)                       \
+    {                                                                       \
+        return dt_cf_probe(&(desc), why, whylen);                           \
+    }                                                                       \
+    static int var##__open(dt_session *s, void *state, devtrace_error *err) \
+    {                                                                       \
+        return dt_cf_open(&(desc), s, state, err);                          \
+    }                                                                       \
+    const dt_backend var = {__VA_ARGS__,                                    \
+                            .state_size = sizeof(dt_cf_state),              \
+                            .probe = var##__probe,                          \
+                            .open = var##__open,                            \
+                            .start = dt_cf_start,                           \
+                            .stop = dt_cf_stop,                             \
+                            .push_external = dt_cf_push_external,           \
+                            .pop_external = dt_cf_pop_external,             \
+                            .close = dt_cf_close,                           \
+                            .raw_decoder = &dt_cf_raw_decoder,              \
                             .raw_tables = &(desc)}
 
 /* While set on this thread (the vendor driver's InitializeInjection), start does not
@@ -419,9 +422,9 @@ extern const dt_cf_descriptor dt_cf_iluvatar_descriptor;
 extern const dt_cf_descriptor dt_cf_mspti_descriptor; /* mspti.c */
 
 /* The descriptor fields every CUDA-shaped vendor shares (CUPTI's layouts and names). */
-#define DT_CF_CUDA_SHAPED_TABLES                                                         \
-    .layouts = dt_cf_cupti_layouts, .nlayouts = DT_CF_CUPTI_NLAYOUTS,                    \
-    .copy_kinds = dt_cf_cupti_copy_kinds, .ncopy_kinds = DT_CF_CUPTI_NCOPY_KINDS,        \
-    .runtime_names = dt_cf_cuda_runtime_names, .nruntime_names = DT_CF_CUDA_NRUNTIME_NAMES
+#define DT_CF_CUDA_SHAPED_TABLES                                                                            \
+    .layouts = dt_cf_cupti_layouts, .nlayouts = DT_CF_CUPTI_NLAYOUTS, .copy_kinds = dt_cf_cupti_copy_kinds, \
+    .ncopy_kinds = DT_CF_CUPTI_NCOPY_KINDS, .runtime_names = dt_cf_cuda_runtime_names,                      \
+    .nruntime_names = DT_CF_CUDA_NRUNTIME_NAMES
 
 #endif /* DT_CUPTI_FAMILY_H */

@@ -27,30 +27,30 @@
  * through `submitted`. Kernel9 (CUDA 12.x) is 208 bytes, Kernel10 (CUDA 13.0) 216,
  * MCPTI Kernel8 200; the tails are not read. */
 typedef struct dt_cupti_kernel_prefix {
-    uint32_t kind;                 /* 0: CONCURRENT_KERNEL 10 or KERNEL 3 */
-    uint8_t cache_config;          /* 4 */
-    uint8_t shared_memory_config;  /* 5 */
-    uint16_t registers_per_thread; /* 6 */
+    uint32_t kind;                        /* 0: CONCURRENT_KERNEL 10 or KERNEL 3 */
+    uint8_t cache_config;                 /* 4 */
+    uint8_t shared_memory_config;         /* 5 */
+    uint16_t registers_per_thread;        /* 6 */
     uint32_t partitioned_cache_requested; /* 8 */
     uint32_t partitioned_cache_executed;  /* 12 */
-    uint64_t start;                /* 16: ns, vendor clock */
-    uint64_t end;                  /* 24 */
-    uint64_t completed;            /* 32 */
-    uint32_t device_id;            /* 40 */
-    uint32_t context_id;           /* 44 */
-    uint32_t stream_id;            /* 48 */
-    int32_t grid_x, grid_y, grid_z;    /* 52, 56, 60 */
-    int32_t block_x, block_y, block_z; /* 64, 68, 72 */
-    int32_t static_shared_memory;  /* 76: bytes */
-    int32_t dynamic_shared_memory; /* 80: bytes */
-    uint32_t local_memory_per_thread; /* 84 */
-    uint32_t local_memory_total;   /* 88 */
-    uint32_t correlation_id;       /* 92 */
-    int64_t grid_id;               /* 96 */
-    const char *name;              /* 104: mangled name, owned by the vendor */
-    void *reserved0;               /* 112 */
-    uint64_t queued;               /* 120: 0 or ~0 = unknown */
-    uint64_t submitted;            /* 128: 0 or ~0 = unknown */
+    uint64_t start;                       /* 16: ns, vendor clock */
+    uint64_t end;                         /* 24 */
+    uint64_t completed;                   /* 32 */
+    uint32_t device_id;                   /* 40 */
+    uint32_t context_id;                  /* 44 */
+    uint32_t stream_id;                   /* 48 */
+    int32_t grid_x, grid_y, grid_z;       /* 52, 56, 60 */
+    int32_t block_x, block_y, block_z;    /* 64, 68, 72 */
+    int32_t static_shared_memory;         /* 76: bytes */
+    int32_t dynamic_shared_memory;        /* 80: bytes */
+    uint32_t local_memory_per_thread;     /* 84 */
+    uint32_t local_memory_total;          /* 88 */
+    uint32_t correlation_id;              /* 92 */
+    int64_t grid_id;                      /* 96 */
+    const char *name;                     /* 104: mangled name, owned by the vendor */
+    void *reserved0;                      /* 112 */
+    uint64_t queued;                      /* 120: 0 or ~0 = unknown */
+    uint64_t submitted;                   /* 128: 0 or ~0 = unknown */
 } dt_cupti_kernel_prefix;
 DT_RECORD_SIZE(dt_cupti_kernel_prefix, 136);
 DT_RECORD_OFFSET(dt_cupti_kernel_prefix, kind, 0);
@@ -99,17 +99,17 @@ DT_RECORD_SIZE(dt_mcpti_kernel8, 200);
 /* The common prefix of CUpti_ActivityMemcpy5 (88 B, CUDA 12.x) and Memcpy6 (96 B,
  * CUDA 13.0; appends copyCount). */
 typedef struct dt_cupti_memcpy_prefix {
-    uint32_t kind;        /* 0: MEMCPY 1 */
-    uint8_t copy_kind;    /* 4: CUpti_ActivityMemcpyKind (HTOD 1, DTOH 2, DTOD 8, HTOH 9, ...) */
-    uint8_t src_kind;     /* 5: CUpti_ActivityMemoryKind */
-    uint8_t dst_kind;     /* 6 */
-    uint8_t flags;        /* 7 */
-    uint64_t bytes;       /* 8 */
-    uint64_t start;       /* 16 */
-    uint64_t end;         /* 24 */
-    uint32_t device_id;   /* 32 */
-    uint32_t context_id;  /* 36 */
-    uint32_t stream_id;   /* 40 */
+    uint32_t kind;           /* 0: MEMCPY 1 */
+    uint8_t copy_kind;       /* 4: CUpti_ActivityMemcpyKind (HTOD 1, DTOH 2, DTOD 8, HTOH 9, ...) */
+    uint8_t src_kind;        /* 5: CUpti_ActivityMemoryKind */
+    uint8_t dst_kind;        /* 6 */
+    uint8_t flags;           /* 7 */
+    uint64_t bytes;          /* 8 */
+    uint64_t start;          /* 16 */
+    uint64_t end;            /* 24 */
+    uint32_t device_id;      /* 32 */
+    uint32_t context_id;     /* 36 */
+    uint32_t stream_id;      /* 40 */
     uint32_t correlation_id; /* 44 */
 } dt_cupti_memcpy_prefix;
 DT_RECORD_SIZE(dt_cupti_memcpy_prefix, 48);

@@ -119,7 +119,7 @@ static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t v
     }
     if (valid_size)
         memcpy(r->copy, data, valid_size);
-    dt_cf_walk_mode walk = mode == DT_RAW_BUFFER_DECODE        ? DT_CF_WALK_DECODE
+    dt_cf_walk_mode walk = mode == DT_RAW_BUFFER_DECODE          ? DT_CF_WALK_DECODE
                            : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_CF_WALK_OUT_OF_WINDOW
                                                                  : DT_CF_WALK_POOL_FULL;
     if (valid_size)

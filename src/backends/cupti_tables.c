@@ -24,12 +24,12 @@ const dt_cf_layout dt_cf_cupti_layouts[DT_CF_CUPTI_NLAYOUTS] = {
      DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel9"},
     {10, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
      DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel10"},
-    {3, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel9"},
+    {3, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
+     dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel9"},
     {3, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
      DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "CUpti_ActivityKernel10"},
-    {1, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_memcpy5), sizeof(dt_cupti_memcpy_prefix),
-     DEVTRACE_KIND_MEMCPY, dt_cf_decode_cupti_memcpy, "CUpti_ActivityMemcpy5"},
+    {1, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_memcpy5), sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
+     dt_cf_decode_cupti_memcpy, "CUpti_ActivityMemcpy5"},
     {1, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memcpy6), sizeof(dt_cupti_memcpy_prefix),
      DEVTRACE_KIND_MEMCPY, dt_cf_decode_cupti_memcpy, "CUpti_ActivityMemcpy6"},
     {2, CF_CUDA12_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memset4), offsetof(dt_cupti_memset4, tail),
@@ -52,6 +52,8 @@ const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS] = {
 
 /* The CUDA runtime's callback ids, CUPTI_RUNTIME_TRACE_CBID_* of cupti_runtime_cbid.h in
  * CUDA 13.0 (1..522), written as {cbid, the function's name without its _vNNNNN suffix}. */
+/* Packed by hand, several ids a line. */
+/* clang-format off */
 const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES] = {
     {1, "cudaDriverGetVersion"}, {2, "cudaRuntimeGetVersion"}, {3, "cudaGetDeviceCount"},
     {4, "cudaGetDeviceProperties"}, {5, "cudaChooseDevice"}, {6, "cudaGetChannelDesc"},
@@ -249,5 +251,6 @@ const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES] = {
     {518, "cudaMemGetDefaultMemPool"}, {519, "cudaMemGetMemPool"}, {520, "cudaMemSetMemPool"},
     {521, "cudaDeviceGetHostAtomicCapabilities"}, {522, "cudaDeviceGetP2PAtomicCapabilities"},
 };
+/* clang-format on */
 _Static_assert(sizeof dt_cf_cuda_runtime_names / sizeof dt_cf_cuda_runtime_names[0] == DT_CF_CUDA_NRUNTIME_NAMES,
                "the runtime name table has its declared size");

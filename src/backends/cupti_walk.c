@@ -172,8 +172,8 @@ static void walk_by_layout_sizes(dt_cf_decoder *d, uint8_t *buf, size_t valid_si
         uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
         dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
         uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
-                        : t == DT_CF_TAKEN_TRUNCATED   ? 0
-                                                       : d->by_kind[kind]->size;
+                        : t == DT_CF_TAKEN_TRUNCATED  ? 0
+                                                      : d->by_kind[kind]->size;
         if (!step)
             break; /* a kind the live iterator never stepped over, or a short record */
         off += step;

@@ -22,8 +22,7 @@ const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
     .search_process = 0,
     .symbol_prefixes = {"cupti"},
     .required = DT_CF_REQUIRED_DEFAULT,
-    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5,
-              .external_correlation = 39},
+    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX,
@@ -36,8 +35,7 @@ const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
     .quirks = DT_CF_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor,
-              .name = "iluvatar",
+DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor, .name = "iluvatar",
               .description = "Iluvatar CoreX (CUDA-compatible CUPTI)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,

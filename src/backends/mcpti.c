@@ -39,12 +39,24 @@
 /* MetaX runtime callback ids (vendor-abi.md), sorted. Launch-like ids seen beyond these
  * (57, 58, 61, 63..66, 333, 394) have no known name: the resolver names them. */
 static const dt_cf_cbid_name mcpti_runtime_names[] = {
-    {18, "mcDeviceSynchronize"}, {19, "mcGetDevice"},        {20, "mcGetDeviceCount"},
-    {22, "mcGetDeviceProperties"}, {23, "mcSetDevice"},      {46, "mcStreamSynchronize"},
-    {47, "mcStreamWaitEvent"},   {56, "mcLaunchKernel"},     {60, "mcModuleLaunchKernel"},
-    {62, "mcLaunchKernelExC"},   {74, "mcEventRecord"},      {76, "mcEventSynchronize"},
-    {107, "mcMalloc"},           {108, "mcFree"},            {118, "mcMemcpy"},
-    {119, "mcMemcpyAsync"},      {146, "mcMemset"},          {147, "mcMemsetAsync"},
+    {18, "mcDeviceSynchronize"},
+    {19, "mcGetDevice"},
+    {20, "mcGetDeviceCount"},
+    {22, "mcGetDeviceProperties"},
+    {23, "mcSetDevice"},
+    {46, "mcStreamSynchronize"},
+    {47, "mcStreamWaitEvent"},
+    {56, "mcLaunchKernel"},
+    {60, "mcModuleLaunchKernel"},
+    {62, "mcLaunchKernelExC"},
+    {74, "mcEventRecord"},
+    {76, "mcEventSynchronize"},
+    {107, "mcMalloc"},
+    {108, "mcFree"},
+    {118, "mcMemcpy"},
+    {119, "mcMemcpyAsync"},
+    {146, "mcMemset"},
+    {147, "mcMemsetAsync"},
 };
 
 /* One layout per kind, for every library version: MACA 3.8.0's sizes. The decoders are
@@ -56,13 +68,12 @@ static const dt_cf_layout mcpti_layouts[] = {
      DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "MCpti_ActivityKernel8"},
     {DT_MCPTI_KIND_MEMCPY, 0, UINT32_MAX, DT_MCPTI_MEMCPY_SIZE, sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
      dt_cf_decode_cupti_memcpy, "MCpti_ActivityMemcpy5"},
-    {DT_MCPTI_KIND_MEMSET, 0, UINT32_MAX, DT_MCPTI_MEMSET_SIZE, offsetof(dt_cupti_memset4, tail),
-     DEVTRACE_KIND_MEMSET, dt_cf_decode_cupti_memset, "MCpti_ActivityMemset4"},
+    {DT_MCPTI_KIND_MEMSET, 0, UINT32_MAX, DT_MCPTI_MEMSET_SIZE, offsetof(dt_cupti_memset4, tail), DEVTRACE_KIND_MEMSET,
+     dt_cf_decode_cupti_memset, "MCpti_ActivityMemset4"},
     {DT_MCPTI_KIND_RUNTIME, 0, UINT32_MAX, DT_MCPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME,
      dt_cf_decode_cupti_api, "MCpti_ActivityAPI"},
-    {DT_MCPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, DT_MCPTI_EXTERNAL_SIZE,
-     sizeof(dt_cupti_external_correlation), DEVTRACE_KIND_EXTCORR, dt_cf_decode_cupti_external,
-     "MCpti_ActivityExternalCorrelation"},
+    {DT_MCPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, DT_MCPTI_EXTERNAL_SIZE, sizeof(dt_cupti_external_correlation),
+     DEVTRACE_KIND_EXTCORR, dt_cf_decode_cupti_external, "MCpti_ActivityExternalCorrelation"},
 };
 _Static_assert(sizeof(dt_mcpti_kernel8) == DT_MCPTI_KERNEL_SIZE, "MCpti_ActivityKernel8 is 200 bytes");
 _Static_assert(sizeof(dt_cupti_memset4) == DT_MCPTI_MEMSET_SIZE, "MCpti_ActivityMemset4 is 88 bytes");
@@ -82,8 +93,11 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
     .search_process = 1,
     .symbol_prefixes = {"mcpti", "cupti"},
     .required = DT_CF_REQUIRED_DEFAULT,
-    .kinds = {.memcpy = DT_MCPTI_KIND_MEMCPY, .memset = DT_MCPTI_KIND_MEMSET, .kernel = DT_MCPTI_KIND_KERNEL,
-              .concurrent_kernel = DT_MCPTI_KIND_CONCURRENT_KERNEL, .runtime = DT_MCPTI_KIND_RUNTIME,
+    .kinds = {.memcpy = DT_MCPTI_KIND_MEMCPY,
+              .memset = DT_MCPTI_KIND_MEMSET,
+              .kernel = DT_MCPTI_KIND_KERNEL,
+              .concurrent_kernel = DT_MCPTI_KIND_CONCURRENT_KERNEL,
+              .runtime = DT_MCPTI_KIND_RUNTIME,
               .external_correlation = DT_MCPTI_KIND_EXTERNAL_CORRELATION},
     /* end of buffer 12 [U]; NOT_COMPATIBLE and MULTIPLE_SUBSCRIBERS as CUPTI [I] */
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
@@ -107,9 +121,7 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
     .finish = dt_mcpti_finish,
 };
 
-DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor,
-              .name = "mcpti",
-              .description = "MetaX MCPTI (MACA)",
+DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor, .name = "mcpti", .description = "MetaX MCPTI (MACA)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "

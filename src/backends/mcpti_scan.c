@@ -62,8 +62,8 @@ dt_mcpti_verdict dt_mcpti_validate(const uint8_t *rec, size_t avail)
     case DT_MCPTI_KIND_CONCURRENT_KERNEL: {
         dt_cupti_kernel_prefix k;
         memcpy(&k, rec, sizeof k);
-        if (!dimension_ok(k.grid_x) || !dimension_ok(k.grid_y) || !dimension_ok(k.grid_z) ||
-            !dimension_ok(k.block_x) || !dimension_ok(k.block_y) || !dimension_ok(k.block_z))
+        if (!dimension_ok(k.grid_x) || !dimension_ok(k.grid_y) || !dimension_ok(k.grid_z) || !dimension_ok(k.block_x) ||
+            !dimension_ok(k.block_y) || !dimension_ok(k.block_z))
             return DT_MCPTI_BAD_DIMENSION;
         if (k.correlation_id == 0)
             return DT_MCPTI_ZERO_CORRELATION;
@@ -120,15 +120,17 @@ dt_mcpti_time_bounds dt_mcpti_time_bounds_of(dt_session *s)
 
 _Static_assert(offsetof(dt_cupti_api, end) == offsetof(dt_cupti_api, start) + 8, "end follows start");
 _Static_assert(offsetof(dt_cupti_memset4, end) == offsetof(dt_cupti_memset4, start) + 8, "end follows start");
-_Static_assert(offsetof(dt_cupti_memcpy_prefix, end) == offsetof(dt_cupti_memcpy_prefix, start) + 8, "end follows start");
-_Static_assert(offsetof(dt_cupti_kernel_prefix, end) == offsetof(dt_cupti_kernel_prefix, start) + 8, "end follows start");
+_Static_assert(offsetof(dt_cupti_memcpy_prefix, end) == offsetof(dt_cupti_memcpy_prefix, start) + 8,
+               "end follows start");
+_Static_assert(offsetof(dt_cupti_kernel_prefix, end) == offsetof(dt_cupti_kernel_prefix, start) + 8,
+               "end follows start");
 
 /* The start and end of a valid record of a timed kind; 0 for the external correlation. */
 static int record_times(const uint8_t *rec, uint32_t kind, uint64_t *start, uint64_t *end)
 {
-    size_t at = kind == DT_MCPTI_KIND_RUNTIME ? offsetof(dt_cupti_api, start)
-                : kind == DT_MCPTI_KIND_MEMSET ? offsetof(dt_cupti_memset4, start)
-                : kind == DT_MCPTI_KIND_MEMCPY ? offsetof(dt_cupti_memcpy_prefix, start)
+    size_t at = kind == DT_MCPTI_KIND_RUNTIME                ? offsetof(dt_cupti_api, start)
+                : kind == DT_MCPTI_KIND_MEMSET               ? offsetof(dt_cupti_memset4, start)
+                : kind == DT_MCPTI_KIND_MEMCPY               ? offsetof(dt_cupti_memcpy_prefix, start)
                 : kind == DT_MCPTI_KIND_EXTERNAL_CORRELATION ? 0
                                                              : offsetof(dt_cupti_kernel_prefix, start);
     if (!at)
@@ -166,9 +168,16 @@ dt_mcpti_verdict dt_mcpti_validate_in(const uint8_t *rec, size_t avail, const dt
 const char *dt_mcpti_verdict_name(dt_mcpti_verdict v)
 {
     static const char *const names[DT_MCPTI_VERDICT_COUNT] = {
-        "valid", "not an MCPTI kind", "truncated", "grid or block dimension outside (0, 2^20)",
-        "correlationId 0", "end before start or longer than 1 h", "bytes 0", "cbid >= 1000",
-        "externalKind outside 1..5", "copy kind > 10 or memory kind > 7",
+        "valid",
+        "not an MCPTI kind",
+        "truncated",
+        "grid or block dimension outside (0, 2^20)",
+        "correlationId 0",
+        "end before start or longer than 1 h",
+        "bytes 0",
+        "cbid >= 1000",
+        "externalKind outside 1..5",
+        "copy kind > 10 or memory kind > 7",
         "times outside the session's clock samples +- 1 s",
     };
     return (unsigned)v < DT_MCPTI_VERDICT_COUNT ? names[v] : "?";
@@ -244,8 +253,7 @@ void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t val
     scan_range(d, buf, from, valid_size, mode, c, max_records, &bounds, out);
 }
 
-void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
-                          dt_cf_walk_counts *c)
+void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
 {
     size_t pos = 0; /* the end of the last record the iterator gave: all before it is handled */
     uint64_t taken = 0;
@@ -334,14 +342,16 @@ void dt_mcpti_finish(dt_cf_decoder *d)
         dt_add_note(d->s, "%s: GetNextRecord behaved in all %llu buffers; the record scanner was not needed",
                     d->desc->name, (unsigned long long)st[DT_MCPTI_STAT_BUFFERS]);
     else
-        dt_add_note(d->s, "%s: GetNextRecord %s of %llu buffers; those buffers were scanned from there "
+        dt_add_note(d->s,
+                    "%s: GetNextRecord %s of %llu buffers; those buffers were scanned from there "
                     "(MACA 3.8.0 workaround: %llu bytes scanned, %llu malformed run(s) skipped, %llu rejected "
                     "candidate(s))",
                     d->desc->name, text, (unsigned long long)st[DT_MCPTI_STAT_BUFFERS],
                     (unsigned long long)st[DT_MCPTI_STAT_SCANNED_BYTES], (unsigned long long)st[DT_MCPTI_STAT_RUNS],
                     (unsigned long long)st[DT_MCPTI_STAT_REJECTED]);
     if (st[DT_MCPTI_STAT_CAP])
-        dt_add_note(d->s, "%s: the record cap (%u records a buffer) stopped %llu walk(s); the rest of those buffers "
-                    "is counted as malformed bytes", d->desc->name, DT_MCPTI_SCAN_MAX_RECORDS,
-                    (unsigned long long)st[DT_MCPTI_STAT_CAP]);
+        dt_add_note(d->s,
+                    "%s: the record cap (%u records a buffer) stopped %llu walk(s); the rest of those buffers "
+                    "is counted as malformed bytes",
+                    d->desc->name, DT_MCPTI_SCAN_MAX_RECORDS, (unsigned long long)st[DT_MCPTI_STAT_CAP]);
 }

@@ -29,11 +29,11 @@
 #include "cupti_family.h"
 
 /* MACA 3.8.0 record sizes (vendor-abi.md: code that ran on MACA 3.8.0). */
-#define DT_MCPTI_KERNEL_SIZE 200u   /* MCpti_ActivityKernel8 */
-#define DT_MCPTI_MEMCPY_SIZE 88u    /* MCpti_ActivityMemcpy5 */
-#define DT_MCPTI_MEMSET_SIZE 88u    /* MCpti_ActivityMemset4 */
-#define DT_MCPTI_API_SIZE 40u       /* MCpti_ActivityAPI */
-#define DT_MCPTI_EXTERNAL_SIZE 24u  /* MCpti_ActivityExternalCorrelation */
+#define DT_MCPTI_KERNEL_SIZE 200u  /* MCpti_ActivityKernel8 */
+#define DT_MCPTI_MEMCPY_SIZE 88u   /* MCpti_ActivityMemcpy5 */
+#define DT_MCPTI_MEMSET_SIZE 88u   /* MCpti_ActivityMemset4 */
+#define DT_MCPTI_API_SIZE 40u      /* MCpti_ActivityAPI */
+#define DT_MCPTI_EXTERNAL_SIZE 24u /* MCpti_ActivityExternalCorrelation */
 
 /* Kinds: CUPTI's numbers (vendor-abi.md). */
 #define DT_MCPTI_KIND_MEMCPY 1u
@@ -56,8 +56,8 @@
  * that period at up to 10 vendor ns per host ns), so its duration within their span too; and
  * its enumerations within CUPTI's values (copy kind < 11, memory kinds <= 7). */
 #define DT_MCPTI_CLOCK_MARGIN_NS 1000000000ull
-#define DT_MCPTI_MAX_COPY_KIND 10u   /* CUpti_ActivityMemcpyKind: UNKNOWN 0 .. PTOP 10 */
-#define DT_MCPTI_MAX_MEMORY_KIND 7u  /* CUpti_ActivityMemoryKind: UNKNOWN 0 .. MANAGED_STATIC 7 */
+#define DT_MCPTI_MAX_COPY_KIND 10u  /* CUpti_ActivityMemcpyKind: UNKNOWN 0 .. PTOP 10 */
+#define DT_MCPTI_MAX_MEMORY_KIND 7u /* CUpti_ActivityMemoryKind: UNKNOWN 0 .. MANAGED_STATIC 7 */
 
 /* Why a record fails validation (DT_MCPTI_VALID when it does not). */
 typedef enum dt_mcpti_verdict {
@@ -112,11 +112,11 @@ _Static_assert(DT_MCPTI_STAT_COUNT <= DT_CF_SCAN_STATS, "MCPTI's scanner counter
 
 /* What one scan found (also added to the session's counters and the decoder's stats). */
 typedef struct dt_mcpti_scan_result {
-    uint64_t accepted;  /* records handed to the decoders */
-    uint64_t runs;      /* skipped runs: malformed records */
-    uint64_t skipped;   /* bytes in them: malformed bytes */
-    uint64_t rejected;  /* rejected candidates */
-    int capped;         /* stopped by the record cap */
+    uint64_t accepted; /* records handed to the decoders */
+    uint64_t runs;     /* skipped runs: malformed records */
+    uint64_t skipped;  /* bytes in them: malformed bytes */
+    uint64_t rejected; /* rejected candidates */
+    int capped;        /* stopped by the record cap */
 } dt_mcpti_scan_result;
 
 /* Scans buf[from, valid_size) (offsets relative to buf, from a multiple of 8) with at most

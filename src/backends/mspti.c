@@ -110,9 +110,14 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .symbol_prefixes = {"mspti"},
     .required = DT_CF_REQUIRED_DEFAULT,
     /* The API record kinds are all in more_kinds, each under its own name. */
-    .kinds = {.memcpy = MSPTI_KIND_MEMCPY, .memset = MSPTI_KIND_MEMSET, .kernel = MSPTI_KIND_KERNEL,
-              .concurrent_kernel = 0, .runtime = 0, .external_correlation = MSPTI_KIND_EXTERNAL_CORRELATION},
-    .results = {.success = MSPTI_SUCCESS, .max_limit_reached = MSPTI_ERROR_MAX_LIMIT_REACHED,
+    .kinds = {.memcpy = MSPTI_KIND_MEMCPY,
+              .memset = MSPTI_KIND_MEMSET,
+              .kernel = MSPTI_KIND_KERNEL,
+              .concurrent_kernel = 0,
+              .runtime = 0,
+              .external_correlation = MSPTI_KIND_EXTERNAL_CORRELATION},
+    .results = {.success = MSPTI_SUCCESS,
+                .max_limit_reached = MSPTI_ERROR_MAX_LIMIT_REACHED,
                 .not_compatible = -1 /* MSPTI has none */,
                 .multiple_subscribers = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
     .external_kind_custom0 = 2,
@@ -142,11 +147,8 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
                   "(no cbid)",
 };
 
-DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor,
-              .name = "mspti",
-              .description = "Huawei Ascend MSPTI",
-              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
-              .validated = DT_VALIDATED_EMULATED,
+DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor, .name = "mspti", .description = "Huawei Ascend MSPTI",
+              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_EMULATED,
               .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
                                  "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",
               .runtime_category = "privateuse1_runtime");

@@ -40,11 +40,21 @@ _Static_assert(sizeof(dt_cupti_external_correlation) == DT_MUPTI_EXTERNAL_SIZE,
 
 /* MUSA runtime callback ids, sorted: CUDA's numbers with MUSA's names. */
 static const dt_cf_cbid_name musa_runtime_names[] = {
-    {3, "musaGetDeviceCount"},     {16, "musaSetDevice"},         {17, "musaGetDevice"},
-    {20, "musaMalloc"},            {22, "musaFree"},              {31, "musaMemcpy"},
-    {41, "musaMemcpyAsync"},       {49, "musaMemset"},            {51, "musaMemsetAsync"},
-    {131, "musaStreamSynchronize"}, {135, "musaEventRecord"},     {142, "musaMemset3D"},
-    {165, "musaDeviceSynchronize"}, {211, "musaLaunchKernel"},    {430, "musaLaunchKernelExC"},
+    {3, "musaGetDeviceCount"},
+    {16, "musaSetDevice"},
+    {17, "musaGetDevice"},
+    {20, "musaMalloc"},
+    {22, "musaFree"},
+    {31, "musaMemcpy"},
+    {41, "musaMemcpyAsync"},
+    {49, "musaMemset"},
+    {51, "musaMemsetAsync"},
+    {131, "musaStreamSynchronize"},
+    {135, "musaEventRecord"},
+    {142, "musaMemset3D"},
+    {165, "musaDeviceSynchronize"},
+    {211, "musaLaunchKernel"},
+    {430, "musaLaunchKernelExC"},
     {440, "musaGetDeviceProperties"},
 };
 
@@ -76,8 +86,7 @@ const dt_cf_descriptor dt_cf_musa_descriptor = {
     .search_process = 1,
     .symbol_prefixes = {"mupti"},
     .required = DT_CF_REQUIRED_DEFAULT,
-    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5,
-              .external_correlation = 39},
+    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX, /* unknown whether MUPTI survives a refused buffer: never refuse */
@@ -95,11 +104,8 @@ const dt_cf_descriptor dt_cf_musa_descriptor = {
     .quirks = DT_CF_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_musa, dt_cf_musa_descriptor,
-              .name = "musa",
-              .description = "Moore Threads MUSA (MUPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL,
-              .validated = DT_VALIDATED_EMULATED,
+DT_CF_BACKEND(dt_backend_musa, dt_cf_musa_descriptor, .name = "musa", .description = "Moore Threads MUSA (MUPTI)",
+              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL, .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code using MUPTI, record layouts inferred from CUPTI's; "
                                  "tested against the MUPTI emulator only; not run on MUSA hardware by this project",
               .runtime_category = "privateuse1_runtime");

@@ -155,13 +155,21 @@
     X(cl_int, clRetainCommandQueue, (cl_command_queue command_queue), (command_queue), dt_cl_queues, +1) \
     X(cl_int, clReleaseCommandQueue, (cl_command_queue command_queue), (command_queue), dt_cl_queues, -1) \
     X(cl_int, clRetainKernel, (cl_kernel kernel), (kernel), dt_cl_kernels, +1) \
-    X(cl_int, clReleaseKernel, (cl_kernel kernel), (kernel), dt_cl_kernels, -1) \
+    X(cl_int, clReleaseKernel, (cl_kernel kernel), (kernel), dt_cl_kernels, -1)
 
 /* clang-format on */
 
 /* Every wrapped function, for the index enum and the name table. */
-#define DT_CL_API_ALL(X)                                                                    \
-    DT_CL_API_RC(X) DT_CL_API_SYNC(X) DT_CL_API_OBJ(X) DT_CL_API_PTR(X) DT_CL_API_VOID(X)    \
-    DT_CL_API_ENQUEUE(X) DT_CL_API_REFCOUNT(X) DT_CL_API_SPECIAL(X)
+/* clang-format off */
+#define DT_CL_API_ALL(X)  \
+    DT_CL_API_RC(X)       \
+    DT_CL_API_SYNC(X)     \
+    DT_CL_API_OBJ(X)      \
+    DT_CL_API_PTR(X)      \
+    DT_CL_API_VOID(X)     \
+    DT_CL_API_ENQUEUE(X)  \
+    DT_CL_API_REFCOUNT(X) \
+    DT_CL_API_SPECIAL(X)
+/* clang-format on */
 
 #endif

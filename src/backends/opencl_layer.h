@@ -157,7 +157,7 @@ typedef struct dt_cl_kernel_rec {
     int local_mem_device;      /* the device index static_local_mem is for; -1: not known */
     uint32_t static_local_mem; /* bytes */
     _Atomic uint32_t local_arg_bytes[DT_CL_LOCAL_ARGS_MAX];
-    _Atomic uint32_t local_args_total; /* the sum of local_arg_bytes */
+    _Atomic uint32_t local_args_total;  /* the sum of local_arg_bytes */
     _Atomic uint8_t local_args_unknown; /* a __local argument past DT_CL_LOCAL_ARGS_MAX was set */
 } dt_cl_kernel_rec;
 

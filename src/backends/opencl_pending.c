@@ -58,10 +58,10 @@ struct dt_cl_thread {
     size_t npending;
     size_t poll_at;
     dt_cl_pending *free_entries;
-    dt_cl_slab *slabs;     /* owned */
-    uint64_t corr_next;    /* this thread's block of correlation ids: [corr_next, corr_end) */
+    dt_cl_slab *slabs;  /* owned */
+    uint64_t corr_next; /* this thread's block of correlation ids: [corr_next, corr_end) */
     uint64_t corr_end;
-    uint32_t tid;          /* 0: not known yet */
+    uint32_t tid; /* 0: not known yet */
 };
 
 static dt_cl_thread *_Atomic all_threads;

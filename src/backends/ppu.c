@@ -27,8 +27,7 @@ const dt_cf_descriptor dt_cf_ppu_descriptor = {
     .search_process = 0, /* cupti* in the process would be NVIDIA's */
     .symbol_prefixes = {"hgpti", "cupti"},
     .required = DT_CF_REQUIRED_DEFAULT,
-    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5,
-              .external_correlation = 39},
+    .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX, /* unknown whether a refusal is safe: never refuse */
@@ -42,9 +41,7 @@ const dt_cf_descriptor dt_cf_ppu_descriptor = {
               DT_CF_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor,
-              .name = "ppu",
-              .description = "Alibaba PPU (HGPTI)",
+DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor, .name = "ppu", .description = "Alibaba PPU (HGPTI)",
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code that ran on PPU, not from vendor headers; tested "

@@ -112,8 +112,8 @@ void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len)
         snprintf(buf, len, "n/a: %s", b->validation_note ? b->validation_note : "");
         return;
     }
-    const char *level = (b->validated & DT_VALIDATED_HARDWARE) ? "hardware"
+    const char *level = (b->validated & DT_VALIDATED_HARDWARE)  ? "hardware"
                         : (b->validated & DT_VALIDATED_HEADERS) ? "headers+emulated"
-                                                                  : "emulated";
+                                                                : "emulated";
     snprintf(buf, len, "%s: %s", level, b->validation_note ? b->validation_note : "");
 }

@@ -56,12 +56,12 @@
 #define ROC_DEFAULT_BUFFER_SIZE (1u << 20)
 #define ROC_MIN_BUFFER_SIZE 4096u
 #define ROC_MAX_BUFFER_SIZE (256u << 20)
-#define ROC_MAX_CID 4096u                 /* HIP API ids with a cached name and class */
-#define ROC_FRAMES 16                     /* nested HIP calls per thread */
-#define ROC_NAME_CACHE 256                /* kernel names per decoding thread */
-#define ROC_MAX_NAME 4096                 /* bytes of a kernel name read at most */
+#define ROC_MAX_CID 4096u  /* HIP API ids with a cached name and class */
+#define ROC_FRAMES 16      /* nested HIP calls per thread */
+#define ROC_NAME_CACHE 256 /* kernel names per decoding thread */
+#define ROC_MAX_NAME 4096  /* bytes of a kernel name read at most */
 #define ROC_TOMBSTONE UINT64_MAX
-#define ROC_SMALL_MAX (1u << 20) /* pointers are NULL or above this; shared memory below */
+#define ROC_SMALL_MAX (1u << 20)  /* pointers are NULL or above this; shared memory below */
 #define ROC_STREAM_HANDLE_MAX 15u /* hipStreamLegacy, hipStreamPerThread: tiny handles */
 
 /* ---- the library's functions ---- */
@@ -100,29 +100,29 @@ typedef struct roc_api {
 } roc_api;
 
 /* name, required, where it goes */
-#define ROC_FN_MAP(X)                                                                                       \
-    X("roctracer_open_pool_expl", 1, open_pool)                                                            \
-    X("roctracer_close_pool_expl", 1, close_pool)                                                          \
-    X("roctracer_enable_domain_activity_expl", 1, enable_activity)                                         \
-    X("roctracer_disable_domain_activity", 1, disable_activity)                                            \
-    X("roctracer_flush_activity_expl", 1, flush)                                                           \
-    X("roctracer_enable_domain_callback", 1, enable_callback)                                              \
-    X("roctracer_disable_domain_callback", 1, disable_callback)                                            \
-    X("roctracer_op_string", 1, op_string)                                                                 \
-    X("roctracer_op_code", 1, op_code)                                                                     \
-    X("roctracer_get_timestamp", 1, get_timestamp)                                                         \
-    X("roctracer_activity_push_external_correlation_id", 0, push_external)                                 \
-    X("roctracer_activity_pop_external_correlation_id", 0, pop_external)                                   \
-    X("roctracer_error_string", 0, error_string)                                                           \
-    X("roctracer_version_major", 0, version_major)                                                         \
-    X("roctracer_version_minor", 0, version_minor)                                                         \
+#define ROC_FN_MAP(X)                                                      \
+    X("roctracer_open_pool_expl", 1, open_pool)                            \
+    X("roctracer_close_pool_expl", 1, close_pool)                          \
+    X("roctracer_enable_domain_activity_expl", 1, enable_activity)         \
+    X("roctracer_disable_domain_activity", 1, disable_activity)            \
+    X("roctracer_flush_activity_expl", 1, flush)                           \
+    X("roctracer_enable_domain_callback", 1, enable_callback)              \
+    X("roctracer_disable_domain_callback", 1, disable_callback)            \
+    X("roctracer_op_string", 1, op_string)                                 \
+    X("roctracer_op_code", 1, op_code)                                     \
+    X("roctracer_get_timestamp", 1, get_timestamp)                         \
+    X("roctracer_activity_push_external_correlation_id", 0, push_external) \
+    X("roctracer_activity_pop_external_correlation_id", 0, pop_external)   \
+    X("roctracer_error_string", 0, error_string)                           \
+    X("roctracer_version_major", 0, version_major)                         \
+    X("roctracer_version_minor", 0, version_minor)                         \
     X("roctracer_start", 0, start_tracing)
 
 enum {
 #define ROC__FN_ID(name, required, field) ROC_FN_##field,
     ROC_FN_MAP(ROC__FN_ID)
 #undef ROC__FN_ID
-    ROC_NFNS
+        ROC_NFNS
 };
 static const char *const roc_fn_names[ROC_NFNS] = {
 #define ROC__FN_NAME(name, required, field) name,
@@ -182,20 +182,20 @@ static const struct {
 
 /* Per session (the core allocates it zeroed). */
 typedef struct roc_state {
-    dt_session *s;          /* borrowed */
+    dt_session *s; /* borrowed */
     dt_roc_decoder dec;
-    void *pool;             /* the vendor's, opened at open, closed at close */
+    void *pool; /* the vendor's, opened at open, closed at close */
     size_t buffer_size;
-    _Atomic int accepting;  /* between start and the end of stop */
-    int ticks;              /* calls stamped with TSC ticks, converted to the roctracer clock at finalise */
+    _Atomic int accepting; /* between start and the end of stop */
+    int ticks;             /* calls stamped with TSC ticks, converted to the roctracer clock at finalise */
     _Atomic uint64_t last_sample_ns;
     int attached;
     int activity_on, callbacks_on, devices_done;
-    uint8_t call_kind[ROC_MAX_CID];        /* ROC_CALL_* per HIP API id */
+    uint8_t call_kind[ROC_MAX_CID];         /* ROC_CALL_* per HIP API id */
     _Atomic uint32_t cid_name[ROC_MAX_CID]; /* interned name per HIP API id; 0 = not yet */
-    _Atomic uint64_t frames_overflow;      /* calls nested deeper than ROC_FRAMES */
-    _Atomic uint64_t unmatched_exits;      /* exits without their enter */
-    _Atomic uint64_t no_timestamp;         /* roctracer_get_timestamp failed in a callback */
+    _Atomic uint64_t frames_overflow;       /* calls nested deeper than ROC_FRAMES */
+    _Atomic uint64_t unmatched_exits;       /* exits without their enter */
+    _Atomic uint64_t no_timestamp;          /* roctracer_get_timestamp failed in a callback */
     char config_note[160];
 } roc_state;
 
@@ -218,8 +218,8 @@ static const char *const roc_library_names[DT_VLIB_MAX_NAMES] = {"libroctracer64
 static const char *const roc_sdk_env[DT_VLIB_MAX_NAMES] = {"ROCM_PATH", "DTK_PATH"};
 static const char *const roc_default_roots[DT_VLIB_MAX_NAMES] = {"/opt/rocm", "/opt/dtk"};
 static const char *const roc_sdk_subdirs[DT_VLIB_MAX_NAMES] = {"lib"};
-static const char *const roc_hip_runtimes[DT_VLIB_MAX_NAMES] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
-                                                                "libgalaxyhip.so.5", "libgalaxyhip.so"};
+static const char *const roc_hip_runtimes[DT_VLIB_MAX_NAMES] = {
+    "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "libgalaxyhip.so.5", "libgalaxyhip.so"};
 
 static int has_roctracer(void *handle, const void *unused)
 {
@@ -252,12 +252,16 @@ static int roc_find_library(dt_vlib_found *out, char *why, size_t whylen)
     if (found > 0)
         return 1;
     if (found < 0)
-        snprintf(why, whylen, "$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s; point it at libroctracer64.so "
-                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or unset it to search", out->override, out->error);
+        snprintf(why, whylen,
+                 "$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s; point it at libroctracer64.so "
+                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or unset it to search",
+                 out->override, out->error);
     else
-        snprintf(why, whylen, "ROCtracer not found; tried %s (libroctracer64.so{,.4,.1}, libgalaxyhip.so.5), the "
+        snprintf(why, whylen,
+                 "ROCtracer not found; tried %s (libroctracer64.so{,.4,.1}, libgalaxyhip.so.5), the "
                  "loader's search path, the process itself; set DEVTRACE_ROCTRACER_LIBRARY to libroctracer64.so "
-                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or ROCM_PATH or DTK_PATH to the SDK root", tried_buf);
+                 "(ROCm) or libgalaxyhip.so.5 (Hygon DTK), or ROCM_PATH or DTK_PATH to the SDK root",
+                 tried_buf);
     return 0;
 }
 
@@ -267,8 +271,8 @@ static int roc_resolve(void *handle, const char *path, roc_api *api, char *why, 
     char missing_buf[512] = "";
     dt_text missing = {missing_buf, sizeof missing_buf, 0};
     memset(api, 0, sizeof *api);
-    int nmissing = dt_vlib_bind(handle, NULL, roc_fn_names, roc_fn_offsets, ROC_NFNS, roc_fn_required, api, NULL,
-                                &missing);
+    int nmissing =
+        dt_vlib_bind(handle, NULL, roc_fn_names, roc_fn_offsets, ROC_NFNS, roc_fn_required, api, NULL, &missing);
     if (nmissing) {
         snprintf(why, whylen, "%s lacks the required symbol%s %s; it is not a usable ROCtracer library", path,
                  nmissing > 1 ? "s" : "", missing_buf);
@@ -612,13 +616,13 @@ typedef struct roc_frame {
 
 /* What a thread keeps between its callbacks. */
 typedef struct roc_thread {
-    uint64_t generation;    /* the session the frames and the cursor belong to */
+    uint64_t generation; /* the session the frames and the cursor belong to */
     int depth;
-    int overflow;           /* enters beyond ROC_FRAMES not yet exited */
-    uint32_t pid, tid;      /* 0 until the first event; cleared in a forked child */
-    dt_guard_thread *guard; /* this thread's record in G.guard (for every session) */
+    int overflow;                       /* enters beyond ROC_FRAMES not yet exited */
+    uint32_t pid, tid;                  /* 0 until the first event; cleared in a forked child */
+    dt_guard_thread *guard;             /* this thread's record in G.guard (for every session) */
     const dt_external_stack *externals; /* this thread's (tls.h: kept, not looked up per call) */
-    dt_store_cursor cur;    /* where the thread's runtime events go in the session's store */
+    dt_store_cursor cur;                /* where the thread's runtime events go in the session's store */
     roc_frame frames[ROC_FRAMES];
 } roc_thread;
 
@@ -903,10 +907,11 @@ static void roc_read_devices(roc_state *st)
                         p.max_threads_per_sm >= p.max_threads_per_block && p.max_threads_per_sm <= 1 << 20;
         p.has_occupancy = missing == 0 && plausible;
         if (!missing && !plausible)
-            dt_add_note(st->s, "occupancy unavailable for device %d: hipDeviceGetAttribute answers are implausible "
+            dt_add_note(st->s,
+                        "occupancy unavailable for device %d: hipDeviceGetAttribute answers are implausible "
                         "(warp size %d, %d multiprocessors, %d threads per block, %d per multiprocessor): a HIP "
-                        "older than 5.0 numbers its attributes differently", dev, p.warp_size, p.num_sms,
-                        p.max_threads_per_block, p.max_threads_per_sm);
+                        "older than 5.0 numbers its attributes differently",
+                        dev, p.warp_size, p.num_sms, p.max_threads_per_block, p.max_threads_per_sm);
         dt_add_device(st->s, &p);
     }
 }
@@ -1003,8 +1008,10 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
     if (st->config_note[0])
         dt_add_note(s, "%s", st->config_note);
     if (!G.api.push_external)
-        dt_add_note(s, "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
-                    "devtrace alone", G.path);
+        dt_add_note(s,
+                    "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
+                    "devtrace alone",
+                    G.path);
     atomic_store(&st->accepting, 0);
     st->attached = 1;
     atomic_store(&G.guard.active, st);
@@ -1078,15 +1085,18 @@ static void roc_notes_at_stop(roc_state *st, uint64_t lost)
     dt_session *s = st->s;
     uint64_t n;
     if (lost)
-        dt_add_note(s, "ROCtracer reports no drop count: %llu launch/copy/fill call(s) had no device record by the "
-                    "final flush (counted in dropped.vendor)", (unsigned long long)lost);
+        dt_add_note(s,
+                    "ROCtracer reports no drop count: %llu launch/copy/fill call(s) had no device record by the "
+                    "final flush (counted in dropped.vendor)",
+                    (unsigned long long)lost);
     if ((n = atomic_load(&st->dec.barriers)))
         dt_add_note(s, "%llu HIP_OPS barrier/marker record(s) skipped (not device work)", (unsigned long long)n);
     if ((n = atomic_load(&st->dec.unknown_kinds))) {
         uint32_t k = atomic_load(&st->dec.first_unknown_kind);
-        dt_add_note(s, "%llu HIP_OPS record(s) of a kind not in vendor-abi.md (first: 0x%X) classified by op "
-                    "(DISPATCH: kernel, COPY: copy of unknown direction)", (unsigned long long)n,
-                    k == UINT32_MAX ? 0u : k);
+        dt_add_note(s,
+                    "%llu HIP_OPS record(s) of a kind not in vendor-abi.md (first: 0x%X) classified by op "
+                    "(DISPATCH: kernel, COPY: copy of unknown direction)",
+                    (unsigned long long)n, k == UINT32_MAX ? 0u : k);
     }
     if ((n = atomic_load(&st->dec.not_ours)))
         dt_add_note(s, "%llu record(s) of other ROCtracer domains ignored", (unsigned long long)n);

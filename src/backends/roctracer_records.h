@@ -94,12 +94,12 @@ DT_ROC_OFFSET(dt_roc_record, payload, 56);
 typedef void (*dt_roc_alloc_fn)(char **ptr, size_t size, void *arg);
 typedef void (*dt_roc_buffer_fn)(const char *begin, const char *end, void *arg);
 typedef struct dt_roc_properties {
-    uint32_t mode;                    /* 0 */
-    size_t buffer_size;               /* 8 */
-    dt_roc_alloc_fn alloc_fun;        /* 16: NULL = malloc/realloc/free */
-    void *alloc_arg;                  /* 24 */
+    uint32_t mode;                        /* 0 */
+    size_t buffer_size;                   /* 8 */
+    dt_roc_alloc_fn alloc_fun;            /* 16: NULL = malloc/realloc/free */
+    void *alloc_arg;                      /* 24 */
     dt_roc_buffer_fn buffer_callback_fun; /* 32 */
-    void *buffer_callback_arg;        /* 40 */
+    void *buffer_callback_arg;            /* 40 */
 } dt_roc_properties;
 DT_ROC_SIZE(dt_roc_properties, 48);
 DT_ROC_OFFSET(dt_roc_properties, mode, 0);
@@ -154,16 +154,16 @@ DT_ROC_OFFSET(dt_roc_launch_args, word48, 48);
  * after stream): {hipFunction_t f; unsigned gridDimX..Z, blockDimX..Z, sharedMemBytes;
  * hipStream_t stream; ...}. */
 typedef struct dt_roc_module_launch_args {
-    const void *function; /* 0 */
-    uint32_t grid_x;      /* 8 */
-    uint32_t grid_y;      /* 12 */
-    uint32_t grid_z;      /* 16 */
-    uint32_t block_x;     /* 20 */
-    uint32_t block_y;     /* 24 */
-    uint32_t block_z;     /* 28 */
+    const void *function;      /* 0 */
+    uint32_t grid_x;           /* 8 */
+    uint32_t grid_y;           /* 12 */
+    uint32_t grid_z;           /* 16 */
+    uint32_t block_x;          /* 20 */
+    uint32_t block_y;          /* 24 */
+    uint32_t block_z;          /* 28 */
     uint32_t shared_mem_bytes; /* 32 */
-    uint32_t reserved;    /* 36 */
-    const void *stream;   /* 40 */
+    uint32_t reserved;         /* 36 */
+    const void *stream;        /* 40 */
 } dt_roc_module_launch_args;
 DT_ROC_SIZE(dt_roc_module_launch_args, 48);
 DT_ROC_OFFSET(dt_roc_module_launch_args, grid_x, 8);
@@ -183,7 +183,7 @@ enum {
     DT_ROC_ATTR_MAX_REGS_PER_BLOCK = 71,
     DT_ROC_ATTR_MAX_REGS_PER_SM = 72,
     DT_ROC_ATTR_MAX_SMEM_PER_BLOCK = 74,
-    DT_ROC_ATTR_SMEM_PER_SM = 76,          /* "Cuda only": the fallback */
+    DT_ROC_ATTR_SMEM_PER_SM = 76, /* "Cuda only": the fallback */
     DT_ROC_ATTR_WARP_SIZE = 87,
     DT_ROC_ATTR_AMD_MAX_SMEM_PER_SM = 10002 /* hipDeviceAttributeMaxSharedMemoryPerMultiprocessor */
 };
@@ -194,9 +194,9 @@ typedef enum dt_roc_class {
     DT_ROC_CLASS_KERNEL = 1,
     DT_ROC_CLASS_MEMCPY = 2,
     DT_ROC_CLASS_MEMSET = 3,
-    DT_ROC_CLASS_BARRIER = 4,   /* op BARRIER: a marker, not device work: skipped */
-    DT_ROC_CLASS_NOT_OURS = 5,  /* a valid record of another domain (EXT_API, HIP_API, ...) */
-    DT_ROC_CLASS_MALFORMED = 6  /* a domain or op no ROCtracer writes */
+    DT_ROC_CLASS_BARRIER = 4,  /* op BARRIER: a marker, not device work: skipped */
+    DT_ROC_CLASS_NOT_OURS = 5, /* a valid record of another domain (EXT_API, HIP_API, ...) */
+    DT_ROC_CLASS_MALFORMED = 6 /* a domain or op no ROCtracer writes */
 } dt_roc_class;
 
 /* Classifies a record by domain, op and kind. Known kinds decide (the op is not trusted:
@@ -234,23 +234,23 @@ typedef struct dt_roc_pending {
 
 /* What a walk over one delivered range found. */
 typedef struct dt_roc_walk_counts {
-    uint64_t records;       /* whole 64-byte records seen */
-    uint64_t emitted;       /* events stored */
-    uint64_t malformed;     /* records rejected, plus one for a ragged or inverted range */
+    uint64_t records;   /* whole 64-byte records seen */
+    uint64_t emitted;   /* events stored */
+    uint64_t malformed; /* records rejected, plus one for a ragged or inverted range */
     uint64_t malformed_bytes;
     uint64_t zero_time;
     uint64_t barriers;
     uint64_t not_ours;
-    uint64_t unknown_kind;  /* classified by op */
+    uint64_t unknown_kind; /* classified by op */
     uint64_t launches_attached;
 } dt_roc_walk_counts;
 
 /* Decoding state, separate from the binding so that tests decode hand-built buffers. */
 typedef struct dt_roc_decoder {
-    dt_session *s;          /* borrowed */
+    dt_session *s;           /* borrowed */
     dt_roc_pending *pending; /* owned: DT_ROC_PENDING_SLOTS slots */
     uint32_t unnamed_kernel_id;
-    _Atomic uint64_t pending_full;   /* calls not remembered: no free slot near their key */
+    _Atomic uint64_t pending_full; /* calls not remembered: no free slot near their key */
     _Atomic uint64_t barriers, not_ours, unknown_kinds;
     _Atomic uint32_t first_unknown_kind; /* for the note; 0 = none yet */
 } dt_roc_decoder;

@@ -31,8 +31,8 @@ typedef struct dt_vlib_search {
     const char *const *loaded_names; /* a copy already loaded under one of these (RTLD_NOLOAD) */
     const char *const *sdk_env;      /* SDK roots from the environment */
     const char *const *default_roots;
-    const char *const *subdirs;   /* joined with each root; none: the root itself */
-    const char *const *dir_names; /* file names tried in each directory */
+    const char *const *subdirs;      /* joined with each root; none: the root itself */
+    const char *const *dir_names;    /* file names tried in each directory */
     const char *const *loader_names; /* the loader's own search (and $LD_LIBRARY_PATH for locate) */
     int search_process;              /* the process's own global symbols */
     /* A library accept refuses is passed over (NULL: any that loads); the process itself

@@ -93,7 +93,8 @@ static int parse_args(int argc, char **argv, convert_opts *o)
         } else if (!o->output) {
             o->output = a;
         } else {
-            fprintf(stderr, "devtrace convert: one input and one output ('%s' is a third); usage: devtrace convert IN OUT\n",
+            fprintf(stderr,
+                    "devtrace convert: one input and one output ('%s' is a third); usage: devtrace convert IN OUT\n",
                     a);
             return -1;
         }

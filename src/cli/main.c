@@ -7,32 +7,31 @@
 #include "cli.h"
 #include "devtrace.h"
 
-static const char usage[] =
-    "usage: devtrace COMMAND [OPTIONS]\n"
-    "\n"
-    "Records the device timeline of an accelerator program (kernels, memory copies,\n"
-    "memsets and the runtime calls that caused them) through the vendor's own tracing\n"
-    "API and writes a Kineto-compatible Chrome trace.\n"
-    "\n"
-    "commands:\n"
-    "  record [-o TRACE] [--backend NAME] -- PROGRAM [ARGS...]\n"
-    "                 run PROGRAM and write its trace (see 'devtrace record --help')\n"
-    "  capture PID [--duration S] [-o TRACE]\n"
-    "                 open a capture window in a program recorded with --on-demand\n"
-    "  list           show every backend, whether it can trace here, and why not\n"
-    "  replay FILE -o TRACE\n"
-    "                 decode a raw capture (.dtraw) into a trace\n"
-    "  report TRACE... | DIR\n"
-    "                 the tables of a Kineto trace (kernels, memory, api, ops, streams),\n"
-    "                 of every rank of a run, and a timeline picture (--svg)\n"
-    "  diff A B       two traces per kernel and per op: counts, totals, delta, ratio\n"
-    "  convert IN OUT write IN's trace as OUT (.pftrace: Perfetto's protobuf)\n"
-    "  help [COMMAND] this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
-    "  version        print the version\n"
-    "\n"
-    "options:\n"
-    "  -h, --help     this text\n"
-    "  -V, --version  print the version\n";
+static const char usage[] = "usage: devtrace COMMAND [OPTIONS]\n"
+                            "\n"
+                            "Records the device timeline of an accelerator program (kernels, memory copies,\n"
+                            "memsets and the runtime calls that caused them) through the vendor's own tracing\n"
+                            "API and writes a Kineto-compatible Chrome trace.\n"
+                            "\n"
+                            "commands:\n"
+                            "  record [-o TRACE] [--backend NAME] -- PROGRAM [ARGS...]\n"
+                            "                 run PROGRAM and write its trace (see 'devtrace record --help')\n"
+                            "  capture PID [--duration S] [-o TRACE]\n"
+                            "                 open a capture window in a program recorded with --on-demand\n"
+                            "  list           show every backend, whether it can trace here, and why not\n"
+                            "  replay FILE -o TRACE\n"
+                            "                 decode a raw capture (.dtraw) into a trace\n"
+                            "  report TRACE... | DIR\n"
+                            "                 the tables of a Kineto trace (kernels, memory, api, ops, streams),\n"
+                            "                 of every rank of a run, and a timeline picture (--svg)\n"
+                            "  diff A B       two traces per kernel and per op: counts, totals, delta, ratio\n"
+                            "  convert IN OUT write IN's trace as OUT (.pftrace: Perfetto's protobuf)\n"
+                            "  help [COMMAND] this text, or COMMAND's (as 'devtrace COMMAND --help')\n"
+                            "  version        print the version\n"
+                            "\n"
+                            "options:\n"
+                            "  -h, --help     this text\n"
+                            "  -V, --version  print the version\n";
 
 typedef int (*command_fn)(int argc, char **argv);
 
@@ -40,13 +39,8 @@ static const struct command {
     const char *name;
     command_fn run;
 } commands[] = {
-    {"record", dt_cmd_record},
-    {"capture", dt_cmd_capture},
-    {"list", dt_cmd_list},
-    {"replay", dt_cmd_replay},
-    {"report", dt_cmd_report},
-    {"diff", dt_cmd_diff},
-    {"convert", dt_cmd_convert},
+    {"record", dt_cmd_record}, {"capture", dt_cmd_capture}, {"list", dt_cmd_list},       {"replay", dt_cmd_replay},
+    {"report", dt_cmd_report}, {"diff", dt_cmd_diff},       {"convert", dt_cmd_convert},
 };
 
 static command_fn find_command(const char *name)

@@ -46,8 +46,7 @@ static const char record_usage[] =
     "                      protobuf. With %%p (pid) or %%r (rank: the process's $RANK, 0\n"
     "                      without) in PATH, one file per traced process; else one file\n"
     "                      holds every traced process; checked before PROGRAM runs\n"
-    "  --no-children       trace PROGRAM only, not the programs it starts\n"
-    DT_CAPTURE_HELP
+    "  --no-children       trace PROGRAM only, not the programs it starts\n" DT_CAPTURE_HELP
     "  -b, --backend NAME  a name from 'devtrace list', or auto (the default, unless\n"
     "                      $DEVTRACE_BACKEND names one): the first that can trace here\n"
     "  --raw PATH          also save the vendor's raw buffers (.dtraw) for replay\n"
@@ -77,7 +76,7 @@ typedef struct record_opts {
     int top;
     int quiet;
     const char *torch_python; /* --torch: the folder with the devtrace Python package */
-    char **argv; /* the program and its arguments */
+    char **argv;              /* the program and its arguments */
 } record_opts;
 
 static volatile sig_atomic_t pending_signal;
@@ -96,8 +95,10 @@ static void say_raw_not_written(const char *raw, const char *backend, const char
 {
     char can[256];
     dt_backend_names_with(DT_CAP_RAW_CAPTURE, can, sizeof can);
-    fprintf(stderr, "devtrace record: --raw %s %s: the %s backend cannot save raw captures (the backends that can: "
-                    "%s)%s\n", raw, what_happens, backend, can[0] ? can : "none in this build", fix);
+    fprintf(stderr,
+            "devtrace record: --raw %s %s: the %s backend cannot save raw captures (the backends that can: "
+            "%s)%s\n",
+            raw, what_happens, backend, can[0] ? can : "none in this build", fix);
 }
 
 static int backend_saves_raw(const char *name)
@@ -193,9 +194,10 @@ static int parse_args(int argc, char **argv, record_opts *o)
     if (o->capture.on_demand && !o->output_given)
         o->output = "devtrace-%p-w%w.json";
     if (o->capture.on_demand != output_has(o->output, "w")) {
-        fprintf(stderr, o->capture.on_demand ? "devtrace record: --on-demand writes a trace per capture window: put %%w "
-                                               "(the window's index) in -o, like -o trace-%%w.json\n"
-                                             : "devtrace record: %%w in -o names a capture window; it needs --on-demand\n");
+        fprintf(stderr, o->capture.on_demand
+                            ? "devtrace record: --on-demand writes a trace per capture window: put %%w "
+                              "(the window's index) in -o, like -o trace-%%w.json\n"
+                            : "devtrace record: %%w in -o names a capture window; it needs --on-demand\n");
         return -1;
     }
     if (!*o->output) {
@@ -244,9 +246,10 @@ static void say_untraced(const record_opts *o, dt_session *s, const char *forced
                     o->backend);
         return;
     }
-    dt_add_note(s, "the program never started tracing: it made no call through a traced runtime "
-                   "(backend %s)%s, so the trace has no events", o->backend,
-                o->no_children ? ", and --no-children left the programs it started untraced" : "");
+    dt_add_note(s,
+                "the program never started tracing: it made no call through a traced runtime "
+                "(backend %s)%s, so the trace has no events",
+                o->backend, o->no_children ? ", and --no-children left the programs it started untraced" : "");
     snprintf(s->backend_name, sizeof s->backend_name, "%s", o->backend);
 }
 
@@ -291,8 +294,10 @@ static int check_env(void)
     const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
     uint64_t r, w;
     if (rank && *rank && world && *world && dt_parse_u64(rank, &r) == 0 && dt_parse_u64(world, &w) == 0 && r >= w) {
-        fprintf(stderr, "devtrace record: $RANK=%llu is not below $WORLD_SIZE=%llu (ranks are 0 to WORLD_SIZE - 1); "
-                        "fix one of them or unset both\n", (unsigned long long)r, (unsigned long long)w);
+        fprintf(stderr,
+                "devtrace record: $RANK=%llu is not below $WORLD_SIZE=%llu (ranks are 0 to WORLD_SIZE - 1); "
+                "fix one of them or unset both\n",
+                (unsigned long long)r, (unsigned long long)w);
         return -1;
     }
     return 0;
@@ -343,18 +348,22 @@ static int check_output_dir(const char *path, const char *what, const char *flag
     const char *dir = dirname(copy);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "devtrace record: cannot write the %s to %s: directory %s does not exist; create it or choose another %s\n",
-                what, path, dir, flag);
+        fprintf(
+            stderr,
+            "devtrace record: cannot write the %s to %s: directory %s does not exist; create it or choose another %s\n",
+            what, path, dir, flag);
         return -1;
     }
     if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "devtrace record: cannot write the %s to %s: directory %s is not writable (%s); choose another %s\n",
+        fprintf(stderr,
+                "devtrace record: cannot write the %s to %s: directory %s is not writable (%s); choose another %s\n",
                 what, path, dir, strerror(errno), flag);
         return -1;
     }
     struct stat target;
     if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
-        fprintf(stderr, "devtrace record: cannot write the %s to %s: it is a directory; give a file name\n", what, path);
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: it is a directory; give a file name\n", what,
+                path);
         return -1;
     }
     char tmp[PATH_MAX + 8];
@@ -364,8 +373,8 @@ static int check_output_dir(const char *path, const char *what, const char *flag
     if (fd < 0 && errno == EEXIST)
         fd = open(tmp, O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
-        fprintf(stderr, "devtrace record: cannot write the %s to %s: creating %s failed (%s); choose another %s\n", what,
-                path, tmp, strerror(errno), flag);
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: creating %s failed (%s); choose another %s\n",
+                what, path, tmp, strerror(errno), flag);
         return -1;
     }
     close(fd);
@@ -491,7 +500,7 @@ static void setup_child_env(const record_opts *o, const char *lib, const char *s
 }
 
 typedef struct child_result {
-    int status;   /* from waitpid */
+    int status; /* from waitpid */
     int exec_errno;
 } child_result;
 
@@ -587,7 +596,8 @@ static int write_window(void *user, dt_session *s, uint32_t pid, int window, con
     snprintf(rank, sizeof rank, "%d", s->rank);
     if (requested_path && *requested_path)
         snprintf(path, cap, "%s", requested_path);
-    else if (expand_output(ww->o->output, pid ? (pid_t)pid : ww->top, pid ? rank : getenv("RANK"), window, path, cap) != 0)
+    else if (expand_output(ww->o->output, pid ? (pid_t)pid : ww->top, pid ? rank : getenv("RANK"), window, path, cap) !=
+             0)
         return -1;
     return write_output(ww->o, s, path);
 }
@@ -600,15 +610,18 @@ int dt_cmd_record(int argc, char **argv)
     const char *own_rank = getenv("RANK");
     char probe_path[PATH_MAX];
     if (expand_output(o.output, getpid(), own_rank, 0, probe_path, sizeof probe_path) != 0) {
-        fprintf(stderr, "devtrace record: the trace path from -o '%.100s...' is longer than %d bytes; choose a shorter one\n",
+        fprintf(stderr,
+                "devtrace record: the trace path from -o '%.100s...' is longer than %d bytes; choose a shorter one\n",
                 o.output, PATH_MAX - 1);
         return DT_EXIT_USAGE;
     }
-    if (check_output_dir(probe_path, "trace", "-o") != 0 || (o.raw && check_output_dir(o.raw, "raw capture", "--raw") != 0))
+    if (check_output_dir(probe_path, "trace", "-o") != 0 ||
+        (o.raw && check_output_dir(o.raw, "raw capture", "--raw") != 0))
         return DT_EXIT_USAGE;
     char lib[PATH_MAX];
     if (find_collector_library(lib, sizeof lib) != 0) {
-        fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (" DT_INSTALL_BIN_TO_LIB "/ or ../lib/); set DEVTRACE_LIBRARY to its path\n");
+        fprintf(stderr, "devtrace record: cannot find libdevtrace.so.0 next to this program (" DT_INSTALL_BIN_TO_LIB
+                        "/ or ../lib/); set DEVTRACE_LIBRARY to its path\n");
         return DT_EXIT_FAILURE;
     }
     char torch_python[PATH_MAX];
@@ -628,8 +641,8 @@ int dt_cmd_record(int argc, char **argv)
     }
     window_writer ww = {&o, 0};
     dt_windows windows = {.listen_fd = -1, .client_fd = -1};
-    if (o.capture.on_demand &&
-        (dt_tree_set_windowed(&tree) != 0 || dt_windows_open(&windows, &tree, write_window, &ww, why, sizeof why) != 0)) {
+    if (o.capture.on_demand && (dt_tree_set_windowed(&tree) != 0 ||
+                                dt_windows_open(&windows, &tree, write_window, &ww, why, sizeof why) != 0)) {
         fprintf(stderr, "devtrace record: cannot set up the capture control: %s\n", why);
         dt_windows_close(&windows);
         dt_tree_close(&tree);
@@ -672,8 +685,10 @@ int dt_cmd_record(int argc, char **argv)
         dt_windows_finish(&windows);
         int code = describe_end(&o, NULL, &res);
         if (!windows.index)
-            fprintf(stderr, "devtrace record: no capture window was opened ('devtrace capture %ld' opens one): no trace "
-                            "written\n", (long)pid);
+            fprintf(stderr,
+                    "devtrace record: no capture window was opened ('devtrace capture %ld' opens one): no trace "
+                    "written\n",
+                    (long)pid);
         else if (!o.quiet)
             fprintf(stderr, "devtrace record: %d capture window%s, %d trace%s written\n", windows.index,
                     windows.index == 1 ? "" : "s", windows.written, windows.written == 1 ? "" : "s");

@@ -27,8 +27,10 @@ int dt_torch_python_dir(char *out, size_t cap)
         snprintf(out, cap, "%s", env);
         if (has_package(out))
             return 0;
-        fprintf(stderr, "devtrace record: --torch: $DEVTRACE_PYTHON_DIR (%s) has no devtrace/ Python package; "
-                        "name the folder that holds devtrace/\n", env);
+        fprintf(stderr,
+                "devtrace record: --torch: $DEVTRACE_PYTHON_DIR (%s) has no devtrace/ Python package; "
+                "name the folder that holds devtrace/\n",
+                env);
         return -1;
     }
     char exe[PATH_MAX];
@@ -46,8 +48,9 @@ int dt_torch_python_dir(char *out, size_t cap)
                 return 0;
         }
     }
-    fprintf(stderr, "devtrace record: --torch: cannot find devtrace's Python package next to this program "
-                    "(../python, ../share/devtrace/python); set DEVTRACE_PYTHON_DIR to the folder that holds devtrace/\n");
+    fprintf(stderr,
+            "devtrace record: --torch: cannot find devtrace's Python package next to this program "
+            "(../python, ../share/devtrace/python); set DEVTRACE_PYTHON_DIR to the folder that holds devtrace/\n");
     return -1;
 }
 

@@ -120,7 +120,8 @@ int dt_cmd_replay(int argc, char **argv)
         return DT_EXIT_USAGE;
     }
     if (trace_name && dt_trace_format_of(output) == DT_FORMAT_PERFETTO) {
-        fprintf(stderr, "devtrace replay: --trace-name names a JSON trace; a Perfetto trace (%s) has no name\n", output);
+        fprintf(stderr, "devtrace replay: --trace-name names a JSON trace; a Perfetto trace (%s) has no name\n",
+                output);
         return DT_EXIT_USAGE;
     }
     devtrace_error err = {0, ""};
@@ -138,9 +139,8 @@ int dt_cmd_replay(int argc, char **argv)
     }
     if (!quiet) {
         fprintf(stderr, "replayed a %s capture (API version %u): %llu buffers, %llu bytes, %llu chunks%s\n",
-                info.vendor, info.api_version, (unsigned long long)info.buffers,
-                (unsigned long long)info.buffer_bytes, (unsigned long long)info.chunks,
-                info.truncated ? " (the last one cut short)" : "");
+                info.vendor, info.api_version, (unsigned long long)info.buffers, (unsigned long long)info.buffer_bytes,
+                (unsigned long long)info.chunks, info.truncated ? " (the last one cut short)" : "");
         dt_summary_print(s, stderr, 5);
         fprintf(stderr, "trace: %s\n", output);
     }

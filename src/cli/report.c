@@ -311,7 +311,8 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
     if (o->format == DT_FORMAT_JSON) {
         fputs("{\"ranks\": [", out);
         for (size_t i = 0; i < n; i++) {
-            fprintf(out, "%s{\"rank\": %lld, \"trace\": ", i ? ", " : "", (long long)dt_report_rank_label(reports[i], i));
+            fprintf(out, "%s{\"rank\": %lld, \"trace\": ", i ? ", " : "",
+                    (long long)dt_report_rank_label(reports[i], i));
             dt_json_write_string(out, reports[i]->path);
             fputc('}', out);
         }

@@ -119,7 +119,6 @@ static int is_device_kind(int kind)
     return kind == DEVTRACE_KIND_KERNEL || kind == DEVTRACE_KIND_MEMCPY || kind == DEVTRACE_KIND_MEMSET;
 }
 
-
 static int by_time(const void *a, const void *b)
 {
     const devtrace_event *x = *(devtrace_event *const *)a, *y = *(devtrace_event *const *)b;
@@ -243,7 +242,8 @@ static void *sort_half_run(void *arg)
 static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event **ev, size_t n)
 {
     scratch sa = {0}, sb = {0};
-    sort_item *a = n > 1 ? scratch_alloc(&sa, n * sizeof *a) : NULL, *b = n > 1 ? scratch_alloc(&sb, n * sizeof *b) : NULL;
+    sort_item *a = n > 1 ? scratch_alloc(&sa, n * sizeof *a) : NULL,
+              *b = n > 1 ? scratch_alloc(&sb, n * sizeof *b) : NULL;
     if (!a || !b) {
         scratch_free(&sa);
         scratch_free(&sb);
@@ -257,8 +257,8 @@ static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event
     size_t h = n / 2;
     sort_half first = {m, ev, a, b, NULL, h, 0}, second = {m, ev + h, a + h, b + h, NULL, n - h, 0};
     pthread_t helper;
-    int threaded = n >= SORT_PARALLEL_MIN && dt_online_cpus() > 1 &&
-                   pthread_create(&helper, NULL, sort_half_run, &first) == 0;
+    int threaded =
+        n >= SORT_PARALLEL_MIN && dt_online_cpus() > 1 && pthread_create(&helper, NULL, sort_half_run, &first) == 0;
     if (!threaded) {
         sort_half all = {m, ev, a, b, NULL, n, 0};
         sort_half_run(&all);
@@ -436,8 +436,9 @@ static void lanes_take(dt_session *s, const lane_set *ls)
     s->nlanes = n;
     s->unnamed_lane_events = ls->unnamed;
     if (ls->unnamed)
-        dt_add_note(s, "the trace names the first %d streams and threads it meets; %llu events are on further ones, "
-                       "which have no thread_name",
+        dt_add_note(s,
+                    "the trace names the first %d streams and threads it meets; %llu events are on further ones, "
+                    "which have no thread_name",
                     DT_MAX_LANES, (unsigned long long)ls->unnamed);
 }
 
@@ -471,9 +472,10 @@ int dt_session_finalize(dt_session *s)
     dt_store_visit(&s->store, pass1_event, &p1);
     size_t kept = p1.n;
     if (p1.mapped && nsamples >= 2 && s->clock.mode == DT_CLOCK_OFFSET)
-        dt_add_note(s, "the vendor clock did not advance with the host clock between its %zu samples (it went "
-                       "backwards or stood still): vendor times are mapped by the first sample's offset alone; events "
-                       "that fall outside the capture window are counted in out_of_window",
+        dt_add_note(s,
+                    "the vendor clock did not advance with the host clock between its %zu samples (it went "
+                    "backwards or stood still): vendor times are mapped by the first sample's offset alone; events "
+                    "that fall outside the capture window are counted in out_of_window",
                     nsamples);
     /* Pass 2: attach external ids, filter the window, record flow halves, demangle the
      * kernel names of the events kept (in their order, as a pass of its own did). */
@@ -484,8 +486,10 @@ int dt_session_finalize(dt_session *s)
     for (size_t i = 0; i < kept; i++) {
         devtrace_event *ev = all[i];
         int device = is_device_kind(ev->kind);
-        corr_entry *e = ev->correlation ? corr_map_get(&m, ev->correlation, device || ev->kind == DEVTRACE_KIND_RUNTIME) : NULL;
-        if (e && (e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL) && ev->kind != DEVTRACE_KIND_CPU_OP) {
+        corr_entry *e =
+            ev->correlation ? corr_map_get(&m, ev->correlation, device || ev->kind == DEVTRACE_KIND_RUNTIME) : NULL;
+        if (e && (e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL) &&
+            ev->kind != DEVTRACE_KIND_CPU_OP) {
             ev->external_id = e->external;
             ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         }

@@ -32,8 +32,10 @@ int dt_host_clock_choice_from_env(dt_host_clock_choice *choice, devtrace_error *
         *choice = DT_HOST_CLOCK_CLOCK;
         return 0;
     }
-    dt_error_set(err, DEVTRACE_EINVAL, "$DEVTRACE_HOST_CLOCK=\"%s\" is not tsc or clock; unset it (automatic) or set "
-                                       "one of them", v);
+    dt_error_set(err, DEVTRACE_EINVAL,
+                 "$DEVTRACE_HOST_CLOCK=\"%s\" is not tsc or clock; unset it (automatic) or set "
+                 "one of them",
+                 v);
     return -1;
 }
 

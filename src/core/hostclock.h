@@ -40,9 +40,9 @@
 #define DT_TICKS_SAMPLE_PERIOD_MS 10u
 
 typedef enum dt_host_clock_choice {
-    DT_HOST_CLOCK_AUTO = 0,  /* the counter when the clocksource is "tsc" */
-    DT_HOST_CLOCK_TSC = 1,   /* forced */
-    DT_HOST_CLOCK_CLOCK = 2  /* the backend's clock on every call */
+    DT_HOST_CLOCK_AUTO = 0, /* the counter when the clocksource is "tsc" */
+    DT_HOST_CLOCK_TSC = 1,  /* forced */
+    DT_HOST_CLOCK_CLOCK = 2 /* the backend's clock on every call */
 } dt_host_clock_choice;
 
 /* Reads the clock that ticks are converted to (the backend's host clock): 0 on success. */
@@ -50,11 +50,11 @@ typedef int (*dt_ticks_read_fn)(uint64_t *ns);
 
 /* A session's counter state (session.h embeds it; zero is "not stamping ticks"). */
 typedef struct dt_ticks {
-    int on;                   /* the backend stamps calls with the counter */
-    dt_ticks_read_fn read;    /* the clock the ticks are converted to */
-    uint64_t period;          /* ticks between periodic samples (0 until calibrated) */
-    _Atomic uint64_t last;    /* ticks of the last sample */
-    dt_clock_sample anchor;   /* the first sample (ticks, clock ns): for conversions while recording */
+    int on;                 /* the backend stamps calls with the counter */
+    dt_ticks_read_fn read;  /* the clock the ticks are converted to */
+    uint64_t period;        /* ticks between periodic samples (0 until calibrated) */
+    _Atomic uint64_t last;  /* ticks of the last sample */
+    dt_clock_sample anchor; /* the first sample (ticks, clock ns): for conversions while recording */
 } dt_ticks;
 
 static inline uint64_t dt_tsc_read(void)

@@ -92,8 +92,7 @@ uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len)
     uint32_t block = t->count / DT_INTERN_BLOCK;
     if (block >= DT_INTERN_BLOCKS)
         goto end;
-    if (!t->blocks[block] &&
-        !(t->blocks[block] = calloc(DT_INTERN_BLOCK, sizeof(struct dt_intern_entry))))
+    if (!t->blocks[block] && !(t->blocks[block] = calloc(DT_INTERN_BLOCK, sizeof(struct dt_intern_entry))))
         goto end;
     char *copy = malloc(len + 1);
     if (!copy)

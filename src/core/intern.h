@@ -19,7 +19,7 @@ typedef struct dt_intern {
     pthread_mutex_t lock;
     struct dt_intern_entry *blocks[DT_INTERN_BLOCKS]; /* owned; entries never move */
     uint32_t count;
-    uint32_t *slots;    /* open addressing: id, 0 = empty */
+    uint32_t *slots; /* open addressing: id, 0 = empty */
     uint32_t nslots;
     uint64_t generation; /* distinguishes tables in thread-local caches */
 } dt_intern;

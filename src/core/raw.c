@@ -55,7 +55,8 @@ static void write_bytes(dt_raw_writer *w, const void *p, size_t n)
 }
 
 /* One chunk: tag, length, a fixed head, then a variable tail (lock held). */
-static void write_chunk(dt_raw_writer *w, const char tag[4], const void *head, size_t hlen, const void *tail, size_t tlen)
+static void write_chunk(dt_raw_writer *w, const char tag[4], const void *head, size_t hlen, const void *tail,
+                        size_t tlen)
 {
     unsigned char h[12];
     memcpy(h, tag, 4);
@@ -126,8 +127,9 @@ dt_raw_writer *dt_raw_open(const char *path, const char *vendor, uint32_t api_ve
     w->path = strdup(path);
     w->f = fopen(path, "wb");
     if (!w->f || !w->seen || !w->path) {
-        dt_error_set(err, DEVTRACE_EIO, "cannot write the raw capture %s: %s; check that the directory exists and is writable",
-                     path, strerror(errno ? errno : ENOMEM));
+        dt_error_set(err, DEVTRACE_EIO,
+                     "cannot write the raw capture %s: %s; check that the directory exists and is writable", path,
+                     strerror(errno ? errno : ENOMEM));
         if (w->f)
             fclose(w->f);
         free(w->seen);
@@ -191,9 +193,9 @@ void dt_raw_device(dt_raw_writer *w, const dt_device_props *d)
     payload p = {.len = 0};
     pl_u32(&p, (uint32_t)d->id);
     pl_u64(&p, d->total_global_mem);
-    const int fields[] = {d->compute_major, d->compute_minor, d->max_threads_per_block, d->max_threads_per_sm,
-                          d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm, d->warp_size, d->num_sms,
-                          d->has_occupancy};
+    const int fields[] = {d->compute_major,     d->compute_minor,  d->max_threads_per_block, d->max_threads_per_sm,
+                          d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm,           d->warp_size,
+                          d->num_sms,           d->has_occupancy};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         pl_u32(&p, (uint32_t)fields[i]);
     pl_u64(&p, d->smem_per_block);
@@ -396,9 +398,9 @@ static int parse_device(reader *r, const dt_raw_visitor *v)
     memset(&d, 0, sizeof d);
     d.id = (int)rd_u32(r);
     d.total_global_mem = rd_u64(r);
-    int *fields[] = {&d.compute_major, &d.compute_minor, &d.max_threads_per_block, &d.max_threads_per_sm,
-                     &d.max_blocks_per_sm, &d.regs_per_block, &d.regs_per_sm, &d.warp_size, &d.num_sms,
-                     &d.has_occupancy};
+    int *fields[] = {&d.compute_major,     &d.compute_minor,  &d.max_threads_per_block, &d.max_threads_per_sm,
+                     &d.max_blocks_per_sm, &d.regs_per_block, &d.regs_per_sm,           &d.warp_size,
+                     &d.num_sms,           &d.has_occupancy};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         *fields[i] = (int)rd_u32(r);
     d.smem_per_block = rd_u64(r);

@@ -97,7 +97,7 @@ typedef struct dt_raw_info {
     uint64_t chunks, unknown_chunks;
     uint64_t buffers, buffer_bytes; /* BUF and BUFM chunks, and their valid bytes */
     int has_window;                 /* a WIN chunk was seen: the session stopped normally */
-    int truncated; /* the last chunk was cut short (a capture that was killed) */
+    int truncated;                  /* the last chunk was cut short (a capture that was killed) */
 } dt_raw_info;
 
 /* Parses a whole capture in memory, calling the visitor per chunk in file order.

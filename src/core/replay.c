@@ -161,9 +161,11 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
      * capture's vendor (then decoding it as a known one is the way to read it: noted). */
     const dt_backend *decoding = dt_backend_find(vendor);
     if (!decoding || !decoding->raw_decoder)
-        return dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND, "no backend named \"%s\" that replays raw captures is "
+        return dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND,
+                            "no backend named \"%s\" that replays raw captures is "
                             "compiled into this devtrace; decode it as another with --backend NAME (see 'devtrace "
-                            "list')", vendor);
+                            "list')",
+                            vendor);
     c.decoder = decoding->raw_decoder; /* the backend's own (dt_backend.raw_decoder) */
     int other_vendor = strcmp(vendor, info.vendor) != 0;
     if (other_vendor && c.decoder->same_records(dt_backend_find(info.vendor), decoding) == 0)
@@ -186,7 +188,8 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         meta_string(c.meta.runtime_category, c.meta.runtime_category_len, category, sizeof category);
     } else {
         const dt_backend *b = dt_backend_find(vendor);
-        snprintf(category, sizeof category, "%s", b && b->runtime_category ? b->runtime_category : "privateuse1_runtime");
+        snprintf(category, sizeof category, "%s",
+                 b && b->runtime_category ? b->runtime_category : "privateuse1_runtime");
     }
     c.s = dt_session_new_offline(backend, validation, category, err);
     if (!c.s)
@@ -221,8 +224,9 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     c.decoder->close(c.dst);
 
     if (!info.has_window)
-        dt_add_note(c.s, "the raw capture ends before its session stopped (the program was killed, or called _exit): "
-                         "it has no window, devices or notes; events come from its %llu buffers",
+        dt_add_note(c.s,
+                    "the raw capture ends before its session stopped (the program was killed, or called _exit): "
+                    "it has no window, devices or notes; events come from its %llu buffers",
                     (unsigned long long)info.buffers);
     if (info.truncated)
         dt_add_note(c.s, "the raw capture's last chunk is cut short and was ignored");

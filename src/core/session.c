@@ -16,7 +16,6 @@
 #include "errors.h"
 #include "../../python/devtrace/observer_api.h" /* what the PyTorch observer calls */
 
-
 static atomic_uint_fast64_t session_generations = 1;
 static dt_session *_Atomic default_session;
 
@@ -115,8 +114,8 @@ static int session_init_common(dt_session *s, uint64_t max_events)
     return 0;
 }
 
-dt_session *dt_session_new_offline(const char *backend_name, const char *validation,
-                                   const char *runtime_category, devtrace_error *err)
+dt_session *dt_session_new_offline(const char *backend_name, const char *validation, const char *runtime_category,
+                                   devtrace_error *err)
 {
     dt_session *s = calloc(1, sizeof *s);
     if (!s || session_init_common(s, UINT64_MAX) != 0) {
@@ -159,7 +158,8 @@ static const dt_backend *select_backend(const char *name, char *reasons, size_t 
             used += (size_t)n;
     }
     if (!used)
-        snprintf(reasons, rlen, "no tracing backend is compiled into this devtrace (built with DEVTRACE_BACKENDS empty)");
+        snprintf(reasons, rlen,
+                 "no tracing backend is compiled into this devtrace (built with DEVTRACE_BACKENDS empty)");
     return &dt_backend_unavailable;
 }
 
@@ -187,8 +187,10 @@ devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *er
     devtrace_config_init(&local);
     if (given) {
         if (given->size && given->size < offsetof(devtrace_config, backend)) {
-            dt_error_set(err, DEVTRACE_EINVAL, "devtrace_config.size is %zu, smaller than any devtrace_config; "
-                         "fill the config with devtrace_config_init", given->size);
+            dt_error_set(err, DEVTRACE_EINVAL,
+                         "devtrace_config.size is %zu, smaller than any devtrace_config; "
+                         "fill the config with devtrace_config_init",
+                         given->size);
             return NULL;
         }
         size_t n = given->size && given->size < sizeof local ? given->size : sizeof local;
@@ -203,7 +205,8 @@ devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *er
     if (!max_events && me && *me) {
         if (dt_parse_u64(me, &max_events) != 0 || max_events == 0) {
             dt_error_set(err, DEVTRACE_EINVAL,
-                         "$DEVTRACE_MAX_EVENTS=\"%s\" is not a positive integer; unset it or set a count like 1000000", me);
+                         "$DEVTRACE_MAX_EVENTS=\"%s\" is not a positive integer; unset it or set a count like 1000000",
+                         me);
             return NULL;
         }
     }
@@ -263,8 +266,9 @@ devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *er
     } else if (s->raw_path[0] && !(b->caps & DT_CAP_RAW_CAPTURE)) {
         char can[256];
         dt_backend_names_with(DT_CAP_RAW_CAPTURE, can, sizeof can);
-        dt_add_note(s, "raw capture %s not written: the %s backend cannot save one (a .dtraw holds vendor activity "
-                       "buffers, and its events do not come from such buffers); the backends that can: %s",
+        dt_add_note(s,
+                    "raw capture %s not written: the %s backend cannot save one (a .dtraw holds vendor activity "
+                    "buffers, and its events do not come from such buffers); the backends that can: %s",
                     s->raw_path, b->name, can[0] ? can : "none in this build");
     }
     return s;
@@ -477,8 +481,12 @@ int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
 {
     if (!s || !name)
         return DEVTRACE_EINVAL;
-    dt_external_frame f = {.id = id, .start_ns = dt_realtime_ns(), .name_id = dt_session_intern(s, name),
-                           .is_range = 1, .clock_flags = DEVTRACE_EVENT_HOST_CLOCK, .sequence_nr = -1};
+    dt_external_frame f = {.id = id,
+                           .start_ns = dt_realtime_ns(),
+                           .name_id = dt_session_intern(s, name),
+                           .is_range = 1,
+                           .clock_flags = DEVTRACE_EVENT_HOST_CLOCK,
+                           .sequence_nr = -1};
     return push_frame(s, ext_stack_bind(s), &f);
 }
 
@@ -556,10 +564,13 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
         return DEVTRACE_EINVAL;
     dt_external_stack *x = ext_stack_bind(s);
     int ticks = s->ticks.on;
-    dt_external_frame f = {.id = id, .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
-                           .name_id = op_name(s, x, name), .is_range = 1,
+    dt_external_frame f = {.id = id,
+                           .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
+                           .name_id = op_name(s, x, name),
+                           .is_range = 1,
                            .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
-                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr, .fwd_thread_id = fwd_thread_id};
+                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr,
+                           .fwd_thread_id = fwd_thread_id};
     return push_frame(s, x, &f);
 }
 

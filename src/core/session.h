@@ -54,7 +54,7 @@ static inline int dt_trace_lists_processes(size_t nprocesses, uint64_t forked_un
 }
 /* Device lanes of a process after the first of a session: base + its device index,
  * above any process id (at most 2^22 on Linux). */
-#define DT_PROCESS_DEVICE_BASE(index) ((index) ? (1u << 30) + (uint32_t)(index) * 256u : 0u)
+#define DT_PROCESS_DEVICE_BASE(index) ((index) ? (1u << 30) + (uint32_t)(index)*256u : 0u)
 
 struct devtrace_session {
     const dt_backend *backend; /* borrowed; NULL for an offline (replayed/received) session */
@@ -63,7 +63,7 @@ struct devtrace_session {
     char validation[256];
     char runtime_category[40];
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
-    char raw_path[1024]; /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
+    char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
     uint64_t generation;
     int rank, world_size;
@@ -123,8 +123,8 @@ static inline uint64_t dt_lane_key(const devtrace_event *ev)
 
 /* An offline session (no backend): events, names and samples are added through the
  * functions below, then finalised and written like a live one. */
-dt_session *dt_session_new_offline(const char *backend_name, const char *validation,
-                                   const char *runtime_category, devtrace_error *err);
+dt_session *dt_session_new_offline(const char *backend_name, const char *validation, const char *runtime_category,
+                                   devtrace_error *err);
 
 /* Stores a copy of ev. Returns -1 when the store is full: the store counts that drop
  * itself (dropped_store_full at finalise), so callers must not count it again. */
@@ -175,8 +175,8 @@ uint32_t dt_session_intern(dt_session *s, const char *name);
 #define DT_EXTERNAL_DEPTH 128
 typedef struct dt_external_frame {
     uint64_t id;
-    uint64_t start_ns;      /* ranges only: realtime ns, or ticks when clock_flags has DT_EVENT_TICKS */
-    uint32_t name_id;       /* ranges only */
+    uint64_t start_ns; /* ranges only: realtime ns, or ticks when clock_flags has DT_EVENT_TICKS */
+    uint32_t name_id;  /* ranges only */
     uint16_t is_range;
     uint16_t clock_flags;   /* ranges only: DEVTRACE_EVENT_HOST_CLOCK or DT_EVENT_TICKS */
     int64_t sequence_nr;    /* ranges only: the framework's sequence number, -1: none */
@@ -258,9 +258,9 @@ void dt_set_default_session(dt_session *s);
 /* Occupancy (occupancy.c). Returns 0 and fills the figures, or -1 when the device has
  * no attributes or the launch is not valid for it. */
 typedef struct dt_occupancy {
-    double blocks_per_sm;       /* launched blocks / SMs */
-    double warps_per_sm;        /* blocks_per_sm * warps per block */
-    int active_blocks_per_sm;   /* theoretical limit from registers, shared memory, threads */
+    double blocks_per_sm;     /* launched blocks / SMs */
+    double warps_per_sm;      /* blocks_per_sm * warps per block */
+    int active_blocks_per_sm; /* theoretical limit from registers, shared memory, threads */
     double est_achieved_occupancy_pct;
 } dt_occupancy;
 int dt_occupancy_compute(const dt_device_props *dev, const devtrace_event *kernel, dt_occupancy *out);

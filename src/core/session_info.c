@@ -162,8 +162,7 @@ int devtrace_stop_with_error(devtrace_session *s, devtrace_error *err)
     return dt_error_set(err, 0, "%s", "");
 }
 
-int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
-                          devtrace_error *err)
+int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count, devtrace_error *err)
 {
     if (count)
         *count = 0;

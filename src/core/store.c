@@ -282,8 +282,7 @@ devtrace_event *dt_store_cursor_refill(dt_store_cursor *cur)
 static void run_publish(dt_store_cursor *cur)
 {
     if (cur->run_next)
-        atomic_store_explicit(&cur->chunk->count, (uint32_t)(cur->run_next - cur->chunk->events),
-                              memory_order_release);
+        atomic_store_explicit(&cur->chunk->count, (uint32_t)(cur->run_next - cur->chunk->events), memory_order_release);
 }
 
 devtrace_event *dt_store_run_refill(dt_store_cursor *cur, dt_store *st)
@@ -294,8 +293,7 @@ devtrace_event *dt_store_run_refill(dt_store_cursor *cur, dt_store *st)
         return NULL;
     dt_slot *slot = cur->slot;
     dt_chunk *c = slot->current;
-    if ((!c || atomic_load_explicit(&c->count, memory_order_relaxed) >= c->capacity) &&
-        !(c = replace_chunk(st, slot)))
+    if ((!c || atomic_load_explicit(&c->count, memory_order_relaxed) >= c->capacity) && !(c = replace_chunk(st, slot)))
         return NULL;
     cur->chunk = c;
     cur->run_next = c->events + atomic_load_explicit(&c->count, memory_order_relaxed);

@@ -34,7 +34,7 @@ typedef struct dt_chunk {
     struct dt_chunk *next;
     _Atomic uint32_t count; /* published with release by the owner thread */
     uint32_t capacity;
-    uint32_t handed;        /* events [0, handed) were given to on_full (under the store's hand_lock) */
+    uint32_t handed; /* events [0, handed) were given to on_full (under the store's hand_lock) */
     devtrace_event events[];
 } dt_chunk;
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
@@ -47,11 +47,11 @@ _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT
 typedef struct dt_chunk_provider {
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    dt_chunk *ready;    /* allocated and touched, not yet handed out (owned) */
+    dt_chunk *ready; /* allocated and touched, not yet handed out (owned) */
     unsigned nready;
-    uint64_t handed;    /* chunks handed out */
-    int state;          /* 0: not started; 1: running; -1: not available */
-    int pid;            /* the process that started the thread (a forked child does not have it) */
+    uint64_t handed; /* chunks handed out */
+    int state;       /* 0: not started; 1: running; -1: not available */
+    int pid;         /* the process that started the thread (a forked child does not have it) */
 } dt_chunk_provider;
 /* The provider's state, ready chunks and chunks handed out so far (for tests). */
 void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed);
@@ -71,10 +71,10 @@ typedef void (*dt_chunk_full_fn)(void *user, const devtrace_event *events, size_
 
 struct dt_store {
     pthread_mutex_t lock;
-    dt_chunk *full;        /* filed chunks, in filing order (owned) */
-    dt_chunk **full_tail;  /* where the next filed chunk is linked */
-    dt_slot *slots;        /* one per appending thread (owned) */
-    uint64_t generation;   /* identifies this store in thread-local caches */
+    dt_chunk *full;       /* filed chunks, in filing order (owned) */
+    dt_chunk **full_tail; /* where the next filed chunk is linked */
+    dt_slot *slots;       /* one per appending thread (owned) */
+    uint64_t generation;  /* identifies this store in thread-local caches */
     uint64_t max_events;
     _Atomic uint64_t reserved; /* event capacity handed out to chunks */
     dt_chunk_full_fn on_full;
@@ -163,8 +163,6 @@ void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user);
 /* Hands the calling thread's partially filled chunk to on_full (for shipping), and
  * starts a new one. */
 void dt_store_flush_thread(dt_store *st);
-
-
 
 /* Hands on_full the events every thread published since they were last handed over,
  * leaving the chunks with their threads (which go on appending): for shipping what was

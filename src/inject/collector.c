@@ -24,21 +24,21 @@
 #include "wire.h"
 
 static struct {
-    atomic_int claimed;       /* autostart ran (successfully or not) in this process */
-    int fd;                   /* pipe to the recorder, -1 when none */
-    pid_t pid;                /* the process that owns the session */
+    atomic_int claimed; /* autostart ran (successfully or not) in this process */
+    int fd;             /* pipe to the recorder, -1 when none */
+    pid_t pid;          /* the process that owns the session */
     dt_session *session;
     pthread_mutex_t ship_lock;
-    uint32_t names_shipped;   /* names [1, names_shipped) are on the wire */
+    uint32_t names_shipped; /* names [1, names_shipped) are on the wire */
     size_t samples_shipped;
     size_t tick_samples_shipped;
     atomic_int finished;
-    atomic_int broken;        /* a write failed: the recorder is gone */
-    int wake[2], done[2];     /* signal handler -> shipper thread -> handler */
-    atomic_int shipper;       /* the shipper thread runs */
-    atomic_long shipper_tid;  /* its kernel thread id */
-    struct sockaddr_un addr;  /* the recorder's socket ($DEVTRACE_COLLECT_SOCKET) */
-    socklen_t addr_len;       /* 0: connected through an inherited descriptor instead */
+    atomic_int broken;       /* a write failed: the recorder is gone */
+    int wake[2], done[2];    /* signal handler -> shipper thread -> handler */
+    atomic_int shipper;      /* the shipper thread runs */
+    atomic_long shipper_tid; /* its kernel thread id */
+    struct sockaddr_un addr; /* the recorder's socket ($DEVTRACE_COLLECT_SOCKET) */
+    socklen_t addr_len;      /* 0: connected through an inherited descriptor instead */
 } col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .done = {-1, -1}};
 
 /* How long a signal handler waits for the final flush before the program dies of the signal
@@ -109,7 +109,7 @@ static void on_chunk_full(void *user, const devtrace_event *events, size_t n)
 {
     dt_session *s = user;
     if (getpid() != col.pid)
-        return; /* a forked child: its parent ships */
+        return;         /* a forked child: its parent ships */
     dt_ticks_sample(s); /* the recorder converts this chunk's ticks between samples it already has */
     pthread_mutex_lock(&col.ship_lock);
     ship_new_names(s);

@@ -53,8 +53,8 @@ static int gather(gathered *g, const dt_report *const *reports, size_t n, dt_com
         const dt_report *r = reports[s];
         if (by == DT_BY_KERNEL) {
             for (size_t i = 0; i < r->nkernels; i++)
-                if (gather_one(g, s, dt_report_name(r, r->kernels[i].name), r->kernels[i].count,
-                               r->kernels[i].total_ns, 0) != 0)
+                if (gather_one(g, s, dt_report_name(r, r->kernels[i].name), r->kernels[i].count, r->kernels[i].total_ns,
+                               0) != 0)
                     return -1;
         } else {
             for (size_t i = 0; i < r->nops; i++)
@@ -99,12 +99,12 @@ static int cmp_diff(const void *x, const void *y, void *names)
     return strcmp(dt_intern_get(names, p->name), dt_intern_get(names, q->name));
 }
 
-static const dt_column kernel_diff_columns[] = {{"name", 'w'},       {"count_a", 'n'},  {"total_us_a", 'n'},
-                                                {"count_b", 'n'},    {"total_us_b", 'n'}, {"delta_us", 'n'},
+static const dt_column kernel_diff_columns[] = {{"name", 'w'},    {"count_a", 'n'},    {"total_us_a", 'n'},
+                                                {"count_b", 'n'}, {"total_us_b", 'n'}, {"delta_us", 'n'},
                                                 {"ratio", 'n'}};
-static const dt_column op_diff_columns[] = {{"name", 'w'},        {"count_a", 'n'},    {"device_us_a", 'n'},
-                                            {"count_b", 'n'},     {"device_us_b", 'n'}, {"delta_us", 'n'},
-                                            {"ratio", 'n'},       {"cpu_us_a", 'n'},   {"cpu_us_b", 'n'}};
+static const dt_column op_diff_columns[] = {{"name", 'w'},    {"count_a", 'n'},     {"device_us_a", 'n'},
+                                            {"count_b", 'n'}, {"device_us_b", 'n'}, {"delta_us", 'n'},
+                                            {"ratio", 'n'},   {"cpu_us_a", 'n'},    {"cpu_us_b", 'n'}};
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
 int dt_diff_table(const dt_report *a, const dt_report *b, dt_compare_by by, dt_table *t)
@@ -177,8 +177,9 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static const dt_column rank_columns[] = {{"name", 'w'},         {"ranks", 'n'},   {"min_total_us", 'n'},
-                                         {"median_total_us", 'n'}, {"max_total_us", 'n'}, {"slowest_rank", 'n'}};
+static const dt_column rank_columns[] = {{"name", 'w'},         {"ranks", 'n'},
+                                         {"min_total_us", 'n'}, {"median_total_us", 'n'},
+                                         {"max_total_us", 'n'}, {"slowest_rank", 'n'}};
 
 int dt_ranks_table(const dt_report *const *reports, size_t n, dt_compare_by by, dt_table *t)
 {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 typedef struct dt_keymap {
-    int64_t *keys; /* owned: two per slot */
+    int64_t *keys;    /* owned: two per slot */
     uint32_t *values; /* owned: value + 1 per slot, 0 = empty */
     size_t nslots, count;
 } dt_keymap;

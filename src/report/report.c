@@ -55,7 +55,7 @@ struct dt_report_acc {
     dt_keymap instance_map;
     char *short_buf; /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
-    int failed;       /* out of memory */
+    int failed; /* out of memory */
 };
 
 const char *dt_report_name(const dt_report *r, uint32_t id)
@@ -96,13 +96,13 @@ static int grow_names(struct dt_report_acc *a, uint32_t id)
     size_t cap = a->nnames_cap ? a->nnames_cap : 256;
     while (cap <= id)
         cap *= 2;
-#define GROW(field)                                                                                           \
-    do {                                                                                                      \
-        void *p = realloc(a->field, cap * sizeof *a->field);                                                  \
-        if (!p)                                                                                               \
-            return -1;                                                                                        \
-        a->field = p;                                                                                         \
-        memset(a->field + a->nnames_cap, 0, (cap - a->nnames_cap) * sizeof *a->field);                        \
+#define GROW(field)                                                                    \
+    do {                                                                               \
+        void *p = realloc(a->field, cap * sizeof *a->field);                           \
+        if (!p)                                                                        \
+            return -1;                                                                 \
+        a->field = p;                                                                  \
+        memset(a->field + a->nnames_cap, 0, (cap - a->nnames_cap) * sizeof *a->field); \
     } while (0)
     GROW(kernels);
     GROW(kernel_durations);
@@ -525,8 +525,8 @@ int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err
     return end(r, rc, err, errlen);
 }
 
-int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode,
-                          char *err, size_t errlen)
+int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode, char *err,
+                          size_t errlen)
 {
     if (begin(r, name, mode, err, errlen) != 0)
         return -1;
@@ -553,18 +553,17 @@ void dt_report_free(dt_report *r)
 
 /* ---- tables ---- */
 
-static const dt_column kernel_columns[] = {{"name", 'w'},   {"count", 'n'},     {"total_us", 'n'},
-                                           {"avg_us", 'n'}, {"min_us", 'n'},    {"max_us", 'n'},
-                                           {"median_us", 'n'}, {"percent", 'n'}};
+static const dt_column kernel_columns[] = {{"name", 'w'},   {"count", 'n'},  {"total_us", 'n'},  {"avg_us", 'n'},
+                                           {"min_us", 'n'}, {"max_us", 'n'}, {"median_us", 'n'}, {"percent", 'n'}};
 static const dt_column memory_columns[] = {
     {"name", 'w'}, {"count", 'n'}, {"bytes", 'n'}, {"total_us", 'n'}, {"avg_gbps", 'n'}};
 static const dt_column api_columns[] = {
     {"name", 'w'}, {"count", 'n'}, {"total_us", 'n'}, {"avg_us", 'n'}, {"max_us", 'n'}};
 static const dt_column op_columns[] = {{"name", 'w'}, {"count", 'n'}, {"cpu_total_us", 'n'}, {"device_us", 'n'}};
-static const dt_column stream_columns[] = {
-    {"device", 'n'},     {"stream", 'n'},     {"busy_us", 'n'},    {"span_us", 'n'},
-    {"busy_percent", 'n'}, {"gap1_us", 'n'},  {"gap1_at_us", 'n'}, {"gap2_us", 'n'},
-    {"gap2_at_us", 'n'}, {"gap3_us", 'n'},    {"gap3_at_us", 'n'}};
+static const dt_column stream_columns[] = {{"device", 'n'},     {"stream", 'n'},       {"busy_us", 'n'},
+                                           {"span_us", 'n'},    {"busy_percent", 'n'}, {"gap1_us", 'n'},
+                                           {"gap1_at_us", 'n'}, {"gap2_us", 'n'},      {"gap2_at_us", 'n'},
+                                           {"gap3_us", 'n'},    {"gap3_at_us", 'n'}};
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
 /* total / count in ns, rounded to the nearest ns */
@@ -688,8 +687,9 @@ static void write_header_text(const dt_report *r, FILE *out)
     if (r->rank >= 0)
         fprintf(out, ", rank %lld", (long long)r->rank);
     fprintf(out, ", %s us from the first event to the end of the last\n", span);
-    fprintf(out, "  complete events: kernel=%llu memcpy=%llu memset=%llu runtime=%llu cpu_op=%llu "
-                 "python_function=%llu user_annotation=%llu other=%llu\n",
+    fprintf(out,
+            "  complete events: kernel=%llu memcpy=%llu memset=%llu runtime=%llu cpu_op=%llu "
+            "python_function=%llu user_annotation=%llu other=%llu\n",
             (unsigned long long)r->counted[DT_TR_KERNEL], (unsigned long long)r->counted[DT_TR_MEMCPY],
             (unsigned long long)r->counted[DT_TR_MEMSET], (unsigned long long)r->counted[DT_TR_RUNTIME],
             (unsigned long long)r->counted[DT_TR_CPU_OP], (unsigned long long)r->counted[DT_TR_PYTHON],

@@ -56,11 +56,11 @@ typedef struct dt_stream_row {
 struct dt_report_acc;
 
 typedef struct dt_report {
-    char *path;             /* owned */
+    char *path; /* owned */
     dt_names_mode names_mode;
-    dt_intern names;        /* every name met (ids in the rows) */
-    dt_tr_info info;        /* the top-level members: rank, the devtrace section */
-    int64_t rank;           /* distributedInfo's rank, or the trace's place among those given */
+    dt_intern names; /* every name met (ids in the rows) */
+    dt_tr_info info; /* the top-level members: rank, the devtrace section */
+    int64_t rank;    /* distributedInfo's rank, or the trace's place among those given */
     /* The rows, each table sorted by time (longest first, then by name). */
     dt_kernel_row *kernels;
     size_t nkernels;
@@ -72,11 +72,11 @@ typedef struct dt_report {
     size_t nops;
     dt_stream_row *streams;
     size_t nstreams;
-    int64_t kernel_ns;      /* all kernels' time */
-    int64_t unlinked_device_ns; /* device time whose External id names no cpu_op in the trace */
-    int64_t first_ts_ns, last_end_ns; /* the trace's first event and the end of its last */
+    int64_t kernel_ns;                  /* all kernels' time */
+    int64_t unlinked_device_ns;         /* device time whose External id names no cpu_op in the trace */
+    int64_t first_ts_ns, last_end_ns;   /* the trace's first event and the end of its last */
     uint64_t counted[DT_TR_KIND_COUNT]; /* complete ('X') events per kind */
-    struct dt_report_acc *acc; /* owned: the state while reading */
+    struct dt_report_acc *acc;          /* owned: the state while reading */
 } dt_report;
 
 /* a + b, held at INT64_MAX / INT64_MIN instead of overflowing (totals of hostile traces). */
@@ -97,8 +97,8 @@ static inline int64_t dt_midpoint(int64_t a, int64_t b)
 /* Reads the trace at path into r (initialised here). 0, or -1 with one line in err. */
 int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err, size_t errlen);
 /* The same from a buffer (tests, the fuzz target). */
-int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode,
-                          char *err, size_t errlen);
+int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size_t len, dt_names_mode mode, char *err,
+                          size_t errlen);
 /* The same from events that are not in a file (devtrace record's exit summary): begin, add each
  * event (its strings only need to live during the call; -1: out of memory), end (0 or -1 with err). */
 int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *err, size_t errlen);
@@ -122,8 +122,7 @@ void dt_report_streams_table(const dt_report *r, dt_table *t);
  * each after a line "# title"; json: one object. */
 void dt_report_write(const dt_report *r, dt_format format, FILE *out, size_t top);
 /* The tables as DIR/kernels.csv ... (csv) or DIR/report.json: 0, or -1 with err. */
-int dt_report_write_dir(const dt_report *r, dt_format format, const char *dir, size_t top, char *err,
-                        size_t errlen);
+int dt_report_write_dir(const dt_report *r, dt_format format, const char *dir, size_t top, char *err, size_t errlen);
 /* The devtrace section: backend, every non-zero loss counter (all but its per-kind counts), notes. */
 void dt_report_write_devtrace_text(const dt_report *r, FILE *out);
 /* mkdir DIR unless it exists: 0, or -1 with err. */

@@ -50,10 +50,14 @@ typedef struct gather {
 static const struct {
     const char *label, *color;
 } kinds[DT_TR_KIND_COUNT] = {
-    [DT_TR_KERNEL] = {"kernel", "#4e79a7"},        [DT_TR_MEMCPY] = {"memcpy", "#f28e2b"},
-    [DT_TR_MEMSET] = {"memset", "#e15759"},        [DT_TR_RUNTIME] = {"runtime call", "#76b7b2"},
-    [DT_TR_CPU_OP] = {"cpu_op", "#59a14f"},        [DT_TR_PYTHON] = {"python_function", "#edc948"},
-    [DT_TR_ANNOTATION] = {"user_annotation", "#b07aa1"}, [DT_TR_OTHER] = {"other", "#bab0ac"},
+    [DT_TR_KERNEL] = {"kernel", "#4e79a7"},
+    [DT_TR_MEMCPY] = {"memcpy", "#f28e2b"},
+    [DT_TR_MEMSET] = {"memset", "#e15759"},
+    [DT_TR_RUNTIME] = {"runtime call", "#76b7b2"},
+    [DT_TR_CPU_OP] = {"cpu_op", "#59a14f"},
+    [DT_TR_PYTHON] = {"python_function", "#edc948"},
+    [DT_TR_ANNOTATION] = {"user_annotation", "#b07aa1"},
+    [DT_TR_OTHER] = {"other", "#bab0ac"},
 };
 
 static int64_t lane_index(gather *g, int is_device, int64_t a, int64_t b)
@@ -166,10 +170,18 @@ static void write_escaped(FILE *f, const char *s, size_t max)
     size_t n = 0;
     for (; *s && n < max; s++, n++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
         default:
             if ((unsigned char)*s >= 0x20)
                 fputc(*s, f);
@@ -209,8 +221,7 @@ static void draw_box(const canvas *c, const gather *g, const box *b, size_t merg
 {
     double x0 = x_of(c, b->start), x1 = x_of(c, b->end);
     double w = x1 - x0 < 0.6 ? 0.6 : x1 - x0;
-    fprintf(c->f,
-            "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"%s>",
+    fprintf(c->f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"%s>",
             dt_tr_kind_name((dt_tr_kind)b->kind), x0, y, w, h, kinds[b->kind].color,
             w >= 3 ? " stroke=\"#ffffff\" stroke-width=\"0.6\"" : ""); /* neighbours stay apart */
     char dur[32], at[32];
@@ -296,8 +307,9 @@ static void draw_busy_strip(const canvas *c, const gather *g, const lane *l, dou
         if (shade > 10)
             shade = 10;
         if (shade > 0)
-            fprintf(c->f, "<rect class=\"busy\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"#1b3a5c\" "
-                          "fill-opacity=\"%.1f\"/>\n",
+            fprintf(c->f,
+                    "<rect class=\"busy\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"#1b3a5c\" "
+                    "fill-opacity=\"%.1f\"/>\n",
                     LABEL_WIDTH + k * 2.0, y, (j - k) * 2, BUSY_STRIP, shade / 10.0);
         k = j;
     }
@@ -325,8 +337,7 @@ static void draw_axis(const canvas *c, double y, double bottom)
         format_time(label, sizeof label, t);
         fprintf(c->f, "<line class=\"tick\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, y,
                 x, bottom);
-        fprintf(c->f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\">%s</text>\n", x, y - 5,
-                label);
+        fprintf(c->f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\">%s</text>\n", x, y - 5, label);
     }
 }
 
@@ -338,8 +349,7 @@ static int write_picture(FILE *f, gather *g, const dt_svg_options *o)
         c.to = c.from + 1000;
     double height = TOP;
     for (size_t i = 0; i < g->nlanes; i++)
-        height += g->lanes[i].is_device ? DEVICE_ROW + BUSY_STRIP + LANE_GAP
-                                        : g->lanes[i].rows * HOST_ROW + LANE_GAP;
+        height += g->lanes[i].is_device ? DEVICE_ROW + BUSY_STRIP + LANE_GAP : g->lanes[i].rows * HOST_ROW + LANE_GAP;
     double lanes_bottom = height;
     height += 40;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -356,8 +366,9 @@ static int write_picture(FILE *f, gather *g, const dt_svg_options *o)
     dt_format_us(to, c.to);
     fprintf(f, "<text class=\"title\" x=\"10\" y=\"18\">");
     write_escaped(f, g->r->path, 200);
-    fprintf(f, "</text>\n<text x=\"10\" y=\"34\">%s us to %s us from the trace's first event; %zu events in %zu "
-               "lanes</text>\n",
+    fprintf(f,
+            "</text>\n<text x=\"10\" y=\"34\">%s us to %s us from the trace's first event; %zu events in %zu "
+            "lanes</text>\n",
             from, to, g->nboxes, g->nlanes);
     draw_axis(&c, TOP - 6, lanes_bottom);
     double y = TOP;
@@ -391,8 +402,9 @@ static int write_picture(FILE *f, gather *g, const dt_svg_options *o)
         fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x + 16, y, kinds[k].label);
         x += 30 + 7.0 * (double)strlen(kinds[k].label);
     }
-    fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#1b3a5c\"/><text x=\"%.0f\" y=\"%.0f\">"
-               "stream busy (darker: busier)</text>\n",
+    fprintf(f,
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#1b3a5c\"/><text x=\"%.0f\" y=\"%.0f\">"
+            "stream busy (darker: busier)</text>\n",
             x, y - 10, x + 16, y);
     fputs("</svg>\n", f);
     return ferror(f) ? -1 : 0;

@@ -14,7 +14,7 @@
 typedef struct dt_svg_options {
     int64_t from_ns, to_ns; /* the window, from the trace's first event; to_ns < 0: to its end */
     dt_names_mode names;
-    int width;              /* pixels; 0: 1600 */
+    int width; /* pixels; 0: 1600 */
 } dt_svg_options;
 
 /* The picture of r's trace (r read with dt_report_read) at out_path: 0, or -1 with err. */

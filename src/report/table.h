@@ -20,9 +20,9 @@ typedef struct dt_table {
     const char *title;        /* borrowed: "kernels", also the CSV file's name */
     const dt_column *columns; /* borrowed */
     int ncolumns;
-    char **cells;             /* owned: row-major */
+    char **cells; /* owned: row-major */
     size_t nrows, ncells, cap;
-    int failed;               /* out of memory while adding: the table is incomplete */
+    int failed; /* out of memory while adding: the table is incomplete */
 } dt_table;
 
 typedef enum dt_format { DT_FORMAT_TABLE, DT_FORMAT_CSV, DT_FORMAT_JSON } dt_format;

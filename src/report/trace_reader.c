@@ -26,14 +26,14 @@ enum { P_OK = 0, P_MORE = 1, P_BAD = 2, P_STOP = 3 };
 
 /* Where the top level stands between units. */
 typedef enum top_state {
-    S_START,       /* before the top-level '{' (or '[') */
-    S_FIRST_KEY,   /* after '{': a member or '}' */
-    S_KEY,         /* after ',': a member */
-    S_AFTER_MEMBER,/* ',' or '}' */
-    S_EV_FIRST,    /* after traceEvents' '[': an event or ']' */
-    S_EV_NEXT,     /* after ',' in traceEvents: an event */
-    S_EV_AFTER,    /* ',' or ']' */
-    S_END,         /* after the closing '}' (or ']'): only whitespace */
+    S_START,        /* before the top-level '{' (or '[') */
+    S_FIRST_KEY,    /* after '{': a member or '}' */
+    S_KEY,          /* after ',': a member */
+    S_AFTER_MEMBER, /* ',' or '}' */
+    S_EV_FIRST,     /* after traceEvents' '[': an event or ']' */
+    S_EV_NEXT,      /* after ',' in traceEvents: an event */
+    S_EV_AFTER,     /* ',' or ']' */
+    S_END,          /* after the closing '}' (or ']'): only whitespace */
     S_FINISHED
 } top_state;
 
@@ -62,8 +62,8 @@ typedef struct reader {
     size_t errlen;
 } reader;
 
-static const char *const kind_names[DT_TR_KIND_COUNT] = {"kernel", "memcpy", "memset", "runtime",
-                                                        "cpu_op", "python_function", "user_annotation", "other"};
+static const char *const kind_names[DT_TR_KIND_COUNT] = {"kernel", "memcpy",          "memset",          "runtime",
+                                                         "cpu_op", "python_function", "user_annotation", "other"};
 
 const char *dt_tr_kind_name(dt_tr_kind kind)
 {
@@ -169,8 +169,7 @@ static inline const char *skip_ws(const char *p, const char *end)
 
 /* 1 for the bytes that end a plain run inside a string: '"', '\\' and control characters. */
 static const unsigned char string_stop[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, ['\\'] = 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1,
 };
 
 /* The first byte from p that ends a plain run of a string (or end). */
@@ -423,8 +422,8 @@ static int parse_number(reader *r, const char **pp, const char *end, number *out
     }
     if (!slow && acc <= (uint64_t)INT64_MAX) {
         out->integer = neg ? -(int64_t)acc : (int64_t)acc; /* exact, also past a double's 53 bits */
-        int64_t milli = acc <= (uint64_t)(INT64_MAX / 1000 - 1) ? (int64_t)(acc * 1000 + frac + (round_digit >= 5))
-                                                               : INT64_MAX;
+        int64_t milli =
+            acc <= (uint64_t)(INT64_MAX / 1000 - 1) ? (int64_t)(acc * 1000 + frac + (round_digit >= 5)) : INT64_MAX;
         out->milli = neg ? -milli : milli;
     } else {
         char text[64];
@@ -1042,8 +1041,9 @@ static int refill(reader *r)
     }
     if (r->len == r->cap) {
         if (r->cap >= DT_TR_MAX_UNIT) {
-            snprintf(r->err, r->errlen, "%s: byte %llu: an event or member larger than %u MiB; not a trace this reader takes",
-                     r->name, (unsigned long long)r->base_offset, DT_TR_MAX_UNIT >> 20);
+            snprintf(r->err, r->errlen,
+                     "%s: byte %llu: an event or member larger than %u MiB; not a trace this reader takes", r->name,
+                     (unsigned long long)r->base_offset, DT_TR_MAX_UNIT >> 20);
             return -1;
         }
         size_t cap = r->cap * 2;
@@ -1122,8 +1122,8 @@ static void format_error(reader *r, const char *at, int truncated)
         snprintf(seen, sizeof seen, "'%c'", c);
     else
         snprintf(seen, sizeof seen, "byte 0x%02x", c);
-    snprintf(r->err, r->errlen, "%s: byte %llu: expected %s, found %s", r->name, (unsigned long long)where,
-             r->expected, seen);
+    snprintf(r->err, r->errlen, "%s: byte %llu: expected %s, found %s", r->name, (unsigned long long)where, r->expected,
+             seen);
 }
 
 static int read_all(reader *r)
@@ -1240,8 +1240,8 @@ int dt_tr_read_buffer_pieces(const char *name, const void *data, size_t len, siz
     return run_reader(&r, info);
 }
 
-int dt_tr_read_buffer(const char *name, const void *data, size_t len, dt_tr_event_fn fn, void *user,
-                      dt_tr_info *info, char *err, size_t errlen)
+int dt_tr_read_buffer(const char *name, const void *data, size_t len, dt_tr_event_fn fn, void *user, dt_tr_info *info,
+                      char *err, size_t errlen)
 {
     return dt_tr_read_buffer_pieces(name, data, len, 0, fn, user, info, err, errlen);
 }

@@ -91,14 +91,14 @@ typedef struct dt_tr_info {
     int has_devtrace;           /* the trace has a "devtrace" section */
     char *backend, *validation; /* owned; NULL when absent */
     struct {
-        char *path;             /* owned: "dropped.store_full", "zero_timestamp", ... */
+        char *path; /* owned: "dropped.store_full", "zero_timestamp", ... */
         int64_t value;
     } counters[DT_TR_MAX_COUNTERS]; /* the devtrace section's numeric members, one level deep */
     int ncounters;
     char *notes[DT_TR_MAX_NOTES]; /* owned */
     int nnotes;
-    uint64_t events;          /* elements of traceEvents */
-    uint64_t bytes;           /* bytes of JSON text read */
+    uint64_t events; /* elements of traceEvents */
+    uint64_t bytes;  /* bytes of JSON text read */
 } dt_tr_info;
 
 dt_tr_kind dt_tr_kind_of_cat(const char *cat, size_t len);
@@ -109,8 +109,8 @@ const char *dt_tr_kind_name(dt_tr_kind kind);
  * nonzero value. info may be NULL. */
 int dt_tr_read_file(const char *path, dt_tr_event_fn fn, void *user, dt_tr_info *info, char *err, size_t errlen);
 /* The same over a buffer in memory (name appears in errors). */
-int dt_tr_read_buffer(const char *name, const void *data, size_t len, dt_tr_event_fn fn, void *user,
-                      dt_tr_info *info, char *err, size_t errlen);
+int dt_tr_read_buffer(const char *name, const void *data, size_t len, dt_tr_event_fn fn, void *user, dt_tr_info *info,
+                      char *err, size_t errlen);
 /* ... reading at most piece bytes at a time (tests and the fuzz target: every boundary). */
 int dt_tr_read_buffer_pieces(const char *name, const void *data, size_t len, size_t piece, dt_tr_event_fn fn,
                              void *user, dt_tr_info *info, char *err, size_t errlen);

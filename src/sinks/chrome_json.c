@@ -25,7 +25,7 @@ typedef struct escaped_name {
 typedef struct trace_names {
     escaped_name *names; /* owned: by name id */
     uint32_t nnames;
-    char *text;          /* owned: the escaped names, one after another */
+    char *text; /* owned: the escaped names, one after another */
 } trace_names;
 
 /* One writer's state: a thread formatting part of a trace has its own. */
@@ -35,7 +35,7 @@ typedef struct writer {
     dt_jsonw w;
     const escaped_name *names; /* borrowed from the trace's trace_names */
     uint32_t nnames;
-    char category[6 * sizeof ((dt_session *)0)->runtime_category + 3]; /* the runtime category, escaped */
+    char category[6 * sizeof((dt_session *)0)->runtime_category + 3]; /* the runtime category, escaped */
     size_t category_len;
 } writer;
 
@@ -357,8 +357,8 @@ static void write_device_properties(writer *wr)
 
 static void put_kind_counts(dt_jsonw *w, const uint64_t *counts)
 {
-    static const int kinds[] = {DEVTRACE_KIND_KERNEL, DEVTRACE_KIND_MEMCPY, DEVTRACE_KIND_MEMSET,
-                                DEVTRACE_KIND_RUNTIME, DEVTRACE_KIND_CPU_OP};
+    static const int kinds[] = {DEVTRACE_KIND_KERNEL, DEVTRACE_KIND_MEMCPY, DEVTRACE_KIND_MEMSET, DEVTRACE_KIND_RUNTIME,
+                                DEVTRACE_KIND_CPU_OP};
     DT_JSONW_LIT(w, "{");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         if (i)
@@ -591,7 +591,8 @@ static void write_tail(writer *wr, const char *trace_name)
 {
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
-    DT_JSONW_LIT(w, "  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": ");
+    DT_JSONW_LIT(
+        w, "  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": ");
     uint64_t end = s->window_stop > s->base_ns ? s->window_stop - s->base_ns : 0;
     dt_jsonw_us3(w, end);
     DT_JSONW_LIT(w, "}\n  ],\n  \"traceName\": ");
@@ -713,8 +714,9 @@ unsigned dt_chrome_write_threads(dt_session *s)
     if (v && *v) {
         if (dt_parse_u64(v, &n) == 0 && n >= 1 && n <= DT_WRITE_THREADS_MAX)
             return (unsigned)n;
-        dt_add_note(s, "$DEVTRACE_WRITE_THREADS=\"%.100s\" is not a thread count from 1 to %d: one per CPU (at most %d) used",
-                    v, DT_WRITE_THREADS_MAX, DT_WRITE_THREADS_DEFAULT_MAX);
+        dt_add_note(
+            s, "$DEVTRACE_WRITE_THREADS=\"%.100s\" is not a thread count from 1 to %d: one per CPU (at most %d) used",
+            v, DT_WRITE_THREADS_MAX, DT_WRITE_THREADS_DEFAULT_MAX);
     }
     int cpus = dt_online_cpus(); /* the CPUs this process may use, not all the machine has */
     return cpus > DT_WRITE_THREADS_DEFAULT_MAX ? DT_WRITE_THREADS_DEFAULT_MAX : (unsigned)cpus;

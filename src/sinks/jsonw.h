@@ -9,11 +9,11 @@
 #include <string.h>
 
 typedef struct dt_jsonw {
-    char *buf;     /* owned */
+    char *buf; /* owned */
     size_t len, cap;
-    FILE *file;    /* borrowed; one of file/gz/none (memory only) */
-    void *gz;      /* gzFile, borrowed */
-    int failed;    /* a write failed: errno kept in err */
+    FILE *file; /* borrowed; one of file/gz/none (memory only) */
+    void *gz;   /* gzFile, borrowed */
+    int failed; /* a write failed: errno kept in err */
     int err;
     uint64_t written; /* bytes handed to the output */
 } dt_jsonw;

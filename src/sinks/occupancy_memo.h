@@ -45,8 +45,8 @@ static inline dt_occ_memo *dt_occ_memo_find(dt_occ_memo *memo, const dt_session 
     uint32_t h = (uint32_t)g[0] * 31u + (uint32_t)g[1] * 7u + (uint32_t)g[2] + (uint32_t)b[0] * 13u +
                  (uint32_t)b[1] * 5u + (uint32_t)b[2] + regs * 3u + (uint32_t)smem + ev->device * 11u;
     dt_occ_memo *m = &memo[(h ^ (h >> 4) ^ (h >> 8)) % DT_OCC_MEMO_SLOTS];
-    if (m->used && m->device == ev->device && m->regs == regs && m->smem == smem && !memcmp(m->grid, g, sizeof m->grid) &&
-        !memcmp(m->block, b, sizeof m->block))
+    if (m->used && m->device == ev->device && m->regs == regs && m->smem == smem &&
+        !memcmp(m->grid, g, sizeof m->grid) && !memcmp(m->block, b, sizeof m->block))
         return m;
     m->used = 1, m->device = ev->device, m->regs = regs, m->smem = smem;
     memcpy(m->grid, g, sizeof m->grid), memcpy(m->block, b, sizeof m->block);

@@ -111,10 +111,24 @@ enum {
     ARG_END
 };
 static const char *const arg_names[ARG_END] = {
-    NULL,          "External id",   "queued",       "device",       "context",
-    "stream",      "correlation",   "registers per thread",         "shared memory",
-    "blocks per SM", "warps per SM", "grid",        "block",        "est. achieved occupancy %",
-    "bytes",       "memory bandwidth (GB/s)",       "cbid",         "Sequence number",
+    NULL,
+    "External id",
+    "queued",
+    "device",
+    "context",
+    "stream",
+    "correlation",
+    "registers per thread",
+    "shared memory",
+    "blocks per SM",
+    "warps per SM",
+    "grid",
+    "block",
+    "est. achieved occupancy %",
+    "bytes",
+    "memory bandwidth (GB/s)",
+    "cbid",
+    "Sequence number",
     "Fwd thread id",
 };
 
@@ -162,8 +176,8 @@ typedef struct trace_facts {
     uint32_t *name_iids; /* owned: by name id, the name's iid (0: no event uses it) */
     uint32_t *names;     /* owned: the name ids the events use, in the order of first use */
     uint32_t nnames;
-    uint32_t ninterned; /* the session's names: an id past them stands for id 0 */
-    uint8_t *levels;    /* owned: by place in s->sorted, the event's nesting level (below) */
+    uint32_t ninterned;   /* the session's names: an id past them stands for id 0 */
+    uint8_t *levels;      /* owned: by place in s->sorted, the event's nesting level (below) */
     uint8_t *lane_levels; /* owned: by named lane, the deepest level its events use */
     uint64_t over_nested; /* events past the last level (left on it, nested wrongly) */
 } trace_facts;
@@ -369,7 +383,8 @@ static int trace_facts_init(trace_facts *t, dt_session *s)
     lane_memo *memo = calloc(LANE_MEMO_SLOTS, sizeof *memo);
     int rc = -1;
     const uint64_t *kinds = s->stats.events; /* the device events: each may be a flow's half */
-    size_t device_events = (size_t)(kinds[DEVTRACE_KIND_KERNEL] + kinds[DEVTRACE_KIND_MEMCPY] + kinds[DEVTRACE_KIND_MEMSET]);
+    size_t device_events =
+        (size_t)(kinds[DEVTRACE_KIND_KERNEL] + kinds[DEVTRACE_KIND_MEMCPY] + kinds[DEVTRACE_KIND_MEMSET]);
     if (!t->name_iids || !t->names || !t->levels || !t->lane_levels || !stacks || !memo ||
         flow_grow(&t->flows, device_events) != 0)
         goto end;
@@ -399,8 +414,9 @@ static int trace_facts_init(trace_facts *t, dt_session *s)
     }
     rc = 0;
     if (t->over_nested)
-        dt_add_note(s, "the Perfetto trace: %llu events overlap more than %d others on their lane without nesting; "
-                       "they are on its last overlapping track, where Perfetto ends them wrongly",
+        dt_add_note(s,
+                    "the Perfetto trace: %llu events overlap more than %d others on their lane without nesting; "
+                    "they are on its last overlapping track, where Perfetto ends them wrongly",
                     (unsigned long long)t->over_nested, NEST_LEVELS - 1);
 end:
     for (size_t i = 0; stacks && i < s->nlanes * NEST_LEVELS; i++)
@@ -639,7 +655,7 @@ static char *put_host_args(char *p, const devtrace_event *ev)
 {
     if (ev->kind != DEVTRACE_KIND_RUNTIME) {
         p = put_arg_uint(p, ARG_EXTERNAL, ev->external_id); /* a CPU op's own id */
-        if (ev->flags & DEVTRACE_EVENT_HAS_SEQUENCE) {       /* Kineto's keys, for autograd ops */
+        if (ev->flags & DEVTRACE_EVENT_HAS_SEQUENCE) {      /* Kineto's keys, for autograd ops */
             p = put_arg_int(p, ARG_SEQUENCE, ev->u.cpu_op.sequence_nr);
             p = put_arg_uint(p, ARG_FWD_THREAD, ev->u.cpu_op.fwd_thread_id);
         }
@@ -918,8 +934,8 @@ static char *put_named_string(char *p, uint32_t field, const char *name, const c
 
 static char *put_kind_counts(char *p, const char *name, const uint64_t *counts)
 {
-    static const int kinds[] = {DEVTRACE_KIND_KERNEL, DEVTRACE_KIND_MEMCPY, DEVTRACE_KIND_MEMSET,
-                                DEVTRACE_KIND_RUNTIME, DEVTRACE_KIND_CPU_OP};
+    static const int kinds[] = {DEVTRACE_KIND_KERNEL, DEVTRACE_KIND_MEMCPY, DEVTRACE_KIND_MEMSET, DEVTRACE_KIND_RUNTIME,
+                                DEVTRACE_KIND_CPU_OP};
     char *dict;
     p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, name, &dict);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -1088,7 +1104,8 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
     } else if (index + 1 == trace_pieces(wr->s)) {
         write_tail(wr);
     } else {
-        size_t first = (index - 1) * PIECE_EVENTS, end = nsorted - first < PIECE_EVENTS ? nsorted : first + PIECE_EVENTS;
+        size_t first = (index - 1) * PIECE_EVENTS,
+               end = nsorted - first < PIECE_EVENTS ? nsorted : first + PIECE_EVENTS;
         for (size_t i = first; i < end && !wr->w.failed; i++) {
             if (i + PREFETCH_AHEAD < nsorted)
                 __builtin_prefetch(wr->s->sorted[i + PREFETCH_AHEAD]);

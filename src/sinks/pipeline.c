@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define DICT_BYTES 32768u      /* deflate's window */
+#define DICT_BYTES 32768u         /* deflate's window */
 #define TEXT_CAP_START (1u << 20) /* a slot's text buffer to begin with; it grows to a piece */
 
 enum piece_phase {
@@ -43,15 +43,15 @@ typedef struct slot {
 
 typedef struct run {
     const dt_pipeline *p;
-    pthread_mutex_t lock; /* guards everything below but the slots' contents, which
+    pthread_mutex_t lock;     /* guards everything below but the slots' contents, which
                              belong to whoever the phase says: maker, then writer */
-    pthread_cond_t to_writer;  /* piece writer_wants is ready */
-    pthread_cond_t room;       /* the writer has made room for piece room_wanted */
-    pthread_cond_t made;       /* a piece's text is final (for made_waiters) */
-    size_t writer_wants;       /* the piece the writer waits for (SIZE_MAX: none) */
-    size_t room_wanted;        /* the first piece waiting for room (SIZE_MAX: none) */
-    unsigned made_waiters;     /* workers waiting for the piece before theirs */
-    slot *slots; /* owned */
+    pthread_cond_t to_writer; /* piece writer_wants is ready */
+    pthread_cond_t room;      /* the writer has made room for piece room_wanted */
+    pthread_cond_t made;      /* a piece's text is final (for made_waiters) */
+    size_t writer_wants;      /* the piece the writer waits for (SIZE_MAX: none) */
+    size_t room_wanted;       /* the first piece waiting for room (SIZE_MAX: none) */
+    unsigned made_waiters;    /* workers waiting for the piece before theirs */
+    slot *slots;              /* owned */
     size_t nslots;
     size_t next;    /* the next piece to claim */
     size_t written; /* pieces written */

@@ -14,12 +14,12 @@
 typedef void (*dt_piece_fn)(void *worker, size_t index, dt_jsonw *out);
 
 typedef struct dt_pipeline {
-    int fd;             /* borrowed: where the bytes go, written with write(2) */
-    int gzip_level;     /* -1: plain text; 0..9: one gzip member at that level */
-    size_t npieces;     /* >= 1 */
+    int fd;         /* borrowed: where the bytes go, written with write(2) */
+    int gzip_level; /* -1: plain text; 0..9: one gzip member at that level */
+    size_t npieces; /* >= 1 */
     dt_piece_fn make;
-    void **workers;     /* borrowed: nworkers states, one per thread */
-    unsigned nworkers;  /* threads wanted, >= 1 */
+    void **workers;    /* borrowed: nworkers states, one per thread */
+    unsigned nworkers; /* threads wanted, >= 1 */
 } dt_pipeline;
 
 /* Writes pieces 0 .. npieces-1 in order. Returns 0; an errno value when a write (or

@@ -8,7 +8,10 @@
 #include "emu_cupti_shape.h"
 #include "emu_vendors.h"
 
-__attribute__((constructor)) static void cupti_emu_load(void) { emu_install(&emu_cupti_vendor); }
+__attribute__((constructor)) static void cupti_emu_load(void)
+{
+    emu_install(&emu_cupti_vendor);
+}
 
 EMU_CUPTI_SHAPE_DEFINE(cupti)
 
@@ -20,4 +23,7 @@ EMU_EXPORT int cudaDeviceGetAttribute(int *value, int attr, int device)
     return emu_device_attribute(value, attr, device);
 }
 
-EMU_EXPORT int cudaGetDeviceCount(int *count) { return emu_device_count(count); }
+EMU_EXPORT int cudaGetDeviceCount(int *count)
+{
+    return emu_device_count(count);
+}

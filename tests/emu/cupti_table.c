@@ -7,6 +7,8 @@
  * offsetof/sizeof of the real structs whenever those headers are installed. */
 #include "emu_vendors.h"
 
+/* The tables below are laid out by hand, a few fields a line. */
+/* clang-format off */
 /* CUpti_ActivityKernel10 (216 bytes). Kernel9 (CUDA 12.x) has the same prefix through name. */
 static const emu_field_at cupti_kernel10[] = {
     {EMU_F_KIND, 4, 0},           {EMU_F_REGISTERS, 2, 6},    {EMU_F_START, 8, 16},
@@ -120,3 +122,4 @@ const emu_vendor emu_cupti_vendor = {
     .faults_supported = EMU_FAULT_ZERO_TIME | EMU_FAULT_CLOCK | EMU_FAULT_DROP | EMU_FAULT_REFUSE_BUFFER |
                         EMU_FAULT_SUBSCRIBE_FAIL | EMU_FAULT_MALFORMED | EMU_FAULT_SMALL_BUFFER,
 };
+/* clang-format on */

@@ -54,7 +54,7 @@ typedef enum emu_field {
     EMU_F_STATIC_SMEM,
     EMU_F_DYNAMIC_SMEM,
     EMU_F_GRID_ID,
-    EMU_F_NAME, /* const char *: the kernel's name; in an API record, the call's name */
+    EMU_F_NAME,        /* const char *: the kernel's name; in an API record, the call's name */
     EMU_F_KERNEL_TYPE, /* const char *: the vendor's kernel type string (emu_vendor.kernel_type) */
     EMU_F_COPY_KIND,
     EMU_F_SRC_KIND,
@@ -71,13 +71,13 @@ typedef enum emu_field {
     EMU_F_EXTERNAL_ID,
     /* callback data (CUpti_CallbackData) */
     EMU_F_CB_SITE,
-    EMU_F_CB_FUNCTION_NAME,     /* const char * */
-    EMU_F_CB_FUNCTION_PARAMS,   /* const void * */
-    EMU_F_CB_RETURN_VALUE_PTR,  /* void * */
-    EMU_F_CB_SYMBOL_NAME,       /* const char * */
-    EMU_F_CB_CONTEXT_PTR,       /* the context handle */
+    EMU_F_CB_FUNCTION_NAME,    /* const char * */
+    EMU_F_CB_FUNCTION_PARAMS,  /* const void * */
+    EMU_F_CB_RETURN_VALUE_PTR, /* void * */
+    EMU_F_CB_SYMBOL_NAME,      /* const char * */
+    EMU_F_CB_CONTEXT_PTR,      /* the context handle */
     EMU_F_CB_CONTEXT_UID,
-    EMU_F_CB_CORRELATION_DATA,  /* uint64_t * */
+    EMU_F_CB_CORRELATION_DATA, /* uint64_t * */
     EMU_F_COUNT
 } emu_field;
 
@@ -96,15 +96,13 @@ typedef struct emu_layout {
     int packed; /* fields may sit at any offset (#pragma pack(1) records, MSPTI) */
 } emu_layout;
 
-#define EMU_LAYOUT(struct_name, record_size, field_table)                                                \
-    {                                                                                                  \
-        (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])),     \
-            (field_table), 0                                                                           \
+#define EMU_LAYOUT(struct_name, record_size, field_table)                                                          \
+    {                                                                                                              \
+        (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])), (field_table), 0 \
     }
-#define EMU_LAYOUT_PACKED(struct_name, record_size, field_table)                                         \
-    {                                                                                                  \
-        (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])),     \
-            (field_table), 1                                                                           \
+#define EMU_LAYOUT_PACKED(struct_name, record_size, field_table)                                                   \
+    {                                                                                                              \
+        (struct_name), (record_size), (uint32_t)(sizeof(field_table) / sizeof((field_table)[0])), (field_table), 1 \
     }
 
 /* The field's entry in a layout, or NULL. */
@@ -129,7 +127,7 @@ typedef struct emu_result_codes {
     emu_result invalid_operation;
     emu_result max_limit_reached; /* GetNextRecord: end of buffer */
     emu_result not_initialized;
-    emu_result queue_empty;       /* PopExternalCorrelationId on an empty stack */
+    emu_result queue_empty; /* PopExternalCorrelationId on an empty stack */
     emu_result invalid_kind;
     emu_result multiple_subscribers;
     emu_result unknown;
@@ -137,8 +135,8 @@ typedef struct emu_result_codes {
 
 /* How the `malformed=N` fault makes a bad record for this vendor. */
 typedef enum emu_malformed_style {
-    EMU_MALFORMED_UNKNOWN_KIND = 1,   /* a kind the tracer does not know; the iterator skips its size */
-    EMU_MALFORMED_INVALID_FIELDS = 2, /* a kernel record with grid 0 and correlation 0 */
+    EMU_MALFORMED_UNKNOWN_KIND = 1,     /* a kind the tracer does not know; the iterator skips its size */
+    EMU_MALFORMED_INVALID_FIELDS = 2,   /* a kernel record with grid 0 and correlation 0 */
     EMU_MALFORMED_END_BEFORE_START = 3, /* a kernel record that ends 1 us before it starts */
 } emu_malformed_style;
 
@@ -182,10 +180,10 @@ typedef struct emu_vendor {
     const char *injection_env; /* the env var naming the injection library, or NULL */
     int64_t clock_epoch_ns;    /* vendor clock = (CLOCK_REALTIME - epoch) * rate */
     double clock_rate;
-    unsigned faults_supported; /* EMU_FAULT_* */
-    const char *preset_name;   /* EMU_FAULT_VENDOR_PRESET: the name, e.g. "maca-3.8" */
-    const char *preset_spec;   /* ... and what it expands to */
-    const char *kernel_type;   /* EMU_F_KERNEL_TYPE of kernel records, or NULL */
+    unsigned faults_supported;  /* EMU_FAULT_* */
+    const char *preset_name;    /* EMU_FAULT_VENDOR_PRESET: the name, e.g. "maca-3.8" */
+    const char *preset_spec;    /* ... and what it expands to */
+    const char *kernel_type;    /* EMU_F_KERNEL_TYPE of kernel records, or NULL */
     uint64_t first_correlation; /* the first correlation id (0: 1); ids are u64, written at the
                                    layout's width */
     /* A vendor whose callback data carries more than the layout's fields (ROCtracer's args

@@ -55,10 +55,21 @@ static _Atomic uint64_t g_dropped_unread; /* reset by GetNumDroppedRecords */
 
 /* The devemu_stats fields counted in shared counters, in one list for the counters, reset
  * and read; callbacks_fired is counted per thread (below). */
-#define EMU_STAT_NAMES(X)                                                                                    \
-    X(runtime_calls) X(api_records) X(kernel_records) X(memcpy_records) X(memset_records)                    \
-    X(external_correlation_records) X(injected_zero_time) X(injected_malformed) X(dropped_records)           \
-    X(buffers_requested) X(buffers_refused) X(buffers_completed)
+/* clang-format off */
+#define EMU_STAT_NAMES(X)           \
+    X(runtime_calls)                \
+    X(api_records)                  \
+    X(kernel_records)               \
+    X(memcpy_records)               \
+    X(memset_records)               \
+    X(external_correlation_records) \
+    X(injected_zero_time)           \
+    X(injected_malformed)           \
+    X(dropped_records)              \
+    X(buffers_requested)            \
+    X(buffers_refused)              \
+    X(buffers_completed)
+/* clang-format on */
 
 static struct {
 #define EMU__DECLARE_STAT(name) _Atomic uint64_t name;
@@ -129,7 +140,10 @@ static _Noreturn void die(const char *what)
     abort();
 }
 
-static void count(_Atomic uint64_t *counter) { atomic_fetch_add_explicit(counter, 1, memory_order_relaxed); }
+static void count(_Atomic uint64_t *counter)
+{
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+}
 
 /* ---- per-thread statistics ----
  *
@@ -443,7 +457,10 @@ static emu_buffer list_pop_front(buffer_list *l)
     return b;
 }
 
-static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
 
 static int buffer_fits(const emu_buffer *b, size_t need)
 {
@@ -641,7 +658,10 @@ emu_result emu_dropped_records(size_t *dropped)
     return g_vendor->result.success;
 }
 
-int emu_in_buffer_completed(void) { return t_in_completed > 0; }
+int emu_in_buffer_completed(void)
+{
+    return t_in_completed > 0;
+}
 
 /* ---- iterating a buffer (GetNextRecord) ---- */
 
@@ -730,7 +750,10 @@ emu_result emu_pop_external(int kind, uint64_t *id)
 
 /* ---- the subscriber ---- */
 
-static int subscriber_ok(void *handle) { return handle == (void *)&g_sub && atomic_load(&g_sub.claimed); }
+static int subscriber_ok(void *handle)
+{
+    return handle == (void *)&g_sub && atomic_load(&g_sub.claimed);
+}
 
 emu_result emu_subscribe(void **handle, emu_callback_fn fn, void *userdata)
 {
@@ -764,7 +787,10 @@ emu_result emu_unsubscribe(void *handle)
     return g_vendor->result.success;
 }
 
-static int domain_ok(int domain) { return domain > 0 && (uint32_t)domain < g_vendor->callback_domain_limit && domain < EMU_MAX_DOMAINS; }
+static int domain_ok(int domain)
+{
+    return domain > 0 && (uint32_t)domain < g_vendor->callback_domain_limit && domain < EMU_MAX_DOMAINS;
+}
 
 emu_result emu_enable_domain(uint32_t enable, void *handle, int domain)
 {
@@ -801,15 +827,15 @@ int emu_call_for_cbid(uint32_t cbid)
 
 /* ---- result strings ---- */
 
-#define EMU_RESULT_NAMES(X)                                                                                  \
-    X(success, "SUCCESS")                                                                                    \
-    X(invalid_parameter, "ERROR_INVALID_PARAMETER")                                                          \
-    X(invalid_operation, "ERROR_INVALID_OPERATION")                                                          \
-    X(max_limit_reached, "ERROR_MAX_LIMIT_REACHED")                                                          \
-    X(not_initialized, "ERROR_NOT_INITIALIZED")                                                              \
-    X(queue_empty, "ERROR_QUEUE_EMPTY")                                                                      \
-    X(invalid_kind, "ERROR_INVALID_KIND")                                                                    \
-    X(multiple_subscribers, "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")                                      \
+#define EMU_RESULT_NAMES(X)                                             \
+    X(success, "SUCCESS")                                               \
+    X(invalid_parameter, "ERROR_INVALID_PARAMETER")                     \
+    X(invalid_operation, "ERROR_INVALID_OPERATION")                     \
+    X(max_limit_reached, "ERROR_MAX_LIMIT_REACHED")                     \
+    X(not_initialized, "ERROR_NOT_INITIALIZED")                         \
+    X(queue_empty, "ERROR_QUEUE_EMPTY")                                 \
+    X(invalid_kind, "ERROR_INVALID_KIND")                               \
+    X(multiple_subscribers, "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED") \
     X(unknown, "ERROR_UNKNOWN")
 
 #define EMU__COUNT_ONE(field, text) +1
@@ -818,7 +844,7 @@ static char g_result_names[0 EMU_RESULT_NAMES(EMU__COUNT_ONE)][64];
 static void build_result_names(void)
 {
     int i = 0;
-#define EMU__BUILD_NAME(field, text)                                                                         \
+#define EMU__BUILD_NAME(field, text) \
     snprintf(g_result_names[i++], sizeof g_result_names[0], "%s%s", g_vendor->result_prefix, text);
     EMU_RESULT_NAMES(EMU__BUILD_NAME)
 #undef EMU__BUILD_NAME
@@ -829,11 +855,11 @@ emu_result emu_result_string(emu_result code, const char **str)
     int i = 0;
     if (!str)
         return g_vendor->result.invalid_parameter;
-#define EMU__MATCH_NAME(field, text)                                                                         \
-    if (code == g_vendor->result.field) {                                                                    \
-        *str = g_result_names[i];                                                                            \
-        return g_vendor->result.success;                                                                     \
-    }                                                                                                        \
+#define EMU__MATCH_NAME(field, text)      \
+    if (code == g_vendor->result.field) { \
+        *str = g_result_names[i];         \
+        return g_vendor->result.success;  \
+    }                                     \
     i++;
     EMU_RESULT_NAMES(EMU__MATCH_NAME)
 #undef EMU__MATCH_NAME
@@ -856,9 +882,9 @@ typedef struct call_ctx {
     uint64_t correlation_data; /* the subscriber's per-call slot */
     /* The callback data, written at the call's first callback and handed to both, as a
      * runtime hands its tracer one prebuilt struct: only the site changes at exit. */
-    uint8_t *cb_block;            /* EMU_MAX_RECORD bytes on emu_runtime_call's stack */
-    const emu_field_at *cb_site;  /* the site's place in it, or NULL */
-    emu_thread_counts *counts;    /* the calling thread's statistics */
+    uint8_t *cb_block;           /* EMU_MAX_RECORD bytes on emu_runtime_call's stack */
+    const emu_field_at *cb_site; /* the site's place in it, or NULL */
+    emu_thread_counts *counts;   /* the calling thread's statistics */
     int cb_built;
 } call_ctx;
 
@@ -1255,7 +1281,7 @@ void emu_core_set_faults(const emu_faults *f)
 
 void emu_core_install(const emu_vendor *v, const emu_faults *f, uint64_t load_realtime_ns)
 {
-    const emu_layout *layouts[] = {&v->kernel, &v->memcpy, &v->memset, &v->api, &v->external_correlation,
+    const emu_layout *layouts[] = {&v->kernel,       &v->memcpy, &v->memset, &v->api, &v->external_correlation,
                                    &v->callback_data};
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         check_layout(layouts[i]);
@@ -1266,9 +1292,15 @@ void emu_core_install(const emu_vendor *v, const emu_faults *f, uint64_t load_re
     emu_core_set_faults(f);
 }
 
-const emu_vendor *emu_vendor_get(void) { return g_vendor; }
+const emu_vendor *emu_vendor_get(void)
+{
+    return g_vendor;
+}
 
-void emu_core_set_device(uint32_t device_id) { atomic_store(&g_device_id, device_id); }
+void emu_core_set_device(uint32_t device_id)
+{
+    atomic_store(&g_device_id, device_id);
+}
 
 void emu_core_reset(void)
 {

@@ -43,8 +43,15 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_INVALID_DEVICE
 
 /* The device when the workload declares none: the parity workload's device. */
 static const wl_device g_default_device = {
-    .id = 0, .name = "EmulatedGPU", .sms = 104, .warp = 64, .max_threads_per_sm = 2048, .max_blocks_per_sm = 32,
-    .regs_per_sm = 65536, .smem_per_sm = 65536, .max_threads_per_block = 1024,
+    .id = 0,
+    .name = "EmulatedGPU",
+    .sms = 104,
+    .warp = 64,
+    .max_threads_per_sm = 2048,
+    .max_blocks_per_sm = 32,
+    .regs_per_sm = 65536,
+    .smem_per_sm = 65536,
+    .max_threads_per_block = 1024,
 };
 
 static struct {
@@ -113,7 +120,10 @@ static void load_injection(void)
     initialize();
 }
 
-void emu_ensure_injected(void) { pthread_once(&g_inject_once, load_injection); }
+void emu_ensure_injected(void)
+{
+    pthread_once(&g_inject_once, load_injection);
+}
 
 /* ---- device attributes ---- */
 
@@ -343,8 +353,8 @@ EMU_EXPORT int devemu_launch(const char *mangled, uint32_t grid_x, uint32_t bloc
     wl_stmt st = {.kind = WL_STMT_LAUNCH};
     if (!mangled || !*mangled || grid_x == 0 || block_x == 0)
         return -1;
-    st.u.launch = (wl_launch){.grid = {grid_x, 1, 1}, .block = {block_x, 1, 1}, .regs = 32, .dur_ns = dur_ns,
-                              .stream = stream};
+    st.u.launch =
+        (wl_launch){.grid = {grid_x, 1, 1}, .block = {block_x, 1, 1}, .regs = 32, .dur_ns = dur_ns, .stream = stream};
     st.u.launch.kernel = (char *)intern_kernel_name(mangled);
     if (!st.u.launch.kernel)
         return -1;
@@ -392,7 +402,10 @@ EMU_EXPORT int devemu_set_faults(const char *spec, char *err, size_t errlen)
     return 0;
 }
 
-EMU_EXPORT void devemu_reset(void) { emu_core_reset(); }
+EMU_EXPORT void devemu_reset(void)
+{
+    emu_core_reset();
+}
 
 EMU_EXPORT void devemu_get_stats(devemu_stats *out)
 {
@@ -400,4 +413,7 @@ EMU_EXPORT void devemu_get_stats(devemu_stats *out)
         emu_stats_get(out);
 }
 
-EMU_EXPORT const char *devemu_vendor(void) { return emu_vendor_get()->name; }
+EMU_EXPORT const char *devemu_vendor(void)
+{
+    return emu_vendor_get()->name;
+}

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EMU_FAULTS_KNOWN                                                                                     \
-    "zero-time=N, drop=N, refuse-buffer=N, malformed=N, clock-epoch=NS|load, clock-rate=R, "                 \
+#define EMU_FAULTS_KNOWN                                                                     \
+    "zero-time=N, drop=N, refuse-buffer=N, malformed=N, clock-epoch=NS|load, clock-rate=R, " \
     "small-buffer[=BYTES], subscribe-fail, stale-iterator, flush-hang[=MS], or the vendor preset"
 
 typedef struct fault_item {
@@ -128,11 +128,16 @@ static unsigned fault_bit(const fault_item *it, const emu_vendor *v)
         const char *name;
         unsigned bit;
     } names[] = {
-        {"zero-time", EMU_FAULT_ZERO_TIME},       {"clock-epoch", EMU_FAULT_CLOCK},
-        {"clock-rate", EMU_FAULT_CLOCK},          {"drop", EMU_FAULT_DROP},
-        {"refuse-buffer", EMU_FAULT_REFUSE_BUFFER}, {"subscribe-fail", EMU_FAULT_SUBSCRIBE_FAIL},
-        {"malformed", EMU_FAULT_MALFORMED},       {"small-buffer", EMU_FAULT_SMALL_BUFFER},
-        {"stale-iterator", EMU_FAULT_STALE_ITERATOR}, {"flush-hang", EMU_FAULT_FLUSH_HANG},
+        {"zero-time", EMU_FAULT_ZERO_TIME},
+        {"clock-epoch", EMU_FAULT_CLOCK},
+        {"clock-rate", EMU_FAULT_CLOCK},
+        {"drop", EMU_FAULT_DROP},
+        {"refuse-buffer", EMU_FAULT_REFUSE_BUFFER},
+        {"subscribe-fail", EMU_FAULT_SUBSCRIBE_FAIL},
+        {"malformed", EMU_FAULT_MALFORMED},
+        {"small-buffer", EMU_FAULT_SMALL_BUFFER},
+        {"stale-iterator", EMU_FAULT_STALE_ITERATOR},
+        {"flush-hang", EMU_FAULT_FLUSH_HANG},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (item_is(it, names[i].name))
@@ -145,8 +150,7 @@ static unsigned fault_bit(const fault_item *it, const emu_vendor *v)
 
 static int apply_spec(const char *spec, const emu_vendor *v, emu_faults *f, int depth, char *err, size_t errlen);
 
-static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, int depth, char *err,
-                      size_t errlen)
+static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, int depth, char *err, size_t errlen)
 {
     int n = (int)(it->name_len < 40 ? it->name_len : 40);
     unsigned bit = fault_bit(it, v);
@@ -180,8 +184,7 @@ static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, 
         f->flush_hang = 1;
         rc = it->value ? parse_count(it, &f->flush_hang_ms) : 0;
         rc = rc == 0 && it->value && f->flush_hang_ms == 0 ? -1 : rc; /* for ever is the bare name */
-    }
-    else {
+    } else {
         rc = 0;
         if (bit == EMU_FAULT_SUBSCRIBE_FAIL)
             f->subscribe_fail = 1;
@@ -189,8 +192,8 @@ static int apply_item(const fault_item *it, const emu_vendor *v, emu_faults *f, 
             f->stale_iterator = 1;
     }
     if (rc < 0)
-        return fault_error(err, errlen, "bad value '%.*s' for fault '%.*s'", (int)(it->value_len < 40 ? it->value_len : 40),
-                           it->value ? it->value : "", n, it->name);
+        return fault_error(err, errlen, "bad value '%.*s' for fault '%.*s'",
+                           (int)(it->value_len < 40 ? it->value_len : 40), it->value ? it->value : "", n, it->name);
     return 0;
 }
 

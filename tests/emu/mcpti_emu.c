@@ -14,7 +14,10 @@
 #include "emu_cupti_shape.h"
 #include "emu_vendors.h"
 
-__attribute__((constructor)) static void mcpti_emu_load(void) { emu_install(&emu_mcpti_vendor); }
+__attribute__((constructor)) static void mcpti_emu_load(void)
+{
+    emu_install(&emu_mcpti_vendor);
+}
 
 #ifndef DEVEMU_ONLY_CUPTI
 EMU_CUPTI_SHAPE_DEFINE(mcpti)
@@ -53,5 +56,8 @@ EMU_EXPORT int wcudaDeviceGetAttribute(int *value, int attr, int device)
     return emu_device_attribute(value, attr, device);
 }
 
-EMU_EXPORT int wcudaGetDeviceCount(int *count) { return emu_device_count(count); }
+EMU_EXPORT int wcudaGetDeviceCount(int *count)
+{
+    return emu_device_count(count);
+}
 #endif

@@ -7,6 +7,8 @@
  * is left zero rather than guessed. Nothing here is validated on MetaX hardware. */
 #include "emu_vendors.h"
 
+/* The tables below are laid out by hand, a few fields a line. */
+/* clang-format off */
 /* MCpti_ActivityKernel8, 200 bytes [U]: the prefix through name@104 is CUPTI Kernel8/9's [U];
  * gridId@96 is part of that prefix [I]. */
 static const emu_field_at mcpti_kernel8[] = {
@@ -131,3 +133,4 @@ const emu_vendor emu_mcpti_vendor = {
     .preset_name = "maca-3.8",
     .preset_spec = "stale-iterator,malformed=4,zero-time=3,clock-epoch=load,clock-rate=1.00025",
 };
+/* clang-format on */

@@ -46,7 +46,10 @@ enum {
     MSPTI_KIND_OVERHEAD = 13,
 };
 
-__attribute__((constructor)) static void mspti_emu_load(void) { emu_install(&emu_mspti_vendor); }
+__attribute__((constructor)) static void mspti_emu_load(void)
+{
+    emu_install(&emu_mspti_vendor);
+}
 
 /* ---- the LD_PRELOAD requirement ---- */
 
@@ -106,8 +109,7 @@ EMU_EXPORT emu_result msptiEnableDomain(uint32_t enable, void *subscriber, int d
 EMU_EXPORT emu_result msptiEnableCallback(uint32_t enable, void *subscriber, int domain, uint32_t cbid);
 EMU_EXPORT emu_result msptiGetCallbackName(int domain, uint32_t cbid, const char **name);
 
-EMU_EXPORT emu_result msptiActivityRegisterCallbacks(emu_buffer_request_fn requested,
-                                                     emu_buffer_complete3_fn completed)
+EMU_EXPORT emu_result msptiActivityRegisterCallbacks(emu_buffer_request_fn requested, emu_buffer_complete3_fn completed)
 {
     return emu_register_buffers3(requested, completed);
 }
@@ -170,7 +172,10 @@ EMU_EXPORT emu_result msptiActivityGetNextRecord(uint8_t *buffer, size_t valid_s
 
 #ifndef DEVEMU_OMIT_FLUSH
 EMU_EXPORT emu_result msptiActivityFlushAll(uint32_t flag);
-EMU_EXPORT emu_result msptiActivityFlushAll(uint32_t flag) { return emu_flush_all(flag); }
+EMU_EXPORT emu_result msptiActivityFlushAll(uint32_t flag)
+{
+    return emu_flush_all(flag);
+}
 #endif
 
 EMU_EXPORT emu_result msptiActivityGetNumDroppedRecords(void *context, uint32_t stream, size_t *dropped)
@@ -196,7 +201,10 @@ EMU_EXPORT emu_result msptiActivityRegisterTimestampCallback(emu_timestamp_fn fn
     return emu_register_timestamp_callback(fn);
 }
 
-EMU_EXPORT emu_result msptiGetTimestamp(uint64_t *timestamp) { return emu_get_timestamp(timestamp); }
+EMU_EXPORT emu_result msptiGetTimestamp(uint64_t *timestamp)
+{
+    return emu_get_timestamp(timestamp);
+}
 
 EMU_EXPORT emu_result msptiGetVersion(uint32_t *version)
 {
@@ -245,7 +253,10 @@ EMU_EXPORT emu_result msptiSubscribe(void **subscriber, emu_callback_fn callback
     return emu_subscribe(subscriber, callback ? callback : no_callback, userdata);
 }
 
-EMU_EXPORT emu_result msptiUnsubscribe(void *subscriber) { return emu_unsubscribe(subscriber); }
+EMU_EXPORT emu_result msptiUnsubscribe(void *subscriber)
+{
+    return emu_unsubscribe(subscriber);
+}
 
 EMU_EXPORT emu_result msptiEnableDomain(uint32_t enable, void *subscriber, int domain)
 {

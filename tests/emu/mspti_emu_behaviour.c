@@ -45,10 +45,28 @@ emu_result msptiEnableCallback(uint32_t enable, void *subscriber, int domain, ui
 emu_result msptiGetCallbackName(int domain, uint32_t cbid, const char **name);
 
 /* vendor-abi.md, "Huawei Ascend MSPTI". */
-enum { K_MARKER = 1, K_KERNEL = 2, K_API = 3, K_HCCL = 4, K_MEMORY = 5, K_MEMSET = 6, K_MEMCPY = 7, K_EXTCORR = 8,
-       K_ACL_API = 10, K_NODE_API = 11, K_RUNTIME_API = 12, K_OVERHEAD = 13 };
-enum { R_SUCCESS = 0, R_INVALID_PARAMETER = 1, R_MULTIPLE_SUBSCRIBERS = 2, R_MAX_LIMIT_REACHED = 3,
-       R_WITHOUT_LD_PRELOAD = 6, R_INVALID_KIND = 8 };
+enum {
+    K_MARKER = 1,
+    K_KERNEL = 2,
+    K_API = 3,
+    K_HCCL = 4,
+    K_MEMORY = 5,
+    K_MEMSET = 6,
+    K_MEMCPY = 7,
+    K_EXTCORR = 8,
+    K_ACL_API = 10,
+    K_NODE_API = 11,
+    K_RUNTIME_API = 12,
+    K_OVERHEAD = 13
+};
+enum {
+    R_SUCCESS = 0,
+    R_INVALID_PARAMETER = 1,
+    R_MULTIPLE_SUBSCRIBERS = 2,
+    R_MAX_LIMIT_REACHED = 3,
+    R_WITHOUT_LD_PRELOAD = 6,
+    R_INVALID_KIND = 8
+};
 enum { CUSTOM0 = 2, DOMAIN_RUNTIME = 1, DOMAIN_HCCL = 2 };
 enum { COPY_HTOH = 1, COPY_HTOD = 2, COPY_DTOH = 3, COPY_DTOD = 4 };
 enum { SIZE_KERNEL = 56, SIZE_API = 48, SIZE_MEMSET = 56, SIZE_MEMCPY = 56, SIZE_EXTCORR = 24 };
@@ -166,7 +184,10 @@ static void mt_start(const char *faults, const int *kinds)
         assert_int_equal(msptiActivityEnable(*k), R_SUCCESS);
 }
 
-static void mt_flush(void) { assert_int_equal(msptiActivityFlushAll(1), R_SUCCESS); }
+static void mt_flush(void)
+{
+    assert_int_equal(msptiActivityFlushAll(1), R_SUCCESS);
+}
 
 static size_t mt_count(uint32_t kind)
 {
@@ -189,7 +210,10 @@ static const mt_rec *mt_api(uint64_t correlation)
 static const int all_kinds[] = {K_KERNEL, K_MEMCPY, K_MEMSET, K_EXTCORR, K_ACL_API, K_NODE_API, K_RUNTIME_API, 0};
 static const int no_preload_kinds[] = {K_KERNEL, K_EXTCORR, K_ACL_API, K_NODE_API, K_RUNTIME_API, 0};
 
-static const int *usable_kinds(void) { return g_preload ? all_kinds : no_preload_kinds; }
+static const int *usable_kinds(void)
+{
+    return g_preload ? all_kinds : no_preload_kinds;
+}
 
 /* ---- tests ---- */
 
@@ -243,9 +267,9 @@ static void enabling_follows_the_preload_rule(void **state)
 static void parity_counts_ascend_names_and_u64_correlation(void **state)
 {
     static const char *const names[] = {
-        "aclrtGetDevice", "aclrtGetDeviceCount", "aclrtGetDeviceInfo", "aclrtSetDevice", "aclrtMalloc",
-        "aclrtFree", "aclrtRecordEvent", "aclrtLaunchKernel", "aclrtMemcpy", "aclrtMemsetAsync",
-        "aclrtSynchronizeStream", "aclrtSynchronizeDevice"};
+        "aclrtGetDevice", "aclrtGetDeviceCount", "aclrtGetDeviceInfo",     "aclrtSetDevice",
+        "aclrtMalloc",    "aclrtFree",           "aclrtRecordEvent",       "aclrtLaunchKernel",
+        "aclrtMemcpy",    "aclrtMemsetAsync",    "aclrtSynchronizeStream", "aclrtSynchronizeDevice"};
     (void)state;
     mt_start("", usable_kinds());
     assert_int_equal(devemu_run(), 0);
@@ -308,7 +332,7 @@ static void records_are_packed_at_the_headers_offsets(void **state)
         case K_ACL_API: {
             uint64_t start = u64_at(b, 4), end = u64_at(b, 12);
             assert_true(t0 <= start && start <= end && end <= t1); /* CLOCK_REALTIME ns */
-            assert_true(u32_at(b, 20) > 0 && u32_at(b, 24) > 0);  /* processId, threadId */
+            assert_true(u32_at(b, 20) > 0 && u32_at(b, 24) > 0);   /* processId, threadId */
             assert_non_null(ptr_at(b, 36));
             break;
         }
@@ -577,6 +601,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(faults_drop_zero_time_malformed_refuse),
         cmocka_unit_test(variant_libraries),
     };
-    return cmocka_run_group_tests_name(g_preload ? "mspti emulator, preloaded" : "mspti emulator, not preloaded",
-                                       tests, NULL, NULL);
+    return cmocka_run_group_tests_name(g_preload ? "mspti emulator, preloaded" : "mspti emulator, not preloaded", tests,
+                                       NULL, NULL);
 }

@@ -10,6 +10,8 @@
  * in README.md). Nothing here is validated on Ascend hardware. */
 #include "emu_vendors.h"
 
+/* The tables below are laid out by hand, a few fields a line. */
+/* clang-format off */
 /* msptiActivityKernel, 56 bytes: kind@0, start@4, end@12, ds.deviceId@20, ds.streamId@24,
  * correlationId u64@28, type char*@36, name char*@44. No grid/block/registers. */
 static const emu_field_at mspti_kernel[] = {
@@ -136,3 +138,4 @@ const emu_vendor emu_mspti_vendor = {
      * MSPTI's u64 correlation ids loses every flow. The real library's first id is unknown. */
     .first_correlation = (1ull << 32) + 1,
 };
+/* clang-format on */

@@ -6,7 +6,10 @@
 #include "emu_cupti_shape.h"
 #include "emu_vendors.h"
 
-__attribute__((constructor)) static void musa_emu_load(void) { emu_install(&emu_musa_vendor); }
+__attribute__((constructor)) static void musa_emu_load(void)
+{
+    emu_install(&emu_musa_vendor);
+}
 
 EMU_CUPTI_SHAPE_DEFINE(mupti)
 
@@ -18,4 +21,7 @@ EMU_EXPORT int musaDeviceGetAttribute(int *value, int attr, int device)
     return emu_device_attribute(value, attr, device);
 }
 
-EMU_EXPORT int musaGetDeviceCount(int *count) { return emu_device_count(count); }
+EMU_EXPORT int musaGetDeviceCount(int *count)
+{
+    return emu_device_count(count);
+}

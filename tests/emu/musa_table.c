@@ -8,6 +8,8 @@
  * CUPTI's). Passing against this emulator means "emulated", nothing more. */
 #include "emu_vendors.h"
 
+/* The tables below are laid out by hand, a few fields a line. */
+/* clang-format off */
 /* MUpti_ActivityKernel6, 168 bytes [I: CUpti_ActivityKernel6]. */
 static const emu_field_at musa_kernel6[] = {
     {EMU_F_KIND, 4, 0},           {EMU_F_REGISTERS, 2, 6},    {EMU_F_START, 8, 16},
@@ -120,3 +122,4 @@ const emu_vendor emu_musa_vendor = {
     .faults_supported = EMU_FAULT_ZERO_TIME | EMU_FAULT_CLOCK | EMU_FAULT_DROP | EMU_FAULT_REFUSE_BUFFER |
                         EMU_FAULT_SUBSCRIBE_FAIL | EMU_FAULT_MALFORMED | EMU_FAULT_SMALL_BUFFER,
 };
+/* clang-format on */

@@ -21,8 +21,16 @@
 #define PROBE_BUFFER_BYTES 65536
 #define PROBE_MAX_IDS 65536
 
-enum { KIND_MEMCPY = 1, KIND_MEMSET = 2, KIND_KERNEL = 3, KIND_RUNTIME = 5, KIND_CONCURRENT_KERNEL = 10,
-       KIND_EXTERNAL_CORRELATION = 39, EXTERNAL_KIND_CUSTOM0 = 3, RESULT_SUCCESS = 0 };
+enum {
+    KIND_MEMCPY = 1,
+    KIND_MEMSET = 2,
+    KIND_KERNEL = 3,
+    KIND_RUNTIME = 5,
+    KIND_CONCURRENT_KERNEL = 10,
+    KIND_EXTERNAL_CORRELATION = 39,
+    EXTERNAL_KIND_CUSTOM0 = 3,
+    RESULT_SUCCESS = 0
+};
 
 typedef void (*request_fn)(uint8_t **, size_t *, size_t *);
 typedef void (*complete_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
@@ -146,8 +154,8 @@ static void report(void)
     }
     printf("probe: init=%d kernel=%d memcpy=%d memset=%d runtime=%d extcorr=%d unpaired=%d unattributed=%d "
            "dropped=%zu annotate_push=%d zero_time=%d unknown=%d buffers=%d stale=%d\n",
-           probe.init, probe.kernel, probe.memcpy, probe.memset, probe.runtime, probe.extcorr, unpaired,
-           unattributed, dropped, probe.annotate_push, probe.zero_time, probe.unknown, probe.buffers, probe.stale);
+           probe.init, probe.kernel, probe.memcpy, probe.memset, probe.runtime, probe.extcorr, unpaired, unattributed,
+           dropped, probe.annotate_push, probe.zero_time, probe.unknown, probe.buffers, probe.stale);
     pthread_mutex_unlock(&probe.lock);
     fflush(stdout);
 }
@@ -163,12 +171,12 @@ static void *bind(const char *prefix, const char *name)
     return sym;
 }
 
-#define PROBE_BIND(field, name)                                                                              \
-    do {                                                                                                     \
-        void *sym_ = bind(prefix, name);                                                                     \
-        if (!sym_)                                                                                           \
-            return -1;                                                                                       \
-        memcpy(&api.field, &sym_, sizeof sym_);                                                              \
+#define PROBE_BIND(field, name)                 \
+    do {                                        \
+        void *sym_ = bind(prefix, name);        \
+        if (!sym_)                              \
+            return -1;                          \
+        memcpy(&api.field, &sym_, sizeof sym_); \
     } while (0)
 
 static int bind_with_prefix(const char *prefix)

@@ -612,19 +612,32 @@ EMU_EXPORT uint32_t roctracer_version_minor(void)
 static int cuda_attribute_of(int hip_attr)
 {
     switch (hip_attr) {
-    case 56: return 1;     /* MaxThreadsPerBlock */
-    case 74: return 8;     /* MaxSharedMemoryPerBlock */
-    case 87: return 10;    /* WarpSize */
-    case 71: return 12;    /* MaxRegistersPerBlock */
-    case 63: return 16;    /* MultiprocessorCount */
-    case 57: return 39;    /* MaxThreadsPerMultiProcessor */
-    case 23: return 75;    /* ComputeCapabilityMajor */
-    case 61: return 76;    /* ComputeCapabilityMinor */
-    case 76: return 81;    /* SharedMemPerMultiprocessor */
-    case 10002: return 81; /* MaxSharedMemoryPerMultiprocessor (AMD specific) */
-    case 72: return 82;    /* MaxRegistersPerMultiprocessor */
-    case 25: return 106;   /* MaxBlocksPerMultiProcessor */
-    default: return -1;
+    case 56:
+        return 1; /* MaxThreadsPerBlock */
+    case 74:
+        return 8; /* MaxSharedMemoryPerBlock */
+    case 87:
+        return 10; /* WarpSize */
+    case 71:
+        return 12; /* MaxRegistersPerBlock */
+    case 63:
+        return 16; /* MultiprocessorCount */
+    case 57:
+        return 39; /* MaxThreadsPerMultiProcessor */
+    case 23:
+        return 75; /* ComputeCapabilityMajor */
+    case 61:
+        return 76; /* ComputeCapabilityMinor */
+    case 76:
+        return 81; /* SharedMemPerMultiprocessor */
+    case 10002:
+        return 81; /* MaxSharedMemoryPerMultiprocessor (AMD specific) */
+    case 72:
+        return 82; /* MaxRegistersPerMultiprocessor */
+    case 25:
+        return 106; /* MaxBlocksPerMultiProcessor */
+    default:
+        return -1;
     }
 }
 

@@ -12,6 +12,8 @@
  * (correlation_id u64 @0, phase u32 @8 [H]; phase_data after the args union). */
 #include "roctracer_emu.h"
 
+/* The tables below are laid out by hand, a few fields a line. */
+/* clang-format off */
 static const emu_field_at roc_staged_kernel[] = {
     {EMU_F_KIND, 4, 0},         {EMU_F_CORRELATION, 8, 16}, {EMU_F_START, 8, 24}, {EMU_F_END, 8, 32},
     {EMU_F_DEVICE, 4, 40},      {EMU_F_STREAM, 8, 48},      {EMU_F_NAME, 8, 56},
@@ -123,3 +125,4 @@ const emu_vendor emu_roctracer_vendor = {
     .faults_supported = EMU_FAULT_ZERO_TIME | EMU_FAULT_CLOCK | EMU_FAULT_DROP | EMU_FAULT_MALFORMED |
                         EMU_FAULT_SMALL_BUFFER,
 };
+/* clang-format on */

@@ -191,10 +191,18 @@ static void test_version_op_codes_and_strings(void **state)
     static const struct {
         const char *name;
         uint32_t cid;
-    } calls[] = {{"hipGetDevice", 901},   {"hipGetDeviceCount", 907}, {"hipGetDeviceProperties", 913},
-                 {"hipSetDevice", 919},   {"hipMalloc", 925},         {"hipFree", 931},
-                 {"hipEventRecord", 937}, {"hipLaunchKernel", 943},   {"hipMemcpy", 949},
-                 {"hipMemsetAsync", 955}, {"hipStreamSynchronize", 961}, {"hipDeviceSynchronize", 967}};
+    } calls[] = {{"hipGetDevice", 901},
+                 {"hipGetDeviceCount", 907},
+                 {"hipGetDeviceProperties", 913},
+                 {"hipSetDevice", 919},
+                 {"hipMalloc", 925},
+                 {"hipFree", 931},
+                 {"hipEventRecord", 937},
+                 {"hipLaunchKernel", 943},
+                 {"hipMemcpy", 949},
+                 {"hipMemsetAsync", 955},
+                 {"hipStreamSynchronize", 961},
+                 {"hipDeviceSynchronize", 967}};
     (void)state;
     assert_int_equal(roctracer_version_major(), 4);
     assert_int_equal(roctracer_version_minor(), 1);

@@ -414,8 +414,8 @@ static void test_device_attributes_come_from_the_device_statement(void **state)
     assert_int_equal(v, 1024);
     assert_int_equal(cudaDeviceGetAttribute(&v, 75, 0), 0);
     assert_int_equal(v, 8);
-    assert_int_equal(cudaDeviceGetAttribute(&v, 9999, 0), 1);  /* cudaErrorInvalidValue */
-    assert_int_equal(cudaDeviceGetAttribute(&v, 16, 3), 101);  /* cudaErrorInvalidDevice */
+    assert_int_equal(cudaDeviceGetAttribute(&v, 9999, 0), 1); /* cudaErrorInvalidValue */
+    assert_int_equal(cudaDeviceGetAttribute(&v, 16, 3), 101); /* cudaErrorInvalidDevice */
     assert_int_equal(cudaGetDeviceCount(&count), 0);
     assert_int_equal(count, 1);
 }
@@ -429,7 +429,8 @@ static void test_fault_drop_removes_device_records_and_reports_them(void **state
     tt_start("drop=3", tt_parity_kinds);
     assert_int_equal(devemu_run(), 0);
     tt_flush();
-    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL) + tt_count_kind(KIND_MEMCPY) + tt_count_kind(KIND_MEMSET), 19 - 3);
+    assert_int_equal(tt_count_kind(KIND_CONCURRENT_KERNEL) + tt_count_kind(KIND_MEMCPY) + tt_count_kind(KIND_MEMSET),
+                     19 - 3);
     assert_int_equal(tt_count_kind(KIND_RUNTIME), 187);
     assert_int_equal(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped), SUCCESS);
     assert_int_equal(dropped, 3);
@@ -482,8 +483,8 @@ static void test_fault_refuse_buffer_drops_and_counts(void **state)
     assert_int_equal(dropped, 2);
     devemu_get_stats(&stats);
     assert_int_equal(stats.buffers_refused, 2);
-    assert_int_equal(tt.n + 2, stats.api_records + stats.kernel_records + stats.memcpy_records +
-                                        stats.memset_records + stats.external_correlation_records);
+    assert_int_equal(tt.n + 2, stats.api_records + stats.kernel_records + stats.memcpy_records + stats.memset_records +
+                                   stats.external_correlation_records);
 }
 
 static void test_fault_subscribe_fail(void **state)
@@ -552,7 +553,7 @@ static void test_bad_fault_specs_are_rejected_with_a_message(void **state)
 
 #define STRESS_THREADS 16
 #define STRESS_CALLS 10000
-#define STRESS_ID(thread, i) ((uint64_t)(thread) * 1000000u + (uint64_t)(i))
+#define STRESS_ID(thread, i) ((uint64_t)(thread)*1000000u + (uint64_t)(i))
 
 static uint32_t g_stress_tids[STRESS_THREADS];
 

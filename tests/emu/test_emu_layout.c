@@ -27,7 +27,10 @@ typedef struct member {
     size_t offset, size;
 } member;
 
-#define M(T, F, m) {F, #m, offsetof(T, m), sizeof(((T *)0)->m)}
+#define M(T, F, m)                                 \
+    {                                              \
+        F, #m, offsetof(T, m), sizeof(((T *)0)->m) \
+    }
 
 static const member kernel10[] = {
     M(CUpti_ActivityKernel10, EMU_F_KIND, kind),
@@ -164,8 +167,8 @@ static void check_prefix(const emu_layout *l, const member *ms, size_t n, size_t
         if (!m)
             fail_msg("%s: table field %u has no CUPTI member", l->name, (unsigned)f->field);
         if (f->offset != m->offset || f->width != m->size || f->offset + f->width > prefix_end)
-            fail_msg("%s.%s: table says @%u width %u, CUPTI has @%zu width %zu (prefix ends at %zu)", l->name,
-                     m->name, (unsigned)f->offset, (unsigned)f->width, m->offset, m->size, prefix_end);
+            fail_msg("%s.%s: table says @%u width %u, CUPTI has @%zu width %zu (prefix ends at %zu)", l->name, m->name,
+                     (unsigned)f->offset, (unsigned)f->width, m->offset, m->size, prefix_end);
     }
 }
 

@@ -30,9 +30,20 @@ int wcudaDeviceGetAttribute(int *value, int attr, int device);
 int wcudaGetDeviceCount(int *count);
 
 /* MetaX callback ids (vendor-abi.md), written out here, not taken from the table. */
-enum { MC_LAUNCH = 56, MC_MEMCPY = 118, MC_MEMSET = 147, MC_GET_DEVICE = 19, MC_MALLOC = 107, MC_FREE = 108,
-       MC_EVENT_RECORD = 74, MC_STREAM_SYNC = 46, MC_DEVICE_SYNC = 18, MC_GET_DEVICE_COUNT = 20,
-       MC_GET_DEVICE_PROPERTIES = 22, MC_SET_DEVICE = 23 };
+enum {
+    MC_LAUNCH = 56,
+    MC_MEMCPY = 118,
+    MC_MEMSET = 147,
+    MC_GET_DEVICE = 19,
+    MC_MALLOC = 107,
+    MC_FREE = 108,
+    MC_EVENT_RECORD = 74,
+    MC_STREAM_SYNC = 46,
+    MC_DEVICE_SYNC = 18,
+    MC_GET_DEVICE_COUNT = 20,
+    MC_GET_DEVICE_PROPERTIES = 22,
+    MC_SET_DEVICE = 23
+};
 
 static const char *g_parity_path;
 
@@ -59,9 +70,18 @@ static void test_version_and_result_strings(void **state)
 
 static void test_parity_counts_with_metax_callback_ids(void **state)
 {
-    static const uint32_t metax_cbids[] = {MC_LAUNCH, MC_MEMCPY, MC_MEMSET, MC_GET_DEVICE, MC_MALLOC, MC_FREE,
-                                           MC_EVENT_RECORD, MC_STREAM_SYNC, MC_DEVICE_SYNC, MC_GET_DEVICE_COUNT,
-                                           MC_GET_DEVICE_PROPERTIES, MC_SET_DEVICE};
+    static const uint32_t metax_cbids[] = {MC_LAUNCH,
+                                           MC_MEMCPY,
+                                           MC_MEMSET,
+                                           MC_GET_DEVICE,
+                                           MC_MALLOC,
+                                           MC_FREE,
+                                           MC_EVENT_RECORD,
+                                           MC_STREAM_SYNC,
+                                           MC_DEVICE_SYNC,
+                                           MC_GET_DEVICE_COUNT,
+                                           MC_GET_DEVICE_PROPERTIES,
+                                           MC_SET_DEVICE};
     (void)state;
     run_parity("");
     assert_int_equal(tt_count_kind(KIND_RUNTIME), 187);
@@ -79,7 +99,7 @@ static void test_parity_counts_with_metax_callback_ids(void **state)
         if (tt_is_device_kind(r->kind)) {
             const tt_rec *call = tt_find(KIND_RUNTIME, r->correlation);
             assert_non_null(call);
-            assert_int_equal(call->cbid, r->kind == KIND_MEMCPY ? MC_MEMCPY
+            assert_int_equal(call->cbid, r->kind == KIND_MEMCPY   ? MC_MEMCPY
                                          : r->kind == KIND_MEMSET ? MC_MEMSET
                                                                   : MC_LAUNCH);
         }
@@ -95,10 +115,10 @@ static void test_records_have_the_metax_sizes(void **state)
         const tt_rec *r = &tt.recs[i];
         if (r->stride == 0)
             continue;
-        size_t want = r->kind == KIND_CONCURRENT_KERNEL ? 200
+        size_t want = r->kind == KIND_CONCURRENT_KERNEL                  ? 200
                       : r->kind == KIND_MEMCPY || r->kind == KIND_MEMSET ? 88
-                      : r->kind == KIND_RUNTIME                           ? 40
-                                                                          : 24;
+                      : r->kind == KIND_RUNTIME                          ? 40
+                                                                         : 24;
         assert_int_equal(r->stride, want);
         seen[r->kind]++;
     }

@@ -13,11 +13,14 @@
 #include "devemu.h"
 
 tt_trace tt = {.lock = PTHREAD_MUTEX_INITIALIZER};
-const int tt_parity_kinds[] = {KIND_RUNTIME, KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET,
-                               KIND_EXTERNAL_CORRELATION, 0};
+const int tt_parity_kinds[] = {KIND_RUNTIME, KIND_CONCURRENT_KERNEL,    KIND_MEMCPY,
+                               KIND_MEMSET,  KIND_EXTERNAL_CORRELATION, 0};
 static tt_vendor_api g_api;
 
-void tt_bind(const tt_vendor_api *api) { g_api = *api; }
+void tt_bind(const tt_vendor_api *api)
+{
+    g_api = *api;
+}
 
 uint32_t tt_u32_at(const uint8_t *r, size_t off)
 {
@@ -136,7 +139,10 @@ void tt_start(const char *faults, const int *kinds)
     g_api.dropped(NULL, 0, &stale);
 }
 
-void tt_flush(void) { assert_int_equal(g_api.flush_all(0), SUCCESS); }
+void tt_flush(void)
+{
+    assert_int_equal(g_api.flush_all(0), SUCCESS);
+}
 
 size_t tt_count_kind(uint32_t kind)
 {

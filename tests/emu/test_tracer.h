@@ -13,10 +13,22 @@
 
 #include "emu.h"
 
-enum { KIND_MEMCPY = 1, KIND_MEMSET = 2, KIND_KERNEL = 3, KIND_RUNTIME = 5, KIND_CONCURRENT_KERNEL = 10,
-       KIND_EXTERNAL_CORRELATION = 39 };
-enum { SUCCESS = 0, ERROR_INVALID_PARAMETER = 1, ERROR_MAX_LIMIT_REACHED = 12, ERROR_QUEUE_EMPTY = 18,
-       ERROR_INVALID_KIND = 21, ERROR_MULTIPLE_SUBSCRIBERS = 39 };
+enum {
+    KIND_MEMCPY = 1,
+    KIND_MEMSET = 2,
+    KIND_KERNEL = 3,
+    KIND_RUNTIME = 5,
+    KIND_CONCURRENT_KERNEL = 10,
+    KIND_EXTERNAL_CORRELATION = 39
+};
+enum {
+    SUCCESS = 0,
+    ERROR_INVALID_PARAMETER = 1,
+    ERROR_MAX_LIMIT_REACHED = 12,
+    ERROR_QUEUE_EMPTY = 18,
+    ERROR_INVALID_KIND = 21,
+    ERROR_MULTIPLE_SUBSCRIBERS = 39
+};
 enum { DOMAIN_RUNTIME = 2, CUSTOM0 = 3, CUSTOM1 = 4 };
 
 /* The emulator functions the tracer uses. */
@@ -44,7 +56,7 @@ typedef struct tt_trace {
     size_t n, cap;
     size_t buffers, refuse_next, max_valid_seen, buffer_bytes, stale_pointers;
     pthread_t last_completion_thread;
-    int reenter_from_completion;                        /* call GetTimestamp and FlushAll from inside */
+    int reenter_from_completion;                            /* call GetTimestamp and FlushAll from inside */
     void (*completion_hook)(uint8_t *buffer, size_t valid); /* called first inside the completion */
 } tt_trace;
 

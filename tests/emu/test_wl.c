@@ -43,7 +43,7 @@ static void test_parity_ops_attribute_to_the_innermost(void **state)
     const wl_op_expect *step = wl_find_op(&w, 0);
     assert_non_null(step);
     assert_string_equal(step->name, "ProfilerStep#0"); /* '#' inside a value is not a comment */
-    assert_int_equal(step->device_ns, 0);            /* everything sits in nested ops */
+    assert_int_equal(step->device_ns, 0);              /* everything sits in nested ops */
     assert_int_equal(wl_find_op(&w, 4)->device_ns, 48000);
     assert_string_equal(wl_find_op(&w, 14)->name, "aten::sort");
     assert_int_equal(wl_find_op(&w, 14)->device_ns, 1500 + 2100 + 6400);
@@ -80,12 +80,13 @@ static void test_parity_statements_keep_their_values(void **state)
 
 static void test_blank_lines_comments_and_crlf_are_accepted(void **state)
 {
-    static const char text[] = "# a comment\r\n\n   # indented comment\n\t\r\n"
-                               "api call=get_device\r\n"
-                               "op push name=a#b id=18446744073709551615\n"
-                               "  launch kernel=k grid=1,2,3 block=4,5,6 regs=65535 smem=0 dyn_smem=0 dur_ns=5 stream=0\n"
-                               "op pop\n"
-                               "sync what=device";
+    static const char text[] =
+        "# a comment\r\n\n   # indented comment\n\t\r\n"
+        "api call=get_device\r\n"
+        "op push name=a#b id=18446744073709551615\n"
+        "  launch kernel=k grid=1,2,3 block=4,5,6 regs=65535 smem=0 dyn_smem=0 dur_ns=5 stream=0\n"
+        "op pop\n"
+        "sync what=device";
     wl_workload w;
     wl_counts c;
     char err[512];
@@ -119,7 +120,8 @@ static const struct bad_case {
     {"frobnicate x=1\n",
      "bad.wl:1: unknown statement 'frobnicate' (expected device, op, api, launch, memcpy, memset or sync)"},
     {"api call=malloc colour=red\n", "bad.wl:1: api: unknown key 'colour'"},
-    {"api call=mallocc\n", "bad.wl:1: api: unknown call 'mallocc' (expected a generic name such as get_device or malloc)"},
+    {"api call=mallocc\n",
+     "bad.wl:1: api: unknown call 'mallocc' (expected a generic name such as get_device or malloc)"},
     {"# header\nmemset bytes=4 value=0 stream=7\n", "bad.wl:2: memset: missing required key 'dur_ns='"},
     {"memcpy dir=dtoh bytes=4x dur_ns=1 stream=7\n",
      "bad.wl:1: memcpy: bad number '4x' for bytes= (expected an integer 1..18446744073709551615)"},

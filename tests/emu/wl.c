@@ -108,9 +108,15 @@ static int fail(parser *ps, const char *fmt, ...)
     return -1;
 }
 
-static int fail_oom(parser *ps) { return fail(ps, "out of memory"); }
+static int fail_oom(parser *ps)
+{
+    return fail(ps, "out of memory");
+}
 
-static int shown_len(span s) { return (int)(s.n < WL_SHOWN_VALUE_BYTES ? s.n : WL_SHOWN_VALUE_BYTES); }
+static int shown_len(span s)
+{
+    return (int)(s.n < WL_SHOWN_VALUE_BYTES ? s.n : WL_SHOWN_VALUE_BYTES);
+}
 
 /* Grows *arr (of elem bytes each) so that it holds at least need elements. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -167,20 +173,19 @@ static int need(parser *ps, token *toks, size_t ntoks, const char *key, span *ou
     return 0;
 }
 
-static int need_number(parser *ps, token *toks, size_t ntoks, const char *key, uint64_t min,
-                       uint64_t max, uint64_t *out)
+static int need_number(parser *ps, token *toks, size_t ntoks, const char *key, uint64_t min, uint64_t max,
+                       uint64_t *out)
 {
     span v = {0};
     if (need(ps, toks, ntoks, key, &v) < 0)
         return -1;
     if (parse_u64_span(v, max, out) < 0 || *out < min)
-        return fail(ps, "%s: bad number '%.*s' for %s= (expected an integer %llu..%llu)", ps->stmt_name,
-                    shown_len(v), v.p, key, (unsigned long long)min, (unsigned long long)max);
+        return fail(ps, "%s: bad number '%.*s' for %s= (expected an integer %llu..%llu)", ps->stmt_name, shown_len(v),
+                    v.p, key, (unsigned long long)min, (unsigned long long)max);
     return 0;
 }
 
-static int need_u32(parser *ps, token *toks, size_t ntoks, const char *key, uint64_t min, uint64_t max,
-                    uint32_t *out)
+static int need_u32(parser *ps, token *toks, size_t ntoks, const char *key, uint64_t min, uint64_t max, uint32_t *out)
 {
     uint64_t v;
     if (need_number(ps, toks, ntoks, key, min, max, &v) < 0)
@@ -234,8 +239,7 @@ static int check_keys(parser *ps, token *toks, size_t ntoks, const char *const *
             return fail(ps, "%s: unknown key '%.*s'", ps->stmt_name, shown_len(toks[i].key), toks[i].key.p);
         for (size_t j = 0; j < i; j++) {
             if (toks[j].key.n == toks[i].key.n && memcmp(toks[j].key.p, toks[i].key.p, toks[i].key.n) == 0)
-                return fail(ps, "%s: key '%.*s=' given twice", ps->stmt_name, shown_len(toks[i].key),
-                            toks[i].key.p);
+                return fail(ps, "%s: key '%.*s=' given twice", ps->stmt_name, shown_len(toks[i].key), toks[i].key.p);
         }
     }
     return 0;
@@ -305,8 +309,16 @@ static int op_entry(parser *ps, uint64_t id, const char *name, size_t *out)
 
 static int parse_device(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
-    static const char *const keys[] = {"id", "name", "sms", "warp", "max_threads_per_sm", "max_blocks_per_sm",
-                                       "regs_per_sm", "smem_per_sm", "max_threads_per_block", NULL};
+    static const char *const keys[] = {"id",
+                                       "name",
+                                       "sms",
+                                       "warp",
+                                       "max_threads_per_sm",
+                                       "max_blocks_per_sm",
+                                       "regs_per_sm",
+                                       "smem_per_sm",
+                                       "max_threads_per_block",
+                                       NULL};
     wl_workload *w = ps->w;
     wl_device d = {0};
     if (check_keys(ps, toks, ntoks, keys) < 0 || need_u32(ps, toks, ntoks, "id", 0, UINT32_MAX, &d.id) < 0)
@@ -339,15 +351,14 @@ static int parse_api(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
         return -1;
     st->u.call = wl_call_from_name(v.p, v.n);
     if (st->u.call < 0)
-        return fail(ps, "api: unknown call '%.*s' (expected a generic name such as get_device or malloc)",
-                    shown_len(v), v.p);
+        return fail(ps, "api: unknown call '%.*s' (expected a generic name such as get_device or malloc)", shown_len(v),
+                    v.p);
     return 0;
 }
 
 static int parse_launch(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
-    static const char *const keys[] = {"kernel", "grid", "block", "regs", "smem", "dyn_smem",
-                                       "dur_ns", "stream", NULL};
+    static const char *const keys[] = {"kernel", "grid", "block", "regs", "smem", "dyn_smem", "dur_ns", "stream", NULL};
     wl_launch *l = &st->u.launch;
     if (check_keys(ps, toks, ntoks, keys) < 0 || need_dim3(ps, toks, ntoks, "grid", l->grid) < 0 ||
         need_dim3(ps, toks, ntoks, "block", l->block) < 0 ||
@@ -464,8 +475,7 @@ static void free_stmt(wl_stmt *st)
 }
 
 /* Splits a line into tokens; the first one or two (for `op`) are words, the rest key=value. */
-static int tokenize(parser *ps, span line, span words[2], size_t nwords_max, size_t *nwords, token *toks,
-                    size_t *ntoks)
+static int tokenize(parser *ps, span line, span words[2], size_t nwords_max, size_t *nwords, token *toks, size_t *ntoks)
 {
     size_t i = 0;
     *nwords = *ntoks = 0;
@@ -551,8 +561,8 @@ static int dispatch(parser *ps, span *words, size_t nwords, token *toks, size_t 
             return table[i].parse(ps, toks, ntoks, st);
         }
     }
-    return fail(ps, "unknown statement '%.*s' (expected device, op, api, launch, memcpy, memset or sync)",
-                shown_len(s), s.p);
+    return fail(ps, "unknown statement '%.*s' (expected device, op, api, launch, memcpy, memset or sync)", shown_len(s),
+                s.p);
 }
 
 /* The first blank-separated word of a line that is not blank. */
@@ -663,8 +673,8 @@ static int read_whole_file(const char *path, char **text, size_t *len, char *err
         if (*len == cap) {
             char *bigger = cap < WL_MAX_FILE_BYTES ? realloc(*text, cap ? cap * 2 : 65536) : NULL;
             if (!bigger) {
-                set_error(err, errlen, cap < WL_MAX_FILE_BYTES ? "%s: out of memory" : "%s: larger than %u bytes",
-                          path, WL_MAX_FILE_BYTES);
+                set_error(err, errlen, cap < WL_MAX_FILE_BYTES ? "%s: out of memory" : "%s: larger than %u bytes", path,
+                          WL_MAX_FILE_BYTES);
                 break;
             }
             *text = bigger;

@@ -18,25 +18,25 @@ extern "C" {
 
 /* The generic runtime calls (DESIGN.md, "Generic runtime calls"). The values are
  * stable: vendor tables index their callback ids and names with them. */
-#define WL_CALL_MAP(X)                                                         \
-    X(GET_DEVICE, "get_device")                                                \
-    X(GET_DEVICE_COUNT, "get_device_count")                                    \
-    X(GET_DEVICE_PROPERTIES, "get_device_properties")                          \
-    X(SET_DEVICE, "set_device")                                                \
-    X(MALLOC, "malloc")                                                        \
-    X(FREE, "free")                                                            \
-    X(EVENT_RECORD, "event_record")                                            \
-    X(LAUNCH, "launch")                                                        \
-    X(MEMCPY, "memcpy")                                                        \
-    X(MEMSET, "memset")                                                        \
-    X(SYNC_STREAM, "sync_stream")                                              \
+#define WL_CALL_MAP(X)                                \
+    X(GET_DEVICE, "get_device")                       \
+    X(GET_DEVICE_COUNT, "get_device_count")           \
+    X(GET_DEVICE_PROPERTIES, "get_device_properties") \
+    X(SET_DEVICE, "set_device")                       \
+    X(MALLOC, "malloc")                               \
+    X(FREE, "free")                                   \
+    X(EVENT_RECORD, "event_record")                   \
+    X(LAUNCH, "launch")                               \
+    X(MEMCPY, "memcpy")                               \
+    X(MEMSET, "memset")                               \
+    X(SYNC_STREAM, "sync_stream")                     \
     X(SYNC_DEVICE, "sync_device")
 
 typedef enum wl_call {
 #define WL__CALL_ENUM(id, name) WL_CALL_##id,
     WL_CALL_MAP(WL__CALL_ENUM)
 #undef WL__CALL_ENUM
-    WL_CALL_COUNT
+        WL_CALL_COUNT
 } wl_call;
 
 /* "get_device" for WL_CALL_GET_DEVICE; NULL when out of range. */
@@ -155,8 +155,7 @@ typedef struct wl_counts {
 int wl_parse_file(const char *path, wl_workload *out, char *err, size_t errlen);
 /* Parses len bytes of text (any bytes; no NUL terminator needed). name is used in
  * messages; NULL means "<buffer>". */
-int wl_parse_buffer(const char *text, size_t len, const char *name, wl_workload *out, char *err,
-                    size_t errlen);
+int wl_parse_buffer(const char *text, size_t len, const char *name, wl_workload *out, char *err, size_t errlen);
 /* Releases what a successful parse allocated; accepts a zeroed or freed workload. */
 void wl_free(wl_workload *w);
 

@@ -34,11 +34,10 @@ static const dt_cf_layout mspti_layouts[] = {
     {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
     {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
     {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
-    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
-     "msptiActivityExternalCorrelation"},
+    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external, "msptiActivityExternalCorrelation"},
 };
 static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
-                                           DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN};
+                                           DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN};
 static const dt_cf_descriptor mspti_like = {
     .name = "mspti-fuzz",
     .vendor_api = "MSPTI",

@@ -20,8 +20,8 @@
 /* stderr into a temporary file while parse_args runs, then read back. */
 static FILE *captured;
 
-static size_t capture_stderr(int (*fn)(int, char **, record_opts *), int argc, char **argv, record_opts *o,
-                             int *rc, char *out, size_t cap)
+static size_t capture_stderr(int (*fn)(int, char **, record_opts *), int argc, char **argv, record_opts *o, int *rc,
+                             char *out, size_t cap)
 {
     if (!captured && !(captured = tmpfile()))
         abort();

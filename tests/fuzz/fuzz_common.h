@@ -90,7 +90,8 @@ static inline void fz_check_trace(dt_session *s)
     }
     size_t at = fz_whole_packets(buf, len);
     if (at != len) {
-        fprintf(stderr, "fuzz oracle: the Perfetto trace is not a sequence of packets (from byte %zu of %zu)\n", at, len);
+        fprintf(stderr, "fuzz oracle: the Perfetto trace is not a sequence of packets (from byte %zu of %zu)\n", at,
+                len);
         abort();
     }
     free(buf);

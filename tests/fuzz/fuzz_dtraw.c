@@ -114,8 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     devtrace_error err = {0, ""};
     if (dt_raw_parse(copy, size, &v, &info, &err) == 0 && t.chunks + info.unknown_chunks != info.chunks) {
         fprintf(stderr, "fuzz oracle: %llu chunks visited + %llu unknown != %llu parsed\n",
-                (unsigned long long)t.chunks, (unsigned long long)info.unknown_chunks,
-                (unsigned long long)info.chunks);
+                (unsigned long long)t.chunks, (unsigned long long)info.unknown_chunks, (unsigned long long)info.chunks);
         abort();
     }
     dt_session *s = NULL;

@@ -59,8 +59,14 @@ static int honest_step(uint8_t *buf, size_t valid, void **rec, int stale)
     return 0;
 }
 
-static int honest_next(uint8_t *buf, size_t valid, void **rec) { return honest_step(buf, valid, rec, 0); }
-static int stale_next(uint8_t *buf, size_t valid, void **rec) { return honest_step(buf, valid, rec, 1); }
+static int honest_next(uint8_t *buf, size_t valid, void **rec)
+{
+    return honest_step(buf, valid, rec, 0);
+}
+static int stale_next(uint8_t *buf, size_t valid, void **rec)
+{
+    return honest_step(buf, valid, rec, 1);
+}
 
 static int scripted_next(uint8_t *buf, size_t valid, void **rec)
 {
@@ -146,8 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.skipped > n || r.runs > n / 8 + 1 || (r.skipped > 0) != (r.runs > 0) || r.accepted > cap ||
         (!r.capped && r.accepted * DT_MCPTI_EXTERNAL_SIZE + r.skipped > n)) {
         fprintf(stderr, "fuzz oracle: scan of %zu bytes: %llu accepted, %llu runs, %llu skipped, capped %d\n", n,
-                (unsigned long long)r.accepted, (unsigned long long)r.runs, (unsigned long long)r.skipped,
-                r.capped);
+                (unsigned long long)r.accepted, (unsigned long long)r.runs, (unsigned long long)r.skipped, r.capped);
         abort();
     }
     dt_mcpti_finish(d);

@@ -96,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         begin = end, end = buf;
     dt_roc_walk_counts c;
     dt_roc_walk(&d, begin, end, (flags & 1) ? DT_ROC_WALK_OUT_OF_WINDOW : DT_ROC_WALK_DECODE, &c);
-    if (c.emitted > c.records || (!(flags & 6) && c.records != records) ||
-        s->stats.malformed_records != c.malformed || s->stats.zero_timestamp != c.zero_time)
+    if (c.emitted > c.records || (!(flags & 6) && c.records != records) || s->stats.malformed_records != c.malformed ||
+        s->stats.zero_timestamp != c.zero_time)
         abort(); /* the walk's counts and the session's must agree */
     dt_roc_pending_drain(&d);
     fz_check_trace(s);

@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err_whole[512], err_pieces[512];
     tally whole = {0, 0}, pieces = {0, 0};
     int rc_whole = dt_tr_read_buffer("fuzz", in.p, in.n, count_event, &whole, NULL, err_whole, sizeof err_whole);
-    int rc_pieces = dt_tr_read_buffer_pieces("fuzz", in.p, in.n, piece, count_event, &pieces, NULL, err_pieces,
-                                             sizeof err_pieces);
+    int rc_pieces =
+        dt_tr_read_buffer_pieces("fuzz", in.p, in.n, piece, count_event, &pieces, NULL, err_pieces, sizeof err_pieces);
     if (rc_whole != rc_pieces || whole.events != pieces.events || whole.name_bytes != pieces.name_bytes ||
         (rc_whole != 0 && strcmp(err_whole, err_pieces) != 0)) {
         fprintf(stderr, "fuzz oracle: whole and %zu-byte pieces differ: %d/%d, %llu/%llu events\n%s\n%s\n", piece,

@@ -139,8 +139,8 @@ void emu_print_losses(const devtrace_stats *st, const devemu_stats *es)
     printf("losses: zero_timestamp=%" PRIu64 " malformed=%" PRIu64 " dropped_vendor=%" PRIu64
            " dropped_pool_full=%" PRIu64 " refused_buffers=%" PRIu64 " unpaired_flows=%" PRIu64
            " unresolved_names=%" PRIu64 "\n",
-           st->zero_timestamp, st->malformed_records, st->dropped_vendor, st->dropped_pool_full,
-           st->refused_buffers, st->unpaired_flows, st->unresolved_names);
+           st->zero_timestamp, st->malformed_records, st->dropped_vendor, st->dropped_pool_full, st->refused_buffers,
+           st->unpaired_flows, st->unresolved_names);
     printf("emulator: injected_zero_time=%" PRIu64 " injected_malformed=%" PRIu64 " dropped=%" PRIu64
            " buffers requested=%" PRIu64 " refused=%" PRIu64 " completed=%" PRIu64 "\n",
            es->injected_zero_time, es->injected_malformed, es->dropped_records, es->buffers_requested,

@@ -22,14 +22,14 @@
 /* Failed assertions so far. */
 extern int emu_failures;
 
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            emu_failures++;                                                                                  \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fputc('\n', stderr);                                                                             \
-        }                                                                                                    \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            emu_failures++;                                      \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 /* Prints "MODE: ok" or "MODE: N assertion(s) failed"; the exit status (0 or 1). */
@@ -114,11 +114,11 @@ void emu_run_untraced(devtrace_session *s, const emu_lib *e, const char *wl_path
 /* The runtime events of a threads run. */
 typedef struct emu_threads {
     uint64_t runtime, linked, zero_correlation;
-    uint64_t wrong_external;            /* linked to another thread's id */
-    uint64_t odd;                       /* events the test's predicate calls odd */
-    uint64_t per_thread[EMU_THREADS];   /* events linked to that thread's own id */
-    uint64_t duplicates;                /* correlation ids seen twice */
-    size_t ncorr;                       /* correlation ids kept (at most all calls) */
+    uint64_t wrong_external;          /* linked to another thread's id */
+    uint64_t odd;                     /* events the test's predicate calls odd */
+    uint64_t per_thread[EMU_THREADS]; /* events linked to that thread's own id */
+    uint64_t duplicates;              /* correlation ids seen twice */
+    size_t ncorr;                     /* correlation ids kept (at most all calls) */
 } emu_threads;
 
 /* Starts the session; EMU_THREADS threads each push their own external id (1000 + i),

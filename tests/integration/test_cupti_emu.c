@@ -60,7 +60,8 @@ static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, co
           st->dropped_pool_full);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
-    int refused_note = emu_find_note(s, "cuptiSubscribe refused: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") != 0;
+    int refused_note =
+        emu_find_note(s, "cuptiSubscribe refused: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") != 0;
     CHECK(refused_note == x.subscribe_refused, "%s note about a refused subscription",
           refused_note ? "an unexpected" : "no");
     if (x.pool_refusals)
@@ -129,8 +130,9 @@ static int mode_old_version(const emu_lib *emu, const char *wl, const char *trac
     uint64_t events = st->events[DEVTRACE_KIND_KERNEL] + st->events[DEVTRACE_KIND_MEMCPY] +
                       st->events[DEVTRACE_KIND_MEMSET] + st->events[DEVTRACE_KIND_RUNTIME];
     uint64_t want = e->kernel + e->memcpy + e->memset + e->runtime;
-    CHECK(st->refused_buffers == 0 && es.buffers_refused == 0, "a buffer was refused to CUPTI API 26 (%" PRIu64
-          " refused by us, %" PRIu64 " seen by the emulator)", st->refused_buffers, es.buffers_refused);
+    CHECK(st->refused_buffers == 0 && es.buffers_refused == 0,
+          "a buffer was refused to CUPTI API 26 (%" PRIu64 " refused by us, %" PRIu64 " seen by the emulator)",
+          st->refused_buffers, es.buffers_refused);
     CHECK(st->dropped_vendor == 0, "dropped_vendor=%" PRIu64, st->dropped_vendor);
     CHECK(st->dropped_pool_full > 0, "the one-buffer pool never overflowed (small-buffer fault missing?)");
     CHECK(events + st->dropped_pool_full == want,

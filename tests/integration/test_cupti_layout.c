@@ -35,41 +35,41 @@ static void same(const char *what, size_t ours, size_t theirs)
 #define SAME_OFFSET(ours, of, theirs, tf) same(#theirs "." #tf, offsetof(ours, of), offsetof(theirs, tf))
 #define SAME_VALUE(ours, theirs) same(#theirs, (size_t)(ours), (size_t)(theirs))
 
-#define KERNEL_PREFIX(T)                                                                                     \
-    SAME_OFFSET(dt_cupti_kernel_prefix, kind, T, kind);                                                      \
-    SAME_OFFSET(dt_cupti_kernel_prefix, registers_per_thread, T, registersPerThread);                        \
-    SAME_OFFSET(dt_cupti_kernel_prefix, start, T, start);                                                    \
-    SAME_OFFSET(dt_cupti_kernel_prefix, end, T, end);                                                        \
-    SAME_OFFSET(dt_cupti_kernel_prefix, completed, T, completed);                                            \
-    SAME_OFFSET(dt_cupti_kernel_prefix, device_id, T, deviceId);                                             \
-    SAME_OFFSET(dt_cupti_kernel_prefix, context_id, T, contextId);                                           \
-    SAME_OFFSET(dt_cupti_kernel_prefix, stream_id, T, streamId);                                             \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_x, T, gridX);                                                   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_y, T, gridY);                                                   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_z, T, gridZ);                                                   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_x, T, blockX);                                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_y, T, blockY);                                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_z, T, blockZ);                                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, static_shared_memory, T, staticSharedMemory);                        \
-    SAME_OFFSET(dt_cupti_kernel_prefix, dynamic_shared_memory, T, dynamicSharedMemory);                      \
-    SAME_OFFSET(dt_cupti_kernel_prefix, correlation_id, T, correlationId);                                   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_id, T, gridId);                                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, name, T, name);                                                      \
-    SAME_OFFSET(dt_cupti_kernel_prefix, queued, T, queued);                                                  \
+#define KERNEL_PREFIX(T)                                                                \
+    SAME_OFFSET(dt_cupti_kernel_prefix, kind, T, kind);                                 \
+    SAME_OFFSET(dt_cupti_kernel_prefix, registers_per_thread, T, registersPerThread);   \
+    SAME_OFFSET(dt_cupti_kernel_prefix, start, T, start);                               \
+    SAME_OFFSET(dt_cupti_kernel_prefix, end, T, end);                                   \
+    SAME_OFFSET(dt_cupti_kernel_prefix, completed, T, completed);                       \
+    SAME_OFFSET(dt_cupti_kernel_prefix, device_id, T, deviceId);                        \
+    SAME_OFFSET(dt_cupti_kernel_prefix, context_id, T, contextId);                      \
+    SAME_OFFSET(dt_cupti_kernel_prefix, stream_id, T, streamId);                        \
+    SAME_OFFSET(dt_cupti_kernel_prefix, grid_x, T, gridX);                              \
+    SAME_OFFSET(dt_cupti_kernel_prefix, grid_y, T, gridY);                              \
+    SAME_OFFSET(dt_cupti_kernel_prefix, grid_z, T, gridZ);                              \
+    SAME_OFFSET(dt_cupti_kernel_prefix, block_x, T, blockX);                            \
+    SAME_OFFSET(dt_cupti_kernel_prefix, block_y, T, blockY);                            \
+    SAME_OFFSET(dt_cupti_kernel_prefix, block_z, T, blockZ);                            \
+    SAME_OFFSET(dt_cupti_kernel_prefix, static_shared_memory, T, staticSharedMemory);   \
+    SAME_OFFSET(dt_cupti_kernel_prefix, dynamic_shared_memory, T, dynamicSharedMemory); \
+    SAME_OFFSET(dt_cupti_kernel_prefix, correlation_id, T, correlationId);              \
+    SAME_OFFSET(dt_cupti_kernel_prefix, grid_id, T, gridId);                            \
+    SAME_OFFSET(dt_cupti_kernel_prefix, name, T, name);                                 \
+    SAME_OFFSET(dt_cupti_kernel_prefix, queued, T, queued);                             \
     SAME_OFFSET(dt_cupti_kernel_prefix, submitted, T, submitted)
 
-#define MEMCPY_PREFIX(T)                                                                                     \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, kind, T, kind);                                                      \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, copy_kind, T, copyKind);                                             \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, src_kind, T, srcKind);                                               \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, dst_kind, T, dstKind);                                               \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, flags, T, flags);                                                    \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, bytes, T, bytes);                                                    \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, start, T, start);                                                    \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, end, T, end);                                                        \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, device_id, T, deviceId);                                             \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, context_id, T, contextId);                                           \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, stream_id, T, streamId);                                             \
+#define MEMCPY_PREFIX(T)                                           \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, kind, T, kind);            \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, copy_kind, T, copyKind);   \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, src_kind, T, srcKind);     \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, dst_kind, T, dstKind);     \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, flags, T, flags);          \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, bytes, T, bytes);          \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, start, T, start);          \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, end, T, end);              \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, device_id, T, deviceId);   \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, context_id, T, contextId); \
+    SAME_OFFSET(dt_cupti_memcpy_prefix, stream_id, T, streamId);   \
     SAME_OFFSET(dt_cupti_memcpy_prefix, correlation_id, T, correlationId)
 
 static void runtime_name(uint32_t cbid, const char *want)

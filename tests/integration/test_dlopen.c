@@ -25,13 +25,13 @@ static struct {
 } api;
 
 static int failures;
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("FAIL: " __VA_ARGS__);                                                \
-            printf("\n");                                                                \
-            failures++;                                                                  \
-        }                                                                                \
+#define CHECK(cond, ...)                  \
+    do {                                  \
+        if (!(cond)) {                    \
+            printf("FAIL: " __VA_ARGS__); \
+            printf("\n");                 \
+            failures++;                   \
+        }                                 \
     } while (0)
 
 static int bind(void *h, void *field, const char *name)

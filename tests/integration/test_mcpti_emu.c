@@ -50,7 +50,7 @@ int mcGetDeviceCount(int *count);
 
 int mcDeviceGetAttribute(int *value, int attr, int device)
 {
-    static const int table[][2] = {{1, 1024}, {8, 65536}, {10, 64}, {12, 131072}, {16, 80}, {39, 4096},
+    static const int table[][2] = {{1, 1024}, {8, 65536}, {10, 64},     {12, 131072}, {16, 80}, {39, 4096},
                                    {75, 8},   {76, 6},    {81, 131072}, {82, 131072}, {106, 64}};
     if (!value || device != 0)
         return 101;
@@ -175,8 +175,8 @@ static void mode_replay(emulator *emu, const char *wl, const char *trace)
     emu_print_notes(s);
     printf("live: malformed=%" PRIu64 " bytes=%" PRIu64 " zero_timestamp=%" PRIu64 " unresolved=%" PRIu64
            "; emulator injected malformed=%" PRIu64 " zero_time=%" PRIu64 "\n",
-           st->malformed_records, st->malformed_bytes, st->zero_timestamp, st->unresolved_names,
-           es.injected_malformed, es.injected_zero_time);
+           st->malformed_records, st->malformed_bytes, st->zero_timestamp, st->unresolved_names, es.injected_malformed,
+           es.injected_zero_time);
     CHECK(st->malformed_records == es.injected_malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64,
           st->malformed_records, es.injected_malformed);
     CHECK(st->malformed_bytes == es.injected_malformed * DT_MCPTI_KERNEL_SIZE,

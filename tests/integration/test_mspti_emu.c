@@ -53,8 +53,10 @@ static void mode_parity(const emu_lib *emu, const char *wl, const char *trace, c
     emu_check_injected_losses(st, &es);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
-    int refused_note = emu_find_note(s, "msptiSubscribe refused: MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (2)") != 0;
-    CHECK(refused_note == subscribe_refused, "%s note about a refused subscription", refused_note ? "an unexpected" : "no");
+    int refused_note =
+        emu_find_note(s, "msptiSubscribe refused: MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (2)") != 0;
+    CHECK(refused_note == subscribe_refused, "%s note about a refused subscription",
+          refused_note ? "an unexpected" : "no");
     if (!faults) {
         CHECK(st->dropped_vendor + st->malformed_records + st->zero_timestamp + st->refused_buffers +
                       st->dropped_pool_full ==

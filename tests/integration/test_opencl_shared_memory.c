@@ -34,23 +34,21 @@
 
 #define WORK 16
 
-static const char *kernel_source =
-    "__kernel void tiles(__global int *x, __local int *scratch, __local float *more) {\n"
-    "    __local int fixed[64];\n"
-    "    size_t l = get_local_id(0);\n"
-    "    fixed[l] = (int)l;\n"
-    "    scratch[l] = 1;\n"
-    "    more[0] = 0.0f;\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    x[get_global_id(0)] = fixed[l] + scratch[l] + (int)more[0];\n"
-    "}\n"
-    "__kernel void plain(__global int *x) { x[get_global_id(0)] = 2; }\n";
+static const char *kernel_source = "__kernel void tiles(__global int *x, __local int *scratch, __local float *more) {\n"
+                                   "    __local int fixed[64];\n"
+                                   "    size_t l = get_local_id(0);\n"
+                                   "    fixed[l] = (int)l;\n"
+                                   "    scratch[l] = 1;\n"
+                                   "    more[0] = 0.0f;\n"
+                                   "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                   "    x[get_global_id(0)] = fixed[l] + scratch[l] + (int)more[0];\n"
+                                   "}\n"
+                                   "__kernel void plain(__global int *x) { x[get_global_id(0)] = 2; }\n";
 
 static cl_ulong local_mem_size(cl_kernel kernel, cl_device_id device)
 {
     cl_ulong bytes = 0;
-    CHECK(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof bytes, &bytes, NULL) ==
-              CL_SUCCESS,
+    CHECK(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof bytes, &bytes, NULL) == CL_SUCCESS,
           "clGetKernelWorkGroupInfo(CL_KERNEL_LOCAL_MEM_SIZE)");
     return bytes;
 }

@@ -114,7 +114,8 @@ static void check_launches_and_names(const tally *t)
 {
     CHECK(t->with_launch == t->kernels, "%" PRIu64 " of %" PRIu64 " kernels carry their launch configuration",
           t->with_launch, t->kernels);
-    CHECK(t->launch_mismatch == 0, "%" PRIu64 " grid/block values differ from the launch statements", t->launch_mismatch);
+    CHECK(t->launch_mismatch == 0, "%" PRIu64 " grid/block values differ from the launch statements",
+          t->launch_mismatch);
     CHECK(t->shared_mismatch == 0, "%" PRIu64 " kernels' dynamic shared memory differs from the statements",
           t->shared_mismatch);
     CHECK(t->non_hip_names == 0, "%" PRIu64 " runtime events without a real hip* name", t->non_hip_names);
@@ -133,14 +134,14 @@ static int mode_parity(const emu_lib *emu, const char *wl, const char *trace, co
     uint64_t zero = after.injected_zero_time - before.injected_zero_time;
     printf("losses: dropped_vendor=%" PRIu64 " (emulator dropped %" PRIu64 ") malformed=%" PRIu64 " (injected %" PRIu64
            ") zero_timestamp=%" PRIu64 " (injected %" PRIu64 ") unpaired_flows=%" PRIu64 " unresolved=%" PRIu64 "\n",
-           st->dropped_vendor, dropped, st->malformed_records, malformed, st->zero_timestamp, zero,
-           st->unpaired_flows, st->unresolved_names);
+           st->dropped_vendor, dropped, st->malformed_records, malformed, st->zero_timestamp, zero, st->unpaired_flows,
+           st->unresolved_names);
     emu_check_counts(st, e);
     check_launches_and_names(&t);
     CHECK(st->dropped_vendor == dropped, "dropped_vendor=%" PRIu64 ", the emulator dropped %" PRIu64,
           st->dropped_vendor, dropped);
-    CHECK(st->malformed_records == malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64,
-          st->malformed_records, malformed);
+    CHECK(st->malformed_records == malformed, "malformed_records=%" PRIu64 ", injected %" PRIu64, st->malformed_records,
+          malformed);
     CHECK(st->zero_timestamp == zero, "zero_timestamp=%" PRIu64 ", injected %" PRIu64, st->zero_timestamp, zero);
     CHECK(st->bad_timestamps == 0, "bad_timestamps=%" PRIu64, st->bad_timestamps);
     CHECK(st->unresolved_names == 0, "unresolved_names=%" PRIu64, st->unresolved_names);
@@ -189,9 +190,15 @@ static int mode_missing_library(const char *lib, const char *wl)
     unsetenv("DTK_PATH");
     setenv("ROCM_PATH", "/nonexistent-rocm", 1);
     devtrace_session *s = open_roctracer();
-    static const char *const named[] = {"ROCtracer not found", "/nonexistent-rocm/lib", "$DTK_PATH (unset)",
-                                        "/opt/rocm/lib", "/opt/dtk/lib", "libgalaxyhip.so.5",
-                                        "the process itself", "DEVTRACE_ROCTRACER_LIBRARY", NULL};
+    static const char *const named[] = {"ROCtracer not found",
+                                        "/nonexistent-rocm/lib",
+                                        "$DTK_PATH (unset)",
+                                        "/opt/rocm/lib",
+                                        "/opt/dtk/lib",
+                                        "libgalaxyhip.so.5",
+                                        "the process itself",
+                                        "DEVTRACE_ROCTRACER_LIBRARY",
+                                        NULL};
     emu_check_unavailable(s, named);
     devtrace_close(s);
     /* A path that does not load: named, with the loader's message. */
@@ -204,7 +211,7 @@ static int mode_missing_library(const char *lib, const char *wl)
     devtrace_close(s);
     emu_lib emu;
     emu_load(lib, &emu);
-    s = open_roctracer(); /* still unavailable: the variable wins over the loaded copy */
+    s = open_roctracer();          /* still unavailable: the variable wins over the loaded copy */
     emu_run_untraced(s, &emu, wl); /* the program runs on, untraced */
     devtrace_close(s);
     return 0;

@@ -52,14 +52,14 @@
 #define LAUNCH_NS 1000u /* each launch's device duration */
 
 static int failures;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fputc('\n', stderr);                                                                             \
-        }                                                                                                    \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 static struct {
@@ -173,8 +173,8 @@ typedef struct op_tally {
 typedef struct tally {
     uint32_t threads;
     uint64_t ops_per_thread;
-    op_tally *ops;                /* [thread * ops_per_thread + op] */
-    uint8_t *corr_seen;           /* per correlation id: 1 runtime launch, 2 kernel (bits) */
+    op_tally *ops;      /* [thread * ops_per_thread + op] */
+    uint8_t *corr_seen; /* per correlation id: 1 runtime launch, 2 kernel (bits) */
     uint64_t max_corr;
     uint64_t runtime, kernels, launches, unlinked, foreign, bad_corr, dup_corr, unflagged, bad_stream;
     const worker *workers;
@@ -289,13 +289,13 @@ static int mode_threads(uint32_t threads, uint64_t calls, int expect_no_loss)
     uint64_t losses = st->dropped_store_full + st->dropped_pool_full + st->dropped_vendor + st->malformed_records +
                       st->zero_timestamp + st->out_of_window[DEVTRACE_KIND_RUNTIME] +
                       st->out_of_window[DEVTRACE_KIND_KERNEL];
-    printf("load: threads=%u calls/thread=%" PRIu64 " runtime_calls=%" PRIu64 " records api=%" PRIu64
-           " kernel=%" PRIu64 " events runtime=%" PRIu64 " kernel=%" PRIu64 " losses=%" PRIu64
-           " (store_full=%" PRIu64 " pool_full=%" PRIu64 " vendor=%" PRIu64 " refused_buffers=%" PRIu64
-           ") unpaired_flows=%" PRIu64 " run=%.2fs (%.0f calls/s) drain=%.2fs\n",
+    printf("load: threads=%u calls/thread=%" PRIu64 " runtime_calls=%" PRIu64 " records api=%" PRIu64 " kernel=%" PRIu64
+           " events runtime=%" PRIu64 " kernel=%" PRIu64 " losses=%" PRIu64 " (store_full=%" PRIu64
+           " pool_full=%" PRIu64 " vendor=%" PRIu64 " refused_buffers=%" PRIu64 ") unpaired_flows=%" PRIu64
+           " run=%.2fs (%.0f calls/s) drain=%.2fs\n",
            threads, calls, total_calls, written_api, written_kernels, t.runtime, t.kernels, losses,
-           st->dropped_store_full, st->dropped_pool_full, st->dropped_vendor, st->refused_buffers,
-           st->unpaired_flows, run_s, (double)total_calls / run_s, drain_s);
+           st->dropped_store_full, st->dropped_pool_full, st->dropped_vendor, st->refused_buffers, st->unpaired_flows,
+           run_s, (double)total_calls / run_s, drain_s);
 
     /* Every record the emulator wrote (API, kernel, external-correlation) is a stored event or a
      * counted loss: nothing lost without a count. */
@@ -313,8 +313,8 @@ static int mode_threads(uint32_t threads, uint64_t calls, int expect_no_loss)
         CHECK(losses == 0, "%" PRIu64 " records lost (counted) under load", losses);
     /* A lost record spoils at most one op, one link and one flow: without losses, all exact. */
     CHECK(t.foreign == 0, "%" PRIu64 " events carry an id no op pushed", t.foreign);
-    CHECK(t.unlinked <= 2 * losses, "%" PRIu64 " events without an external id, %" PRIu64 " counted losses",
-          t.unlinked, losses);
+    CHECK(t.unlinked <= 2 * losses, "%" PRIu64 " events without an external id, %" PRIu64 " counted losses", t.unlinked,
+          losses);
     CHECK(t.bad_stream == 0, "%" PRIu64 " events on the wrong thread or stream", t.bad_stream);
     /* Flows: every launch's two halves, once each, flagged; nothing unpaired. */
     uint64_t pairs = 0, halves = 0;
@@ -325,8 +325,8 @@ static int mode_threads(uint32_t threads, uint64_t calls, int expect_no_loss)
     CHECK(pairs + halves == total_calls / 2 && halves <= losses,
           "%" PRIu64 " paired launches, %" PRIu64 " half pairs, expected %" PRIu64 " pairs (%" PRIu64 " losses)", pairs,
           halves, total_calls / 2, losses);
-    CHECK(t.dup_corr == 0 && t.bad_corr == 0, "%" PRIu64 " duplicate and %" PRIu64 " invalid correlation ids", t.dup_corr,
-          t.bad_corr);
+    CHECK(t.dup_corr == 0 && t.bad_corr == 0, "%" PRIu64 " duplicate and %" PRIu64 " invalid correlation ids",
+          t.dup_corr, t.bad_corr);
     CHECK(t.unflagged == halves && st->unpaired_flows <= losses,
           "%" PRIu64 " launch halves without a flow (%" PRIu64 " half pairs), unpaired_flows=%" PRIu64, t.unflagged,
           halves, st->unpaired_flows);
@@ -344,7 +344,8 @@ static int mode_threads(uint32_t threads, uint64_t calls, int expect_no_loss)
     CHECK(bad_ops <= losses, "%" PRIu64 " of %" PRIu64 " ops not attributed exactly, %" PRIu64 " counted losses",
           bad_ops, ops, losses);
     printf("load: ops=%" PRIu64 " attributed exactly=%" PRIu64 " flows paired=%" PRIu64 " external links=%" PRIu64
-           " of %" PRIu64 "\n", ops, ops - bad_ops, pairs, stored[DEVTRACE_KIND_EXTCORR], written_ext);
+           " of %" PRIu64 "\n",
+           ops, ops - bad_ops, pairs, stored[DEVTRACE_KIND_EXTCORR], written_ext);
     free(t.ops);
     free(t.corr_seen);
     free(workers);
@@ -401,21 +402,25 @@ static int mode_bound(uint64_t events, uint64_t bound, uint32_t threads)
     const devtrace_stats *st = devtrace_stats_get(s);
     /* What B events may cost: the events, one pointer each for sorting, the chunks' slack (one
      * partly used chunk per thread), the vendor buffer pool (64 x 1 MiB) and 32 MiB of the rest. */
-    uint64_t allowed_kib = (bound * (sizeof(devtrace_event) + sizeof(void *)) +
-                            (uint64_t)(threads + 2) * DT_CHUNK_EVENTS * sizeof(devtrace_event) + (64u << 20) +
-                            (32u << 20)) / 1024 * REL_MEMORY_FACTOR;
+    uint64_t allowed_kib =
+        (bound * (sizeof(devtrace_event) + sizeof(void *)) +
+         (uint64_t)(threads + 2) * DT_CHUNK_EVENTS * sizeof(devtrace_event) + (64u << 20) + (32u << 20)) /
+        1024 * REL_MEMORY_FACTOR;
     printf("bound: calls=%" PRIu64 " threads=%u bound=%" PRIu64 " stored=%" PRIu64 " dropped_store_full=%" PRIu64
-           " peak_rss_growth=%" PRIu64 " MiB (allowed %" PRIu64 " MiB, %.1f bytes/stored event) run=%.2fs (%.0f calls/s)\n",
+           " peak_rss_growth=%" PRIu64 " MiB (allowed %" PRIu64
+           " MiB, %.1f bytes/stored event) run=%.2fs (%.0f calls/s)\n",
            events, threads, bound, stored, st->dropped_store_full, (rss1 - rss0) / 1024, allowed_kib / 1024,
            stored ? (double)(rss1 - rss0) * 1024.0 / (double)stored : 0.0, run_s, (double)events / run_s);
     CHECK(stored <= bound, "%" PRIu64 " events stored over a bound of %" PRIu64, stored, bound);
     CHECK(stored + st->dropped_store_full == events,
           "%" PRIu64 " stored + %" PRIu64 " dropped_store_full != %" PRIu64 " runtime calls", stored,
           st->dropped_store_full, events);
-    CHECK(st->dropped_vendor + st->dropped_pool_full + st->malformed_records == 0, "other losses: vendor=%" PRIu64
-          " pool_full=%" PRIu64 " malformed=%" PRIu64, st->dropped_vendor, st->dropped_pool_full, st->malformed_records);
-    CHECK(rss1 - rss0 <= allowed_kib, "memory grew by %" PRIu64 " MiB, more than %" PRIu64 " MiB for %" PRIu64
-          " events", (rss1 - rss0) / 1024, allowed_kib / 1024, bound);
+    CHECK(st->dropped_vendor + st->dropped_pool_full + st->malformed_records == 0,
+          "other losses: vendor=%" PRIu64 " pool_full=%" PRIu64 " malformed=%" PRIu64, st->dropped_vendor,
+          st->dropped_pool_full, st->malformed_records);
+    CHECK(rss1 - rss0 <= allowed_kib,
+          "memory grew by %" PRIu64 " MiB, more than %" PRIu64 " MiB for %" PRIu64 " events", (rss1 - rss0) / 1024,
+          allowed_kib / 1024, bound);
     free(callers);
     free(ids);
     devtrace_close(s);

@@ -137,8 +137,8 @@ static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothi
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
     assert_int_equal(err.code, DEVTRACE_EIO);
-    assert_non_null(strstr(err.message, path));                         /* the path */
-    assert_non_null(strstr(err.message, "No such file or directory"));  /* the cause */
+    assert_non_null(strstr(err.message, path));                              /* the path */
+    assert_non_null(strstr(err.message, "No such file or directory"));       /* the cause */
     assert_non_null(strstr(err.message, "check that the directory exists")); /* the fix */
     assert_false(exists(missing));
     assert_int_equal(ut_entries_in(f->dir), 0);

@@ -173,7 +173,7 @@ static void test_nested_callbacks_across_a_quiesce_are_waited_for(void **state)
     dt_guard_pass outer, inner;
     dt_guard_enter(&g, &t_guard_b, &outer);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 1), -1); /* the outer one is inside */
-    dt_guard_enter(&g, &t_guard_b, &inner);                /* the next epoch */
+    dt_guard_enter(&g, &t_guard_b, &inner);               /* the next epoch */
     assert_int_equal(inner.epoch, outer.epoch + 1);
     assert_int_equal(dt_guard_quiesce(&g, &lock, 1), -1);
     dt_guard_leave(&g, &inner);
@@ -258,7 +258,7 @@ static void test_records_are_released_at_exit_and_adopted(void **state)
         void *had = NULL;
         assert_int_equal(pthread_create(&tid, NULL, enter_and_leave_both, g), 0);
         pthread_join(tid, &had);
-        assert_int_equal((uintptr_t)had, 2);          /* a record in each guard */
+        assert_int_equal((uintptr_t)had, 2);               /* a record in each guard */
         assert_int_equal(count_records(&g[0], &owned), 1); /* the first thread's, adopted since */
         assert_int_equal(owned, 0);
         assert_int_equal(count_records(&g[1], &owned), 1);

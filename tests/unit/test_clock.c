@@ -75,8 +75,8 @@ static void test_rate_one_third_rounds_to_nearest(void **state)
     assert_int_equal(map_at(&m, 1), 0); /* 0.333 */
     assert_int_equal(map_at(&m, 2), 1); /* 0.667 */
     assert_int_equal(map_at(&m, 3), 1);
-    assert_int_equal(map_at(&m, 4), 1); /* 1.333 */
-    assert_int_equal(map_at(&m, 5), 2); /* 1.667 */
+    assert_int_equal(map_at(&m, 4), 1);                   /* 1.333 */
+    assert_int_equal(map_at(&m, 5), 2);                   /* 1.667 */
     assert_int_equal(map_at(&m, 3000000001), 1000000000); /* 1e9 + 0.333 */
     assert_int_equal(map_at(&m, 3000000002), 1000000001); /* 1e9 + 0.667 */
     dt_clock_map_free(&m);
@@ -319,8 +319,8 @@ static void test_span_maps_each_value_as_alone(void **state)
     /* rate 1, rate 1/3, rate 10/3 and a huge rate (the 128-bit path) */
     const dt_clock_sample s[] = {{1000, 5000}, {2000, 6000}, {2300, 6100}, {2600, 7100}, {2601, UINT64_MAX / 2}};
     dt_clock_map m = build(s, 5);
-    const uint64_t v[] = {0, 1, 999, 1000, 1001, 1500, 1999, 2000, 2001, 2150, 2299, 2300, 2301, 2599,
-                          2600, 2601, 2602, 5000, UINT64_MAX - 1, UINT64_MAX};
+    const uint64_t v[] = {0,    1,    999,  1000, 1001, 1500, 1999, 2000, 2001,           2150,
+                          2299, 2300, 2301, 2599, 2600, 2601, 2602, 5000, UINT64_MAX - 1, UINT64_MAX};
     size_t n = sizeof v / sizeof v[0];
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)

@@ -22,37 +22,36 @@
 
 /* ---- writing records at numeric offsets ---- */
 
-
 static const char kernel_name[] = "_ZN7example6kernelEv";
 
 /* CUpti_ActivityKernel10/9 (216/208 B): the prefix we read. */
-static size_t write_kernel(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr,
-                           uint64_t queued, size_t size)
+static size_t write_kernel(uint8_t *b, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr, uint64_t queued,
+                           size_t size)
 {
     memset(b, 0, size);
     ut_put32(b, 0, kind);
-    ut_put16(b, 6, 40);                   /* registersPerThread */
+    ut_put16(b, 6, 40); /* registersPerThread */
     ut_put64(b, 16, start);
     ut_put64(b, 24, end);
-    ut_put64(b, 32, end);                 /* completed */
-    ut_put32(b, 40, 2);                   /* deviceId */
-    ut_put32(b, 44, 5);                   /* contextId */
-    ut_put32(b, 48, 7);                   /* streamId */
-    ut_put32(b, 52, 416), ut_put32(b, 56, 2), ut_put32(b, 60, 3);  /* grid */
-    ut_put32(b, 64, 256), ut_put32(b, 68, 1), ut_put32(b, 72, 1);  /* block */
-    ut_put32(b, 76, 1024);                /* staticSharedMemory */
-    ut_put32(b, 80, 81920);               /* dynamicSharedMemory */
-    ut_put32(b, 92, corr);                /* correlationId */
-    ut_put64(b, 96, 77);                  /* gridId */
-    ut_putptr(b, 104, kernel_name);       /* name */
-    ut_put64(b, 120, queued);             /* queued */
-    ut_put64(b, 128, queued);             /* submitted */
+    ut_put64(b, 32, end);                                         /* completed */
+    ut_put32(b, 40, 2);                                           /* deviceId */
+    ut_put32(b, 44, 5);                                           /* contextId */
+    ut_put32(b, 48, 7);                                           /* streamId */
+    ut_put32(b, 52, 416), ut_put32(b, 56, 2), ut_put32(b, 60, 3); /* grid */
+    ut_put32(b, 64, 256), ut_put32(b, 68, 1), ut_put32(b, 72, 1); /* block */
+    ut_put32(b, 76, 1024);                                        /* staticSharedMemory */
+    ut_put32(b, 80, 81920);                                       /* dynamicSharedMemory */
+    ut_put32(b, 92, corr);                                        /* correlationId */
+    ut_put64(b, 96, 77);                                          /* gridId */
+    ut_putptr(b, 104, kernel_name);                               /* name */
+    ut_put64(b, 120, queued);                                     /* queued */
+    ut_put64(b, 128, queued);                                     /* submitted */
     return size;
 }
 
 /* CUpti_ActivityMemcpy6 (96 B) / Memcpy5 (88 B). */
-static size_t write_memcpy(uint8_t *b, uint8_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end,
-                           uint32_t corr, size_t size)
+static size_t write_memcpy(uint8_t *b, uint8_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end, uint32_t corr,
+                           size_t size)
 {
     memset(b, 0, size);
     ut_put32(b, 0, 1);
@@ -405,8 +404,8 @@ static void driver_api_records_are_ignored_not_malformed(void **state)
 static void external_correlation_custom0_links_runtime_and_device(void **state)
 {
     fixture *f = *state;
-    f->used = write_extcorr(f->buf, 3, 0, 71);                     /* id 0 is valid */
-    f->used += write_extcorr(f->buf + f->used, 1, 555, 71);         /* another tool's kind */
+    f->used = write_extcorr(f->buf, 3, 0, 71);              /* id 0 is valid */
+    f->used += write_extcorr(f->buf + f->used, 1, 555, 71); /* another tool's kind */
     f->used += write_api(f->buf + f->used, 5, 211, 900, 990, 71, 0);
     f->used += write_kernel(f->buf + f->used, 10, 1000, 2000, 71, 0, 216);
     dt_cf_walk_counts c = walk(f);
@@ -616,8 +615,8 @@ static void a_kind_the_library_steps_differently_stays_on_the_library(void **sta
     assert_int_equal(g_next_calls, 21);
     assert_int_equal(f->s->nnotes, 1);
     assert_string_equal(f->s->notes[0], "CUPTI's record iterator stepped 48 bytes over a CUpti_ActivityAPI record "
-                                         "(kind 5), whose layout has 40: records of that kind are stepped by the "
-                                         "library's iterator only");
+                                        "(kind 5), whose layout has 40: records of that kind are stepped by the "
+                                        "library's iterator only");
 }
 
 /* A name's address is trusted within one buffer, and checked again in the next. */
@@ -661,8 +660,8 @@ static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
     const int order[12] = {0, 1, 0, 2, 1, 0, 0, 2, 2, 1, 0, 1};
     f->used = 0;
     for (int i = 0; i < 12; i++) {
-        f->used += write_kernel(f->buf + f->used, 10, 100 + 10 * (uint64_t)i, 105 + 10 * (uint64_t)i,
-                                (uint32_t)(1 + i), 0, 216);
+        f->used += write_kernel(f->buf + f->used, 10, 100 + 10 * (uint64_t)i, 105 + 10 * (uint64_t)i, (uint32_t)(1 + i),
+                                0, 216);
         ut_putptr(f->buf, 216 * (size_t)i + 104, at[order[i]]);
     }
     dt_cf_walk_counts c = walk(f);
@@ -759,11 +758,21 @@ static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void *
     struct {
         uint32_t cbid;
         const char *name;
-    } want[] = {{3, "cudaGetDeviceCount"},     {16, "cudaSetDevice"},        {17, "cudaGetDevice"},
-                {20, "cudaMalloc"},            {22, "cudaFree"},             {31, "cudaMemcpy"},
-                {41, "cudaMemcpyAsync"},       {49, "cudaMemset"},           {51, "cudaMemsetAsync"},
-                {131, "cudaStreamSynchronize"}, {135, "cudaEventRecord"},     {165, "cudaDeviceSynchronize"},
-                {211, "cudaLaunchKernel"},     {430, "cudaLaunchKernelExC"}, {440, "cudaGetDeviceProperties"}};
+    } want[] = {{3, "cudaGetDeviceCount"},
+                {16, "cudaSetDevice"},
+                {17, "cudaGetDevice"},
+                {20, "cudaMalloc"},
+                {22, "cudaFree"},
+                {31, "cudaMemcpy"},
+                {41, "cudaMemcpyAsync"},
+                {49, "cudaMemset"},
+                {51, "cudaMemsetAsync"},
+                {131, "cudaStreamSynchronize"},
+                {135, "cudaEventRecord"},
+                {165, "cudaDeviceSynchronize"},
+                {211, "cudaLaunchKernel"},
+                {430, "cudaLaunchKernelExC"},
+                {440, "cudaGetDeviceProperties"}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         assert_string_equal(dt_cf_cuda_runtime_names[want[i].cbid - 1].name, want[i].name);
 }
@@ -774,8 +783,7 @@ static const dt_cf_layout mspti_layouts[] = {
     {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
     {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
     {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
-    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
-     "msptiActivityExternalCorrelation"},
+    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external, "msptiActivityExternalCorrelation"},
 };
 static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
                                            DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD};
@@ -825,23 +833,23 @@ static void mspti_packed_records_decode_with_u64_correlation(void **state)
     ut_put32(b, 0, 8), ut_put32(b, 4, 2), ut_put64(b, 8, 900), ut_put64(b, 16, big);
     b += 24;
     /* Api 48 B: start@4 end@12 pid@20 tid@24 correlation@28 name@36 */
-    ut_put32(b, 0, 3), ut_put64(b, 4, 100), ut_put64(b, 12, 200),
-        ut_put32(b, 20, 1), ut_put32(b, 24, 2), ut_put64(b, 28, big);
+    ut_put32(b, 0, 3), ut_put64(b, 4, 100), ut_put64(b, 12, 200), ut_put32(b, 20, 1), ut_put32(b, 24, 2),
+        ut_put64(b, 28, big);
     ut_putptr(b, 36, api_name);
     b += 48;
     /* Kernel 56 B: start@4 end@12 device@20 stream@24 correlation@28 type@36 name@44 */
-    ut_put32(b, 0, 2), ut_put64(b, 4, 300), ut_put64(b, 12, 400),
-        ut_put32(b, 20, 3), ut_put32(b, 24, 4), ut_put64(b, 28, big);
+    ut_put32(b, 0, 2), ut_put64(b, 4, 300), ut_put64(b, 12, 400), ut_put32(b, 20, 3), ut_put32(b, 24, 4),
+        ut_put64(b, 28, big);
     ut_putptr(b, 44, k_name);
     b += 56;
     /* Memcpy 56 B: copyKind@4 (DTOH 3) bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    ut_put32(b, 0, 7), ut_put32(b, 4, 3), ut_put64(b, 8, 64),
-        ut_put64(b, 16, 500), ut_put64(b, 24, 600), ut_put32(b, 32, 3);
+    ut_put32(b, 0, 7), ut_put32(b, 4, 3), ut_put64(b, 8, 64), ut_put64(b, 16, 500), ut_put64(b, 24, 600),
+        ut_put32(b, 32, 3);
     ut_put32(b, 36, 4), ut_put64(b, 40, big);
     b += 56;
     /* Memset 56 B: value@4 bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    ut_put32(b, 0, 6), ut_put32(b, 4, 7), ut_put64(b, 8, 32),
-        ut_put64(b, 16, 700), ut_put64(b, 24, 800), ut_put32(b, 32, 3);
+    ut_put32(b, 0, 6), ut_put32(b, 4, 7), ut_put64(b, 8, 32), ut_put64(b, 16, 700), ut_put64(b, 24, 800),
+        ut_put32(b, 32, 3);
     ut_put32(b, 36, 4), ut_put64(b, 40, big);
     b += 56;
     f->used = (size_t)(b - f->buf);
@@ -885,7 +893,6 @@ static void mspti_packed_records_decode_with_u64_correlation(void **state)
     }
     assert_int_equal(seen, 31);
 }
-
 
 /* A vendor scanner (MCPTI style): 8-byte steps, resynchronising over what does not decode. */
 static void resync_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)

@@ -26,7 +26,9 @@ static devtrace_event event_at(uint32_t i)
 {
     uint32_t r = i * 2654435761u; /* a permutation of the order: times not collected sorted */
     uint64_t start = 1000 + (r % 2000u);
-    int kind = (r >> 20) % 3 == 0 ? DEVTRACE_KIND_CPU_OP : (r >> 20) % 3 == 1 ? DEVTRACE_KIND_RUNTIME : DEVTRACE_KIND_KERNEL;
+    int kind = (r >> 20) % 3 == 0   ? DEVTRACE_KIND_CPU_OP
+               : (r >> 20) % 3 == 1 ? DEVTRACE_KIND_RUNTIME
+                                    : DEVTRACE_KIND_KERNEL;
     devtrace_event ev = ut_event(kind, start, start + 10 + (r >> 28) % 4, (r >> 24) % 4);
     ev.flags = DEVTRACE_EVENT_HOST_CLOCK;
     ev.name_id = i + 1;
@@ -138,9 +140,9 @@ static void test_one_and_two_thread_sorts_give_the_stable_order(void **state)
  * partner). Each sort thread marks the flows of its half; the totals must not depend on
  * how many threads did. */
 #define PAIRS_N 100000u
-#define DEVICE_ONLY 10000u   /* multiples of 10 up to PAIRS_N */
-#define RUNTIME_ONLY 12857u  /* multiples of 7 (14285) less those of 70 (1428) */
-#define FLOW_EVENTS 154286u  /* 2 * (PAIRS_N - DEVICE_ONLY - RUNTIME_ONLY) */
+#define DEVICE_ONLY 10000u  /* multiples of 10 up to PAIRS_N */
+#define RUNTIME_ONLY 12857u /* multiples of 7 (14285) less those of 70 (1428) */
+#define FLOW_EVENTS 154286u /* 2 * (PAIRS_N - DEVICE_ONLY - RUNTIME_ONLY) */
 
 static uint8_t *flow_bits_in_order(uint64_t *unpaired)
 {

@@ -216,11 +216,15 @@ static void test_auto_falling_back_to_none_says_why(void **state)
     for (const dt_backend *const *b = dt_backends(); *b; b++) {
         char cause[512];
         if (strcmp((*b)->name, "opencl") == 0) {
-            snprintf(cause, sizeof cause, "%sopencl: libOpenCL.so.1 not found (install ocl-icd-libopencl1 and an ICD "
-                                          "such as pocl-opencl-icd)", at == reason ? "" : "; ");
+            snprintf(cause, sizeof cause,
+                     "%sopencl: libOpenCL.so.1 not found (install ocl-icd-libopencl1 and an ICD "
+                     "such as pocl-opencl-icd)",
+                     at == reason ? "" : "; ");
         } else {
-            snprintf(cause, sizeof cause, "%s%s: $%s=%s cannot be loaded: %s: cannot open shared object file: No such "
-                     "file or directory; point it at ", at == reason ? "" : "; ", (*b)->name, vars[i], paths[i], paths[i]);
+            snprintf(cause, sizeof cause,
+                     "%s%s: $%s=%s cannot be loaded: %s: cannot open shared object file: No such "
+                     "file or directory; point it at ",
+                     at == reason ? "" : "; ", (*b)->name, vars[i], paths[i], paths[i]);
             i++;
         }
         const char *found = strstr(at, cause); /* each after the one before; the first at the start */
@@ -316,13 +320,13 @@ static void test_calls_out_of_order_are_state_errors(void **state)
     cfg.backend = "none";
     devtrace_session *s = devtrace_open(&cfg, NULL);
     assert_non_null(s);
-    assert_int_equal(devtrace_stop(s), DEVTRACE_ESTATE);    /* not started */
-    assert_int_equal(devtrace_drain(s, NULL, NULL), 0);     /* nothing to finalise yet */
+    assert_int_equal(devtrace_stop(s), DEVTRACE_ESTATE); /* not started */
+    assert_int_equal(devtrace_drain(s, NULL, NULL), 0);  /* nothing to finalise yet */
     assert_int_equal(devtrace_start(s), 0);
-    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE);   /* already running */
+    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE); /* already running */
     assert_int_equal(devtrace_stop(s), 0);
-    assert_int_equal(devtrace_stop(s), DEVTRACE_ESTATE);    /* already stopped */
-    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE);   /* no restart */
+    assert_int_equal(devtrace_stop(s), DEVTRACE_ESTATE);  /* already stopped */
+    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE); /* no restart */
     devtrace_close(s);
 }
 

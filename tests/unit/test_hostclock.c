@@ -196,7 +196,7 @@ static void test_finalise_converts_marked_events_exactly(void **state)
     dt_add_tick_sample(s, 4000, 6000);
     dt_add_tick_sample(s, 1000, 5000); /* any order */
     dt_add_tick_sample(s, 8000, 8000);
-    dt_emit(s, &(devtrace_event){0}); /* kind NONE: counted malformed, not converted */
+    dt_emit(s, &(devtrace_event){0});                 /* kind NONE: counted malformed, not converted */
     devtrace_event a = ticks_runtime(2500, 5000, 1);  /* 5500, 6000 + 1000/2 = 6500 */
     devtrace_event b = ticks_runtime(9000, 10001, 2); /* beyond: 8500, 9000.5 -> 9001 */
     devtrace_event c = ut_runtime(7000, 7100, 3);     /* not marked: host clock already */

@@ -106,7 +106,7 @@ static void test_embedded_nul_strings_are_kept_apart_byte_for_byte(void **state)
     assert_int_not_equal(anb, an);
     assert_int_not_equal(a, an);
     assert_int_equal(dt_intern_n(t, "a\0b", 3), anb);
-    assert_int_equal(dt_intern_str(t, "a"), a); /* strlen stops at the NUL: "a" */
+    assert_int_equal(dt_intern_str(t, "a"), a);            /* strlen stops at the NUL: "a" */
     assert_memory_equal(dt_intern_get(t, anb), "a\0b", 4); /* bytes and a terminator */
     assert_memory_equal(dt_intern_get(t, anc), "a\0c", 4);
     assert_int_equal(dt_intern_count(t), 5);

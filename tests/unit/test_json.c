@@ -94,15 +94,17 @@ static void test_escape_keeps_printable_ascii_and_del(void **state)
 static void test_escape_lone_continuation_byte(void **state)
 {
     (void)state;
-    assert_string_equal(ESC("a\x80" "b"), "\"a\\ufffdb\"");
+    assert_string_equal(ESC("a\x80"
+                            "b"),
+                        "\"a\\ufffdb\"");
     assert_string_equal(ESC("\xBF\x80"), "\"\\ufffd\\ufffd\"");
 }
 
 static void test_escape_overlong_forms(void **state)
 {
     (void)state;
-    assert_string_equal(ESC("\xC0\x80"), "\"\\ufffd\\ufffd\"");       /* NUL, 2 bytes */
-    assert_string_equal(ESC("\xC1\xBF"), "\"\\ufffd\\ufffd\"");       /* DEL, 2 bytes */
+    assert_string_equal(ESC("\xC0\x80"), "\"\\ufffd\\ufffd\"");            /* NUL, 2 bytes */
+    assert_string_equal(ESC("\xC1\xBF"), "\"\\ufffd\\ufffd\"");            /* DEL, 2 bytes */
     assert_string_equal(ESC("\xE0\x80\xAF"), "\"\\ufffd\\ufffd\\ufffd\""); /* '/', 3 bytes */
     assert_string_equal(ESC("\xF0\x80\x80\xAF"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 }
@@ -122,7 +124,9 @@ static void test_escape_truncated_sequence_at_the_end(void **state)
     assert_string_equal(ESC("\xC3"), "\"\\ufffd\"");
     assert_string_equal(ESC("\xF0\x9F\x98"), "\"\\ufffd\\ufffd\\ufffd\"");
     /* Cut short by the next character, not by the end. */
-    assert_string_equal(ESC("\xE2\x82" "A"), "\"\\ufffd\\ufffdA\"");
+    assert_string_equal(ESC("\xE2\x82"
+                            "A"),
+                        "\"\\ufffd\\ufffdA\"");
 }
 
 static void test_escape_bytes_f5_to_ff(void **state)
@@ -188,10 +192,30 @@ static void test_the_strict_reader_rejects_what_json_forbids(void **state)
     (void)state;
     /* The trace checks below are only as good as the reader: it must say no. */
     static const char *const bad[] = {
-        "", "{", "{\"a\": 1,}", "[1,]", "[01]", "[1.]", "[.5]", "[1e]", "[+1]", "[NaN]", "{'a': 1}",
-        "{\"a\" 1}", "{\"a\": 1} x", "[\"tab\there\"]", "[\"\\x\"]", "[\"\\u12\"]", "[\"\\ud800\"]",
-        "[\"\\udc00\"]", "[\"\xC0\x80\"]", "[\"\xFF\"]", "[\"\xED\xA0\x80\"]", "{\"a\": 1, \"a\": 2}",
-        "[\"unterminated]", "[tru]",
+        "",
+        "{",
+        "{\"a\": 1,}",
+        "[1,]",
+        "[01]",
+        "[1.]",
+        "[.5]",
+        "[1e]",
+        "[+1]",
+        "[NaN]",
+        "{'a': 1}",
+        "{\"a\" 1}",
+        "{\"a\": 1} x",
+        "[\"tab\there\"]",
+        "[\"\\x\"]",
+        "[\"\\u12\"]",
+        "[\"\\ud800\"]",
+        "[\"\\udc00\"]",
+        "[\"\xC0\x80\"]",
+        "[\"\xFF\"]",
+        "[\"\xED\xA0\x80\"]",
+        "{\"a\": 1, \"a\": 2}",
+        "[\"unterminated]",
+        "[tru]",
     };
     char error[160];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -611,8 +635,8 @@ static void test_metadata_lists_each_lane_once_devices_then_threads_in_order(voi
     struct {
         int kind;
         uint32_t device, stream;
-    } lanes[] = {{DEVTRACE_KIND_RUNTIME, 100, 300}, {DEVTRACE_KIND_KERNEL, 1, 9}, {DEVTRACE_KIND_MEMCPY, 0, 7},
-                 {DEVTRACE_KIND_RUNTIME, 100, 200}, {DEVTRACE_KIND_KERNEL, 0, 7},  {DEVTRACE_KIND_MEMSET, 1, 2},
+    } lanes[] = {{DEVTRACE_KIND_RUNTIME, 100, 300},      {DEVTRACE_KIND_KERNEL, 1, 9},    {DEVTRACE_KIND_MEMCPY, 0, 7},
+                 {DEVTRACE_KIND_RUNTIME, 100, 200},      {DEVTRACE_KIND_KERNEL, 0, 7},    {DEVTRACE_KIND_MEMSET, 1, 2},
                  {DEVTRACE_KIND_KERNEL, 0x80000001u, 5}, {DEVTRACE_KIND_CPU_OP, 100, 200}};
     for (unsigned i = 0; i < sizeof lanes / sizeof lanes[0]; i++) {
         devtrace_event ev = ut_kernel(1000 + 10 * i, 1005 + 10 * i, 0);

@@ -28,7 +28,6 @@ static const char kernel_name[] = "_ZN7example6kernelEv";
 
 /* ---- records at numeric offsets ---- */
 
-
 typedef struct kernel_args {
     uint32_t kind;
     uint64_t start, end;
@@ -47,21 +46,21 @@ static size_t write_kernel(uint8_t *b, kernel_args k)
 {
     memset(b, 0, 200);
     ut_put32(b, 0, k.kind);
-    ut_put16(b, 6, 40);         /* registersPerThread */
+    ut_put16(b, 6, 40); /* registersPerThread */
     ut_put64(b, 16, k.start);
     ut_put64(b, 24, k.end);
-    ut_put64(b, 32, k.end);     /* completed */
-    ut_put32(b, 40, 0);         /* deviceId */
-    ut_put32(b, 44, 1);         /* contextId */
-    ut_put32(b, 48, 7);         /* streamId */
+    ut_put64(b, 32, k.end); /* completed */
+    ut_put32(b, 40, 0);     /* deviceId */
+    ut_put32(b, 44, 1);     /* contextId */
+    ut_put32(b, 48, 7);     /* streamId */
     for (int i = 0; i < 3; i++) {
         ut_put32(b, 52 + 4 * (size_t)i, (uint32_t)k.grid[i]);
         ut_put32(b, 64 + 4 * (size_t)i, (uint32_t)k.block[i]);
     }
-    ut_put32(b, 76, 1024);      /* staticSharedMemory */
-    ut_put32(b, 80, 81920);     /* dynamicSharedMemory */
-    ut_put32(b, 92, k.corr);    /* correlationId */
-    ut_put64(b, 96, 77);        /* gridId */
+    ut_put32(b, 76, 1024);   /* staticSharedMemory */
+    ut_put32(b, 80, 81920);  /* dynamicSharedMemory */
+    ut_put32(b, 92, k.corr); /* correlationId */
+    ut_put64(b, 96, 77);     /* gridId */
     const char *name = kernel_name;
     memcpy(b + 104, &name, sizeof name);
     ut_put64(b, 120, k.start > 900 ? k.start - 100 : 0); /* queued */
@@ -119,8 +118,8 @@ static size_t write_ext(uint8_t *b, uint32_t external_kind, uint64_t id, uint32_
 
 /* ---- stand-in iterators ---- */
 
-static size_t iter_limit;     /* early: records handed out before MAX_LIMIT */
-static size_t iter_jump_at;   /* jump: the record index skipped */
+static size_t iter_limit;   /* early: records handed out before MAX_LIMIT */
+static size_t iter_jump_at; /* jump: the record index skipped */
 static size_t iter_count;
 
 static void iter_reset(void)
@@ -149,8 +148,14 @@ static int stride(uint8_t *buf, size_t valid, void **rec, int stale)
     return 0;
 }
 
-static int good_next(uint8_t *buf, size_t valid, void **rec) { return stride(buf, valid, rec, 0); }
-static int stale_next(uint8_t *buf, size_t valid, void **rec) { return stride(buf, valid, rec, 1); }
+static int good_next(uint8_t *buf, size_t valid, void **rec)
+{
+    return stride(buf, valid, rec, 0);
+}
+static int stale_next(uint8_t *buf, size_t valid, void **rec)
+{
+    return stride(buf, valid, rec, 1);
+}
 
 static int early_next(uint8_t *buf, size_t valid, void **rec)
 {
@@ -597,7 +602,7 @@ static size_t build_truncated_kernel_tail(fixture *f)
     k.start = 2;
     k.end = 2;
     write_kernel(f->buf + o, k);
-    ut_put32(f->buf + o, 8, 1);          /* partitionedGlobalCacheRequested: OFF */
+    ut_put32(f->buf + o, 8, 1);           /* partitionedGlobalCacheRequested: OFF */
     ut_put64(f->buf + o, 32, 1ull << 32); /* completed */
     f->used = o + 120;
     return o;
@@ -810,9 +815,9 @@ static void runtime_names_are_metax_ones_and_unknown_ids_show_their_number(void 
 {
     fixture *f = *state;
     size_t o = 0;
-    o += write_api(f->buf + o, 118, 1000, 1100, 501);  /* mcMemcpy */
-    o += write_api(f->buf + o, 233, 1200, 1300, 502);  /* not in the table */
-    o += write_api(f->buf + o, 211, 1400, 1500, 503);  /* cudaLaunchKernel in CUDA's namespace: not here */
+    o += write_api(f->buf + o, 118, 1000, 1100, 501); /* mcMemcpy */
+    o += write_api(f->buf + o, 233, 1200, 1300, 502); /* not in the table */
+    o += write_api(f->buf + o, 211, 1400, 1500, 503); /* cudaLaunchKernel in CUDA's namespace: not here */
     o += write_api(f->buf + o, 233, 1600, 1700, 504);
     f->used = o;
     walk(f, good_next);
@@ -863,7 +868,8 @@ static void a_well_behaved_iterator_is_told_too(void **state)
     walk(f, good_next);
     dt_mcpti_finish(f->d);
     assert_int_equal(f->s->nnotes, 1);
-    assert_string_equal(f->s->notes[0], "mcpti: GetNextRecord behaved in all 1 buffers; the record scanner was not needed");
+    assert_string_equal(f->s->notes[0],
+                        "mcpti: GetNextRecord behaved in all 1 buffers; the record scanner was not needed");
 }
 
 int main(void)
@@ -885,8 +891,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(without_clock_samples_times_are_not_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(copy_and_memory_kinds_outside_their_enumerations_are_rejected, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(copy_and_memory_kinds_outside_their_enumerations_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_time_records_pass_the_clock_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(the_record_cap_stops_a_scan_and_counts_the_rest, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_that_stops_early_leaves_the_rest_to_the_scanner, setup, teardown),

@@ -21,14 +21,22 @@
 #include "unit_session.h"
 
 /* vendor-abi.md: kinds, sizes, external kind. */
-enum { K_KERNEL = 2, K_API = 3, K_MEMSET = 6, K_MEMCPY = 7, K_EXTCORR = 8, K_COMMUNICATION = 9, K_ACL_API = 10,
-       K_NODE_API = 11, K_RUNTIME_API = 12 };
+enum {
+    K_KERNEL = 2,
+    K_API = 3,
+    K_MEMSET = 6,
+    K_MEMCPY = 7,
+    K_EXTCORR = 8,
+    K_COMMUNICATION = 9,
+    K_ACL_API = 10,
+    K_NODE_API = 11,
+    K_RUNTIME_API = 12
+};
 enum { SIZE_KERNEL = 56, SIZE_API = 48, SIZE_MEMSET = 56, SIZE_MEMCPY = 56, SIZE_EXTCORR = 24 };
 enum { CUSTOM0 = 2, CUSTOM1 = 3 };
 
-#define BIG 0x100000005ull /* a correlation id that needs its upper 32 bits */
+#define BIG 0x100000005ull        /* a correlation id that needs its upper 32 bits */
 #define T0 1700000000000000000ull /* CLOCK_REALTIME-like ns */
-
 
 static const char api_name[] = "aclrtLaunchKernel", kernel_name[] = "_ZN2at6native9addKernelEPfi",
                   kernel_type[] = "KERNEL_AICORE";
@@ -64,8 +72,8 @@ static size_t w_kernel(uint8_t *b, uint64_t start, uint64_t end, uint64_t corr, 
 static size_t w_memcpy(uint8_t *b, uint32_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
 {
     memset(b, 0, SIZE_MEMCPY);
-    ut_put32(b, 0, K_MEMCPY), ut_put32(b, 4, copy_kind), ut_put64(b, 8, bytes),
-        ut_put64(b, 16, start), ut_put64(b, 24, end);
+    ut_put32(b, 0, K_MEMCPY), ut_put32(b, 4, copy_kind), ut_put64(b, 8, bytes), ut_put64(b, 16, start),
+        ut_put64(b, 24, end);
     ut_put32(b, 32, 3), ut_put32(b, 36, 9), ut_put64(b, 40, corr);
     b[48] = 0;
     return SIZE_MEMCPY;
@@ -76,8 +84,8 @@ static size_t w_memcpy(uint8_t *b, uint32_t copy_kind, uint64_t bytes, uint64_t 
 static size_t w_memset(uint8_t *b, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end, uint64_t corr)
 {
     memset(b, 0, SIZE_MEMSET);
-    ut_put32(b, 0, K_MEMSET), ut_put32(b, 4, value), ut_put64(b, 8, bytes),
-        ut_put64(b, 16, start), ut_put64(b, 24, end);
+    ut_put32(b, 0, K_MEMSET), ut_put32(b, 4, value), ut_put64(b, 8, bytes), ut_put64(b, 16, start),
+        ut_put64(b, 24, end);
     ut_put32(b, 32, 3), ut_put32(b, 36, 9), ut_put64(b, 40, corr);
     b[48] = 1;
     return SIZE_MEMSET;
@@ -143,7 +151,10 @@ static dt_cf_walk_counts walk(fixture *f)
     return c;
 }
 
-static const char *name_of(fixture *f, const devtrace_event *ev) { return dt_intern_get(&f->s->names, ev->name_id); }
+static const char *name_of(fixture *f, const devtrace_event *ev)
+{
+    return dt_intern_get(&f->s->names, ev->name_id);
+}
 
 static const devtrace_event *find_kind(fixture *f, int kind, size_t nth)
 {
@@ -277,7 +288,7 @@ static void memcpy_kinds_map_to_directions(void **state)
     fixture *f = *state;
     /* HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address: unknown), and out of range */
     static const uint32_t copy_kinds[] = {1, 2, 3, 4, 5, 0, 99};
-    static const int want[] = {DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD,
+    static const int want[] = {DEVTRACE_COPY_HTOH,    DEVTRACE_COPY_HTOD,    DEVTRACE_COPY_DTOH,   DEVTRACE_COPY_DTOD,
                                DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_UNKNOWN};
     uint8_t *b = f->buf;
     for (size_t i = 0; i < 7; i++)
@@ -297,15 +308,15 @@ static void bad_records_are_counted_and_skipped_by_their_size(void **state)
 {
     fixture *f = *state;
     uint8_t *b = f->buf;
-    b += w_kernel(b, 0, 0, 1, kernel_name);             /* no timing: zero_time */
+    b += w_kernel(b, 0, 0, 1, kernel_name);               /* no timing: zero_time */
     b += w_kernel(b, T0 + 500, T0 + 400, 2, kernel_name); /* ends before it starts: malformed */
-    b += w_api(b, K_ACL_API, T0, T0 + 5, 3, NULL);      /* no name: malformed */
-    b += w_memcpy(b, 2, 8, T0 + 9, T0 + 1, 4);          /* backwards: malformed */
-    b += w_memset(b, 0, 8, T0 + 9, T0 + 1, 5);          /* backwards: malformed */
-    b += w_extcorr(b, CUSTOM1, 77, 6);                  /* another tool's external kind: ignored */
-    b += w_extcorr(b, CUSTOM0, 77, 0);                  /* no correlation: malformed */
-    b += w_kernel(b, T0, T0 + 1, 8, NULL);              /* no name: kept, "(unnamed kernel)" */
-    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name);  /* still read after all that */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 3, NULL);        /* no name: malformed */
+    b += w_memcpy(b, 2, 8, T0 + 9, T0 + 1, 4);            /* backwards: malformed */
+    b += w_memset(b, 0, 8, T0 + 9, T0 + 1, 5);            /* backwards: malformed */
+    b += w_extcorr(b, CUSTOM1, 77, 6);                    /* another tool's external kind: ignored */
+    b += w_extcorr(b, CUSTOM0, 77, 0);                    /* no correlation: malformed */
+    b += w_kernel(b, T0, T0 + 1, 8, NULL);                /* no name: kept, "(unnamed kernel)" */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name);    /* still read after all that */
     f->used = (size_t)(b - f->buf);
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.records, 9);

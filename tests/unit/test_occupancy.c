@@ -18,11 +18,11 @@
 
 #include "core/session.h"
 
-#define assert_exactly(actual, expected)                                                                  \
-    do {                                                                                                  \
-        double a_ = (actual), e_ = (expected);                                                            \
-        if (a_ != e_)                                                                                     \
-            fail_msg("%s is %.17g, expected %.17g", #actual, a_, e_);                                     \
+#define assert_exactly(actual, expected)                              \
+    do {                                                              \
+        double a_ = (actual), e_ = (expected);                        \
+        if (a_ != e_)                                                 \
+            fail_msg("%s is %.17g, expected %.17g", #actual, a_, e_); \
     } while (0)
 
 static dt_device_props device(void)

@@ -175,7 +175,7 @@ static void test_a_long_message_gets_a_two_byte_length(void **state)
     char buf[512], text[300], *len_at;
     memset(text, 'x', sizeof text);
     char *p = dt_pb_open(buf, 12, &len_at);
-    p = dt_pb_bytes(p, 2, text, sizeof text);      /* 0x12, 0xAC 0x02, 300 bytes: 303 */
+    p = dt_pb_bytes(p, 2, text, sizeof text); /* 0x12, 0xAC 0x02, 300 bytes: 303 */
     p = dt_pb_close(len_at, p);
     assert_int_equal(p - buf, 1 + 2 + 303);
     assert_int_equal((unsigned char)buf[0], 12 << 3 | 2);

@@ -125,20 +125,19 @@ static dt_raw_visitor logging_visitor(log_t *l)
     return v;
 }
 
-static const char expected_log[] =
-    "BUF mode=0 n=16 first=05\n"
-    "STR 1234 kernelA\n"
-    "BUF mode=1 n=8 first=01\n"
-    "BUF mode=2 n=0 first=00\n"
-    "CLK 10 1000000000010\n"
-    "API 5 233 mcFancyCall\n"
-    "CNT dropped_vendor 2\n"
-    "DEV 0 MetaX GPU 0 68719476736 8.0 1024 2048 32 65536 65536 64 104 1 49152 65536 0\n"
-    "META 3 8 mcpti|emulated: test|privateuse1_runtime\n"
-    "NOTE first note\n"
-    "NOTE \n"
-    "OPS 100 200 7 4242 4343 aten::mm\n"
-    "WIN 50 250\n";
+static const char expected_log[] = "BUF mode=0 n=16 first=05\n"
+                                   "STR 1234 kernelA\n"
+                                   "BUF mode=1 n=8 first=01\n"
+                                   "BUF mode=2 n=0 first=00\n"
+                                   "CLK 10 1000000000010\n"
+                                   "API 5 233 mcFancyCall\n"
+                                   "CNT dropped_vendor 2\n"
+                                   "DEV 0 MetaX GPU 0 68719476736 8.0 1024 2048 32 65536 65536 64 104 1 49152 65536 0\n"
+                                   "META 3 8 mcpti|emulated: test|privateuse1_runtime\n"
+                                   "NOTE first note\n"
+                                   "NOTE \n"
+                                   "OPS 100 200 7 4242 4343 aten::mm\n"
+                                   "WIN 50 250\n";
 
 /* Writes one of every chunk; returns the number of chunks. */
 static int write_every_chunk(const char *path)

@@ -20,13 +20,11 @@
 #include "sinks/sinks.h"
 #include "unit_bytes.h"
 
-#define NAME_PTR 0x7f0000001000ull  /* a kernel-name pointer of the captured process */
-#define OTHER_PTR 0x7f0000002000ull /* one the capture has no string for */
+#define NAME_PTR 0x7f0000001000ull   /* a kernel-name pointer of the captured process */
+#define OTHER_PTR 0x7f0000002000ull  /* one the capture has no string for */
 #define HOST_OFFSET 1000000000000ull /* host = vendor + 1e12 in the captured clock samples */
 
-
-static size_t kernel(uint8_t *b, size_t size, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr,
-                     uint64_t name)
+static size_t kernel(uint8_t *b, size_t size, uint32_t kind, uint64_t start, uint64_t end, uint32_t corr, uint64_t name)
 {
     memset(b, 0, size);
     ut_put32(b, 0, kind);
@@ -223,9 +221,9 @@ static void a_capture_replays_to_its_session(void **state)
     assert_int_equal(v.runtime, 4);
     assert_int_equal(v.memcpy, 1);
     assert_int_equal(v.ops, 1);
-    assert_true(has_name(&v, "1:example::kernel()"));  /* the captured string, demangled */
-    assert_true(has_name(&v, "1:(unnamed kernel)"));   /* a pointer the capture has no string for */
-    assert_true(has_name(&v, "4:mcFancyCall"));        /* named by the resolver's API chunk */
+    assert_true(has_name(&v, "1:example::kernel()")); /* the captured string, demangled */
+    assert_true(has_name(&v, "1:(unnamed kernel)"));  /* a pointer the capture has no string for */
+    assert_true(has_name(&v, "4:mcFancyCall"));       /* named by the resolver's API chunk */
     assert_true(has_name(&v, "4:mcLaunchKernel"));
     assert_true(has_name(&v, "4:mcMemcpy"));
     assert_true(has_name(&v, "5:aten::mm"));
@@ -238,7 +236,7 @@ static void a_capture_replays_to_its_session(void **state)
     assert_int_equal(st->dropped_vendor, 2);
     assert_int_equal(st->refused_buffers, 1);
     assert_int_equal(st->out_of_window[DEVTRACE_KIND_RUNTIME], 1); /* the BUFM mode-1 buffer */
-    assert_int_equal(st->dropped_pool_full, 1);                     /* the BUFM mode-2 buffer */
+    assert_int_equal(st->dropped_pool_full, 1);                    /* the BUFM mode-2 buffer */
     /* the same capture replays to the same trace, byte for byte */
     char *a = NULL, *b = NULL;
     size_t alen = 0, blen = 0;
@@ -268,7 +266,7 @@ static void without_the_resolver_names_an_unknown_id_keeps_its_number(void **sta
     assert_int_equal(dt_replay_capture(data, len, NULL, &s, &info, &err), 0);
     assert_int_equal(info.has_window, 0);
     assert_string_equal(s->backend_name, "mcpti");
-    assert_non_null(strstr(s->validation, "emulated"));  /* the backend's own text */
+    assert_non_null(strstr(s->validation, "emulated")); /* the backend's own text */
     assert_int_equal(s->nnotes, 1);
     assert_string_equal(s->notes[0], "the raw capture ends before its session stopped (the program was killed, "
                                      "or called _exit): it has no window, devices or notes; events come from its 3 "

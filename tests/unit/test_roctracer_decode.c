@@ -22,7 +22,6 @@
 
 #define REC 64
 
-
 /* One HIP_OPS-shaped record at b. */
 static void write_record(uint8_t *b, uint32_t domain, uint32_t kind, uint32_t op, uint64_t corr, uint64_t begin,
                          uint64_t end, int32_t device, uint64_t queue, uint64_t payload)
@@ -95,15 +94,15 @@ static void test_every_listed_kind_is_classified(void **state)
         dt_roc_class cls;
         uint32_t direction;
     } cases[] = {
-        {0x11F0, 0, DT_ROC_CLASS_KERNEL, DEVTRACE_COPY_UNKNOWN},  /* kernel dispatch */
-        {0x11F1, 0, DT_ROC_CLASS_KERNEL, DEVTRACE_COPY_UNKNOWN},  /* task dispatch */
-        {0x11F3, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOH},     /* copy D2H */
-        {0x11F4, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_HTOD},     /* copy H2D */
-        {0x11F5, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOD},     /* copy D2D */
-        {0x1201, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOH},     /* 2-D copy D2H */
-        {0x1202, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_HTOD},     /* 2-D copy H2D */
-        {0x1203, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOD},     /* 2-D copy D2D */
-        {0x1207, 1, DT_ROC_CLASS_MEMSET, DEVTRACE_COPY_UNKNOWN},  /* fill */
+        {0x11F0, 0, DT_ROC_CLASS_KERNEL, DEVTRACE_COPY_UNKNOWN}, /* kernel dispatch */
+        {0x11F1, 0, DT_ROC_CLASS_KERNEL, DEVTRACE_COPY_UNKNOWN}, /* task dispatch */
+        {0x11F3, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOH},    /* copy D2H */
+        {0x11F4, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_HTOD},    /* copy H2D */
+        {0x11F5, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOD},    /* copy D2D */
+        {0x1201, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOH},    /* 2-D copy D2H */
+        {0x1202, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_HTOD},    /* 2-D copy H2D */
+        {0x1203, 1, DT_ROC_CLASS_MEMCPY, DEVTRACE_COPY_DTOD},    /* 2-D copy D2D */
+        {0x1207, 1, DT_ROC_CLASS_MEMSET, DEVTRACE_COPY_UNKNOWN}, /* fill */
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -187,17 +186,17 @@ static void test_losses_are_counted_by_cause(void **state)
     fixture *f = *state;
     _Alignas(8) uint8_t buf[REC * 7 + 24];
     write_kernel(buf, 1, 10, 20, "k");
-    write_record(buf + REC, 2, 0, 2, 2, 30, 40, 0, 7, 0);            /* barrier: skipped */
-    write_record(buf + 2 * REC, 5, 0, 1, 3, 0, 0, 0, 0, 0);          /* EXT_API: not ours */
-    write_record(buf + 3 * REC, 0xBAD, 0, 0, 0, 0, 0, 0, 0, 0);      /* no such domain */
-    write_record(buf + 4 * REC, 2, 0x11F0, 0, 5, 0, 0, 0, 7, 0);     /* start == end == 0 */
-    write_record(buf + 5 * REC, 2, 0x11F3, 1, 6, 50, 60, -1, 7, 8);  /* a negative device */
-    write_record(buf + 6 * REC, 2, 0x4242, 0, 7, 70, 80, 0, 7, 0);   /* unknown kind, DISPATCH */
+    write_record(buf + REC, 2, 0, 2, 2, 30, 40, 0, 7, 0);           /* barrier: skipped */
+    write_record(buf + 2 * REC, 5, 0, 1, 3, 0, 0, 0, 0, 0);         /* EXT_API: not ours */
+    write_record(buf + 3 * REC, 0xBAD, 0, 0, 0, 0, 0, 0, 0, 0);     /* no such domain */
+    write_record(buf + 4 * REC, 2, 0x11F0, 0, 5, 0, 0, 0, 7, 0);    /* start == end == 0 */
+    write_record(buf + 5 * REC, 2, 0x11F3, 1, 6, 50, 60, -1, 7, 8); /* a negative device */
+    write_record(buf + 6 * REC, 2, 0x4242, 0, 7, 70, 80, 0, 7, 0);  /* unknown kind, DISPATCH */
     dt_roc_walk_counts c;
     dt_roc_walk(&f->d, (const char *)buf, (const char *)buf + sizeof buf, DT_ROC_WALK_DECODE, &c);
     assert_int_equal(c.records, 7);
-    assert_int_equal(c.emitted, 2);     /* the kernel and the unknown-kind dispatch */
-    assert_int_equal(c.malformed, 3);   /* bad domain, negative device, the ragged 24-byte tail */
+    assert_int_equal(c.emitted, 2);   /* the kernel and the unknown-kind dispatch */
+    assert_int_equal(c.malformed, 3); /* bad domain, negative device, the ragged 24-byte tail */
     assert_int_equal(c.malformed_bytes, 24);
     assert_int_equal(c.zero_time, 1);
     assert_int_equal(c.barriers, 1);
@@ -251,8 +250,8 @@ static void test_out_of_window_records_are_counted_per_kind(void **state)
 static void test_launch_configuration_attaches_by_correlation(void **state)
 {
     fixture *f = *state;
-    dt_roc_launch l = {.grid = {416, 2, 1}, .block = {256, 1, 1}, .dynamic_shared = 81920, .has_grid = 1,
-                       .has_shared = 1};
+    dt_roc_launch l = {
+        .grid = {416, 2, 1}, .block = {256, 1, 1}, .dynamic_shared = 81920, .has_grid = 1, .has_shared = 1};
     assert_int_equal(dt_roc_pending_put(&f->d, 77, &l), 0);
     assert_int_equal(dt_roc_pending_put(&f->d, 78, NULL), 0); /* a copy whose record never comes */
     _Alignas(8) uint8_t buf[REC];

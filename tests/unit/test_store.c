@@ -380,7 +380,7 @@ static void test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks(void 
     }
     assert_int_equal(provider_now().handed, before + 1); /* the third chunk came from the ready ones */
     assert_true(provider_ready_within(DT_PROVIDER_READY) >= DT_PROVIDER_READY); /* refilled */
-    for (; seq < 20 * DT_CHUNK_EVENTS; seq++) { /* many chunks through a cursor */
+    for (; seq < 20 * DT_CHUNK_EVENTS; seq++) {                                 /* many chunks through a cursor */
         dt_store_cursor cur = {0};
         devtrace_event *p = dt_store_cursor_next(&cur, &st);
         assert_non_null(p);

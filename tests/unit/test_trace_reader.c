@@ -79,9 +79,9 @@ static void test_microseconds_become_exact_nanoseconds(void **state)
     assert_true(s.e[0].ev.ts_ns == 1700000000000100125ll);
     assert_int_equal(s.e[0].ev.dur_ns, 50500);
     assert_int_equal(s.e[1].ev.ts_ns, 12000);
-    assert_int_equal(s.e[1].ev.dur_ns, 0);        /* 0.4 ns rounds to 0 */
-    assert_int_equal(s.e[2].ev.ts_ns, 1001);      /* 1000.5 ns rounds half up */
-    assert_int_equal(s.e[2].ev.dur_ns, 1500000);  /* exponent */
+    assert_int_equal(s.e[1].ev.dur_ns, 0);       /* 0.4 ns rounds to 0 */
+    assert_int_equal(s.e[2].ev.ts_ns, 1001);     /* 1000.5 ns rounds half up */
+    assert_int_equal(s.e[2].ev.dur_ns, 1500000); /* exponent */
     assert_int_equal(s.e[3].ev.ts_ns, -2250);
     assert_int_equal(s.e[3].ev.dur_ns, 123);
     assert_int_equal(s.e[0].ev.has & (DT_TR_HAS_TS | DT_TR_HAS_DUR), DT_TR_HAS_TS | DT_TR_HAS_DUR);
@@ -96,10 +96,12 @@ static void test_event_fields_and_unknown_keys(void **state)
         "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\\u00e9\\\"q\\\\\\n\", \"pid\": 0, \"tid\": 7,"
         " \"ts\": 1, \"dur\": 2, \"extra\": [[]], \"args\": {\"External id\": 10, \"device\": 1, \"stream\": 7,"
         " \"correlation\": 100, \"grid\": [4, 4, 1], \"bytes\": 64}},\n"
-        "  {\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"m\", \"pid\": \"Spans\", \"tid\": \"stream 20\", \"ts\": 3},\n"
+        "  {\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"m\", \"pid\": \"Spans\", \"tid\": \"stream 20\", \"ts\": "
+        "3},\n"
         "  {\"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 100, \"bp\": \"e\", \"pid\": 0, \"tid\": 7, \"ts\": 1},\n"
         "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 0, \"tid\": 7, \"args\": {\"name\": \"stream 7\"}},\n"
-        "  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"ts\": 5, \"args\": {\"External id\": 3.0}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"ts\": 5, \"args\": {\"External "
+        "id\": 3.0}},\n"
         "  {\"ph\": \"X\", \"cat\": \"privateuse1_runtime\", \"name\": \"r\", \"ts\": \"5\"},\n"
         "  {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::mm\", \"ts\": 5},\n"
         "  {\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"a\", \"ts\": 5},\n"
@@ -150,7 +152,8 @@ static const char devtrace_text[] =
     "   \"counts\": {\"kernel\": 2}, \"dropped\": {\"store_full\": 0, \"vendor\": 5},\n"
     "   \"zero_timestamp\": 4, \"window\": [1, 2], \"notes\": [\"first note\", \"second \\\"note\\\"\"]},\n"
     " \"baseTimeNanoseconds\": 1796134502336383685,\n"
-    " \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1.5, \"dur\": 2}], \"traceName\": \"x\"}\n";
+    " \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1.5, \"dur\": 2}], "
+    "\"traceName\": \"x\"}\n";
 
 static void test_top_level_members(void **state)
 {
@@ -237,12 +240,14 @@ static void test_errors_name_the_offset_and_what_was_expected(void **state)
                  "t.json: truncated at byte 29 (the end of the data): expected ',' or '}' after a top-level member");
     expect_error("{\"traceEvents\": [{\"ph\": \"X\"; \"ts\": 1}]}",
                  "t.json: byte 27: expected ',' or '}' after a member, found ';'");
-    expect_error("{\"traceEvents\": [{\"ts\": 1.}]}", "t.json: byte 26: expected a digit after a number's '.', found '}'");
+    expect_error("{\"traceEvents\": [{\"ts\": 1.}]}",
+                 "t.json: byte 26: expected a digit after a number's '.', found '}'");
     expect_error("{\"traceEvents\": [{\"name\": \"a\tb\"}]}",
                  "t.json: byte 28: expected a character of a string (a control character must be escaped), found byte "
                  "0x09");
     expect_error("{\"traceEvents\": [1]}", "t.json: byte 17: expected an event (an object, '{'), found '1'");
-    expect_error("{\"traceEvents\": {}}", "t.json: byte 16: expected '[' (traceEvents is an array of events), found '{'");
+    expect_error("{\"traceEvents\": {}}",
+                 "t.json: byte 16: expected '[' (traceEvents is an array of events), found '{'");
     expect_error("{} x", "t.json: byte 3: expected the end of the file after the trace's closing bracket, found 'x'");
     expect_error("{\"a\": tru}", "t.json: byte 9: expected true, false or null, found '}'");
     expect_error("{\"traceEvents\": [{\"name\": \"\\x\"}]}",
@@ -283,11 +288,12 @@ static void test_kind_of_cat(void **state)
     static const struct {
         const char *cat;
         dt_tr_kind kind;
-    } cases[] = {{"kernel", DT_TR_KERNEL},        {"Kernel", DT_TR_KERNEL},          {"gpu_memcpy", DT_TR_MEMCPY},
-                 {"gpu_memset", DT_TR_MEMSET},    {"Memset", DT_TR_MEMSET},          {"cuda_runtime", DT_TR_RUNTIME},
-                 {"cuda_driver", DT_TR_RUNTIME},  {"Runtime", DT_TR_RUNTIME},        {"xpu_runtime", DT_TR_RUNTIME},
-                 {"cpu_op", DT_TR_CPU_OP},        {"python_function", DT_TR_PYTHON}, {"user_annotation", DT_TR_ANNOTATION},
-                 {"ac2g", DT_TR_OTHER},           {"cpu_instant_event", DT_TR_OTHER}, {"", DT_TR_OTHER}};
+    } cases[] = {
+        {"kernel", DT_TR_KERNEL},       {"Kernel", DT_TR_KERNEL},           {"gpu_memcpy", DT_TR_MEMCPY},
+        {"gpu_memset", DT_TR_MEMSET},   {"Memset", DT_TR_MEMSET},           {"cuda_runtime", DT_TR_RUNTIME},
+        {"cuda_driver", DT_TR_RUNTIME}, {"Runtime", DT_TR_RUNTIME},         {"xpu_runtime", DT_TR_RUNTIME},
+        {"cpu_op", DT_TR_CPU_OP},       {"python_function", DT_TR_PYTHON},  {"user_annotation", DT_TR_ANNOTATION},
+        {"ac2g", DT_TR_OTHER},          {"cpu_instant_event", DT_TR_OTHER}, {"", DT_TR_OTHER}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(dt_tr_kind_of_cat(cases[i].cat, strlen(cases[i].cat)), cases[i].kind);
 }

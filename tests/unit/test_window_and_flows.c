@@ -25,8 +25,8 @@
 
 #include "unit_session.h"
 
-#define W0 1000000u /* window start, host ns */
-#define W1 2000000u /* window stop, host ns */
+#define W0 1000000u  /* window start, host ns */
+#define W1 2000000u  /* window stop, host ns */
 #define SKEW 500000u /* host = vendor + SKEW */
 
 static dt_session *window_session(void)

@@ -33,10 +33,10 @@ void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 
-static atomic_int armed;        /* 1 while a write is being counted */
-static atomic_size_t made;      /* allocations counted since armed */
-static atomic_size_t fail_at;   /* the allocation that fails (1-based); 0: none */
-static atomic_int fired;        /* the failing allocation was reached */
+static atomic_int armed;      /* 1 while a write is being counted */
+static atomic_size_t made;    /* allocations counted since armed */
+static atomic_size_t fail_at; /* the allocation that fails (1-based); 0: none */
+static atomic_int fired;      /* the failing allocation was reached */
 
 /* 1 when this allocation is to fail. */
 static int allocation_fails(void)
@@ -107,8 +107,8 @@ static int exists(const char *path)
 }
 
 /* The write with the Nth allocation failing (0: none); *reached when it was reached. */
-static int write_failing(dt_session *s, const char *path, unsigned workers, size_t n, int *reached,
-                         devtrace_error *err, size_t *count)
+static int write_failing(dt_session *s, const char *path, unsigned workers, size_t n, int *reached, devtrace_error *err,
+                         size_t *count)
 {
     atomic_store(&made, 0);
     atomic_store(&fail_at, n);

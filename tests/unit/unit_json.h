@@ -20,11 +20,11 @@ typedef struct uj_value {
     uj_type type;
     int boolean;
     double number;
-    char *raw;                /* number: the source text; owned */
-    char *str;                /* string: decoded UTF-8, NUL-terminated; owned */
-    size_t len;               /* string: decoded length */
-    char **keys;              /* object: keys in document order; owned */
-    struct uj_value **items;  /* array elements or object values; owned */
+    char *raw;               /* number: the source text; owned */
+    char *str;               /* string: decoded UTF-8, NUL-terminated; owned */
+    size_t len;              /* string: decoded length */
+    char **keys;             /* object: keys in document order; owned */
+    struct uj_value **items; /* array elements or object values; owned */
     size_t n;
 } uj_value;
 
@@ -179,14 +179,30 @@ static inline char *uj_parse_string(uj_parser *ps, size_t *outlen)
             unsigned char e = *ps->p++;
             uint32_t cp;
             switch (e) {
-            case '"': out[o++] = '"'; break;
-            case '\\': out[o++] = '\\'; break;
-            case '/': out[o++] = '/'; break;
-            case 'b': out[o++] = '\b'; break;
-            case 'f': out[o++] = '\f'; break;
-            case 'n': out[o++] = '\n'; break;
-            case 'r': out[o++] = '\r'; break;
-            case 't': out[o++] = '\t'; break;
+            case '"':
+                out[o++] = '"';
+                break;
+            case '\\':
+                out[o++] = '\\';
+                break;
+            case '/':
+                out[o++] = '/';
+                break;
+            case 'b':
+                out[o++] = '\b';
+                break;
+            case 'f':
+                out[o++] = '\f';
+                break;
+            case 'n':
+                out[o++] = '\n';
+                break;
+            case 'r':
+                out[o++] = '\r';
+                break;
+            case 't':
+                out[o++] = '\t';
+                break;
             case 'u':
                 if (uj_hex4(ps, &cp) != 0) {
                     uj_fail(ps, "bad \\u escape");
