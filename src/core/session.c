@@ -393,11 +393,19 @@ void dt_add_note(dt_session *s, const char *fmt, ...)
     for (int i = 0; i < s->nnotes; i++)
         if (strcmp(s->notes[i], buf) == 0)
             goto end;
-    if (s->nnotes < DT_MAX_NOTES) {
-        char *copy = strdup(buf);
-        if (copy)
-            s->notes[s->nnotes++] = copy;
+    /* The last slot says that notes were dropped, so a full list is never mistaken for all
+     * of them; the count of the dropped ones is in s->notes_dropped. */
+    if (s->nnotes == DT_MAX_NOTES - 1 || s->nnotes == DT_MAX_NOTES) {
+        s->notes_dropped++;
+        if (s->nnotes == DT_MAX_NOTES)
+            goto end;
+        snprintf(buf, sizeof buf, "further notes were dropped: a trace keeps %d distinct notes", DT_MAX_NOTES - 1);
     }
+    char *copy = strdup(buf);
+    if (copy)
+        s->notes[s->nnotes++] = copy;
+    else
+        s->notes_dropped++;
 end:
     pthread_mutex_unlock(&s->lock);
 }

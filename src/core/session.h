@@ -81,6 +81,7 @@ struct devtrace_session {
     dt_device_props devices[DT_MAX_DEVICES];
     int ndevices;
     char *notes[DT_MAX_NOTES]; /* owned */
+    uint64_t notes_dropped;    /* distinct notes not kept: past the cap, or out of memory */
     int nnotes;
     devtrace_stats stats; /* loss counters updated atomically; per-kind counts at finalise */
     /* Set by devtrace record. */

@@ -130,6 +130,22 @@ static void notes_are_listed_in_order(void **state)
     devtrace_close(s);
 }
 
+/* A trace keeps 31 distinct notes; the 32nd slot says that more were dropped, and the
+ * session counts them (9 of the 40 here: the one the last slot replaced and the 8 after). */
+static void notes_past_the_cap_are_counted_and_said(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    for (int i = 0; i < 40; i++)
+        dt_add_note(s, "note %d", i);
+    dt_add_note(s, "note %d", 3); /* a repeat is not a new note */
+    assert_int_equal(devtrace_note_count(s), 32);
+    assert_string_equal(devtrace_note(s, 30), "note 30");
+    assert_string_equal(devtrace_note(s, 31), "further notes were dropped: a trace keeps 31 distinct notes");
+    assert_int_equal(s->notes_dropped, 9);
+    devtrace_close(s);
+}
+
 static void devices_are_given_up_to_the_callers_size(void **state)
 {
     dt_session *s = ut_offline_session();
@@ -235,6 +251,7 @@ int main(void)
         cmocka_unit_test(validation_and_category_are_the_traces),
         cmocka_unit_test(capture_window_follows_start_and_stop),
         cmocka_unit_test(notes_are_listed_in_order),
+        cmocka_unit_test(notes_past_the_cap_are_counted_and_said),
         cmocka_unit_test(devices_are_given_up_to_the_callers_size),
         cmocka_unit_test(start_and_stop_say_why_they_fail),
         cmocka_unit_test(drain_events_tells_running_empty_and_full_apart),
