@@ -724,8 +724,9 @@ unsigned dt_chrome_write_threads(dt_session *s)
 
 int dt_chrome_write_buffer(dt_session *s, const char *trace_name, char **out, size_t *outlen)
 {
-    if (dt_session_finalize(s) != 0)
-        return DEVTRACE_ESTATE;
+    int frc = dt_session_finalize(s);
+    if (frc != 0)
+        return frc;
     trace_names tn;
     writer *wr = malloc(sizeof *wr);
     if (!wr || trace_names_init(&tn, s) != 0) {

@@ -96,8 +96,11 @@ int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_tr
         return dt_error_set(err, DEVTRACE_EINVAL, "no output path given");
     if (s->state == DT_RUNNING)
         devtrace_stop(s);
-    if (dt_session_finalize(s) != 0)
-        return dt_error_set(err, DEVTRACE_ESTATE, "the session was never started; call devtrace_start first");
+    int frc = dt_session_finalize(s);
+    if (frc == DEVTRACE_ENOMEM)
+        return dt_error_set(err, frc, "out of memory while sorting the session's events for the trace");
+    if (frc != 0)
+        return dt_error_set(err, frc, "the session was never started; call devtrace_start first");
     if (workers == DT_WRITE_THREADS_AUTO) {
         unsigned threads = dt_chrome_write_threads(s);
         workers = threads > 1 ? threads : 0;

@@ -75,8 +75,9 @@ static const char *const names[] = {
 #define NNAMES (sizeof names / sizeof names[0])
 #define CALLS 1500 /* 3000 events: three pieces of events for the pipeline */
 
-/* A finalised offline session: CALLS runtime calls each launching a kernel, a note, a device. */
-static dt_session *small_session(void)
+/* An offline session, finalised when asked: CALLS runtime calls each launching a kernel, a
+ * note, a device. */
+static dt_session *small_session(int finalised)
 {
     dt_session *s = ut_offline_session();
     assert_non_null(s);
@@ -96,7 +97,8 @@ static dt_session *small_session(void)
     }
     dt_set_window(s, 500000, t + 1000);
     dt_add_note(s, "a note");
-    assert_int_equal(dt_session_finalize(s), 0);
+    if (finalised)
+        assert_int_equal(dt_session_finalize(s), 0);
     return s;
 }
 
@@ -128,7 +130,7 @@ static void every_allocation_fails_in_turn(const char *file, unsigned workers)
     assert_int_equal(ut_make_temp_dir(dir, sizeof dir), 0);
     snprintf(path, sizeof path, "%s/%s", dir, file);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    dt_session *s = small_session();
+    dt_session *s = small_session(1);
     devtrace_error err = {0, ""};
     int reached;
     size_t total = 0, len = 0, again_len = 0;
@@ -183,6 +185,45 @@ static void pipeline_gzip_write_fails_cleanly_at_every_allocation(void **state)
     every_allocation_fails_in_turn("trace.json.gz", 3);
 }
 
+/* The first write finalises the session (sorts its events); when one of that step's first
+ * allocations fails, the write says out of memory (not "never started"), leaves no file, and
+ * the session stays whole: the next write succeeds with the bytes of a session finalised
+ * beforehand. */
+static void finalising_out_of_memory_is_reported_and_recoverable(void **state)
+{
+    (void)state;
+    char dir[256], path[512], tmp[520];
+    assert_int_equal(ut_make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int reached;
+    size_t len = 0, again_len = 0;
+    dt_session *ref = small_session(1);
+    devtrace_error err = {0, ""};
+    assert_int_equal(write_failing(ref, path, 0, 0, &reached, &err, NULL), 0);
+    char *reference = ut_read_file(path, &len);
+    remove(path);
+    devtrace_close(ref);
+    for (size_t n = 1; n <= 4; n++) {
+        dt_session *s = small_session(0);
+        devtrace_error e = {0, ""};
+        assert_int_equal(write_failing(s, path, 0, n, &reached, &e, NULL), DEVTRACE_ENOMEM);
+        assert_true(reached);
+        assert_string_equal(e.message, "out of memory while sorting the session's events for the trace");
+        assert_false(exists(path));
+        assert_false(exists(tmp));
+        assert_int_equal(write_failing(s, path, 0, 0, &reached, &e, NULL), 0);
+        char *again = ut_read_file(path, &again_len);
+        assert_int_equal(again_len, len);
+        assert_memory_equal(again, reference, len);
+        free(again);
+        remove(path);
+        devtrace_close(s);
+    }
+    free(reference);
+    ut_remove_tree(dir);
+}
+
 int main(void)
 {
     unsetenv("DEVTRACE_WRITE_THREADS");
@@ -192,6 +233,7 @@ int main(void)
         cmocka_unit_test(serial_gzip_write_fails_cleanly_at_every_allocation),
         cmocka_unit_test(pipeline_plain_write_fails_cleanly_at_every_allocation),
         cmocka_unit_test(pipeline_gzip_write_fails_cleanly_at_every_allocation),
+        cmocka_unit_test(finalising_out_of_memory_is_reported_and_recoverable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
