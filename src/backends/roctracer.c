@@ -36,6 +36,7 @@
  * (callback_guard.h), so close waits for callbacks in flight and they never touch freed
  * state.
  *
+ * The record decoder is roctracer_decode.c, the device properties roctracer_devices.c.
  * Facts: roctracer_records.h. Validated against the ROCtracer emulator only. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -56,13 +57,8 @@
 #define ROC_DEFAULT_BUFFER_SIZE (1u << 20)
 #define ROC_MIN_BUFFER_SIZE 4096u
 #define ROC_MAX_BUFFER_SIZE (256u << 20)
-#define ROC_MAX_CID 4096u  /* HIP API ids with a cached name and class */
-#define ROC_FRAMES 16      /* nested HIP calls per thread */
-#define ROC_NAME_CACHE 256 /* kernel names per decoding thread */
-#define ROC_MAX_NAME 4096  /* bytes of a kernel name read at most */
-#define ROC_TOMBSTONE UINT64_MAX
-#define ROC_SMALL_MAX (1u << 20)  /* pointers are NULL or above this; shared memory below */
-#define ROC_STREAM_HANDLE_MAX 15u /* hipStreamLegacy, hipStreamPerThread: tiny handles */
+#define ROC_MAX_CID 4096u /* HIP API ids with a cached name and class */
+#define ROC_FRAMES 16     /* nested HIP calls per thread */
 
 /* ---- the library's functions ---- */
 
@@ -218,8 +214,6 @@ static const char *const roc_library_names[DT_VLIB_MAX_NAMES] = {"libroctracer64
 static const char *const roc_sdk_env[DT_VLIB_MAX_NAMES] = {"ROCM_PATH", "DTK_PATH"};
 static const char *const roc_default_roots[DT_VLIB_MAX_NAMES] = {"/opt/rocm", "/opt/dtk"};
 static const char *const roc_sdk_subdirs[DT_VLIB_MAX_NAMES] = {"lib"};
-static const char *const roc_hip_runtimes[DT_VLIB_MAX_NAMES] = {
-    "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "libgalaxyhip.so.5", "libgalaxyhip.so"};
 
 static int has_roctracer(void *handle, const void *unused)
 {
@@ -326,281 +320,6 @@ static void roc_maybe_sample(roc_state *st)
 {
     if (atomic_load_explicit(&st->accepting, memory_order_relaxed) && dt_clock_sample_due(&st->last_sample_ns))
         roc_clock_sample(st);
-}
-
-/* ---- classification and decoding ---- */
-
-dt_roc_class dt_roc_classify(uint32_t domain, uint32_t op, uint32_t kind, uint32_t *direction, int *unknown_kind)
-{
-    *direction = DEVTRACE_COPY_UNKNOWN;
-    *unknown_kind = 0;
-    if (domain != DT_ROC_DOMAIN_HIP_OPS)
-        return domain < DT_ROC_DOMAIN_NUMBER ? DT_ROC_CLASS_NOT_OURS : DT_ROC_CLASS_MALFORMED;
-    if (op > DT_ROC_OP_BARRIER)
-        return DT_ROC_CLASS_MALFORMED;
-    if (op == DT_ROC_OP_BARRIER)
-        return DT_ROC_CLASS_BARRIER;
-    switch (kind) {
-    case DT_ROC_KIND_KERNEL:
-    case DT_ROC_KIND_TASK:
-        return DT_ROC_CLASS_KERNEL;
-    case DT_ROC_KIND_COPY_DTOH:
-    case DT_ROC_KIND_COPY2D_DTOH:
-        *direction = DEVTRACE_COPY_DTOH;
-        return DT_ROC_CLASS_MEMCPY;
-    case DT_ROC_KIND_COPY_HTOD:
-    case DT_ROC_KIND_COPY2D_HTOD:
-        *direction = DEVTRACE_COPY_HTOD;
-        return DT_ROC_CLASS_MEMCPY;
-    case DT_ROC_KIND_COPY_DTOD:
-    case DT_ROC_KIND_COPY2D_DTOD:
-        *direction = DEVTRACE_COPY_DTOD;
-        return DT_ROC_CLASS_MEMCPY;
-    case DT_ROC_KIND_FILL:
-        return DT_ROC_CLASS_MEMSET;
-    default:
-        *unknown_kind = 1;
-        return op == DT_ROC_OP_DISPATCH ? DT_ROC_CLASS_KERNEL : DT_ROC_CLASS_MEMCPY;
-    }
-}
-
-int dt_roc_launch_shared_bytes(uint64_t word40, uint64_t word48, uint32_t *bytes)
-{
-    if (word40 >= ROC_SMALL_MAX) { /* args__val (a pointer) @40: sharedMemBytes @48 */
-        if (word48 >= ROC_SMALL_MAX)
-            return 0;
-        *bytes = (uint32_t)word48;
-        return 1;
-    }
-    if (word40 != 0) { /* sharedMemBytes @40 (older layout) */
-        *bytes = (uint32_t)word40;
-        return 1;
-    }
-    /* 0 @40: older layout with no shared memory (@48: the stream, NULL, a pointer or a
-     * tiny special handle), or newer with args__val NULL (@48: sharedMemBytes). */
-    *bytes = word48 <= ROC_STREAM_HANDLE_MAX || word48 >= ROC_SMALL_MAX ? 0 : (uint32_t)word48;
-    return 1;
-}
-
-static size_t pending_slot(uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (DT_ROC_PENDING_SLOTS - 1);
-}
-
-int dt_roc_pending_put(dt_roc_decoder *d, uint64_t correlation, const dt_roc_launch *launch)
-{
-    if (!d->pending || correlation == 0 || correlation == ROC_TOMBSTONE)
-        return -1;
-    size_t i = pending_slot(correlation);
-    for (unsigned p = 0; p < DT_ROC_PENDING_PROBES; p++, i = (i + 1) & (DT_ROC_PENDING_SLOTS - 1)) {
-        dt_roc_pending *e = &d->pending[i];
-        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
-        if ((k == 0 || k == ROC_TOMBSTONE) && atomic_compare_exchange_strong(&e->key, &k, correlation)) {
-            if (launch)
-                e->launch = *launch;
-            else
-                memset(&e->launch, 0, sizeof e->launch);
-            atomic_store_explicit(&e->ready, 1, memory_order_release);
-            return 0;
-        }
-    }
-    atomic_fetch_add_explicit(&d->pending_full, 1, memory_order_relaxed);
-    return -1;
-}
-
-int dt_roc_pending_take(dt_roc_decoder *d, uint64_t correlation, dt_roc_launch *launch)
-{
-    if (!d->pending || correlation == 0 || correlation == ROC_TOMBSTONE)
-        return 0;
-    size_t i = pending_slot(correlation);
-    for (unsigned p = 0; p < DT_ROC_PENDING_PROBES; p++, i = (i + 1) & (DT_ROC_PENDING_SLOTS - 1)) {
-        dt_roc_pending *e = &d->pending[i];
-        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
-        if (k == 0)
-            return 0;
-        if (k != correlation)
-            continue;
-        if (!atomic_load_explicit(&e->ready, memory_order_acquire))
-            return 0; /* still being written: cannot happen after the call's enter */
-        dt_roc_launch copy = e->launch;
-        atomic_store_explicit(&e->ready, 0, memory_order_relaxed);
-        if (!atomic_compare_exchange_strong(&e->key, &k, ROC_TOMBSTONE))
-            return 0;
-        if (launch)
-            *launch = copy;
-        return 1;
-    }
-    return 0;
-}
-
-uint64_t dt_roc_pending_drain(dt_roc_decoder *d)
-{
-    uint64_t left = 0;
-    if (!d->pending)
-        return 0;
-    for (size_t i = 0; i < DT_ROC_PENDING_SLOTS; i++) {
-        uint64_t k = atomic_load(&d->pending[i].key);
-        if (k != 0 && k != ROC_TOMBSTONE)
-            left++;
-        atomic_store(&d->pending[i].ready, 0);
-        atomic_store(&d->pending[i].key, 0);
-    }
-    return left;
-}
-
-int dt_roc_decoder_init(dt_roc_decoder *d, dt_session *s)
-{
-    memset(d, 0, sizeof *d);
-    d->s = s;
-    d->pending = calloc(DT_ROC_PENDING_SLOTS, sizeof *d->pending);
-    d->unnamed_kernel_id = dt_session_intern(s, "(unnamed kernel)");
-    return d->pending ? 0 : -1;
-}
-
-void dt_roc_decoder_free(dt_roc_decoder *d)
-{
-    free(d->pending);
-    d->pending = NULL;
-}
-
-static uint32_t fnv1a(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
-/* The interned id of a kernel name. Newer ROCtracer copies names into the pool buffer
- * (valid during the callback only), so the pointer is no key: a per-thread cache keyed
- * by the bytes keeps the name table's lock to a name's first sight. */
-static uint32_t roc_kernel_name(dt_roc_decoder *d, const char *name)
-{
-    static _Thread_local struct {
-        uint64_t generation;
-        uint32_t hash, len, id;
-    } cache[ROC_NAME_CACHE];
-    if (!name)
-        return d->unnamed_kernel_id;
-    size_t len = strnlen(name, ROC_MAX_NAME);
-    if (len == 0)
-        return d->unnamed_kernel_id;
-    uint32_t h = fnv1a(name, len);
-    unsigned slot = h & (ROC_NAME_CACHE - 1);
-    uint64_t gen = d->s->names.generation;
-    if (cache[slot].generation == gen && cache[slot].hash == h && cache[slot].len == len &&
-        memcmp(dt_intern_get(&d->s->names, cache[slot].id), name, len) == 0)
-        return cache[slot].id;
-    uint32_t id = dt_intern_n(&d->s->names, name, len);
-    if (!id)
-        return d->unnamed_kernel_id;
-    cache[slot].generation = gen;
-    cache[slot].hash = h;
-    cache[slot].len = (uint32_t)len;
-    cache[slot].id = id;
-    return id;
-}
-
-static void note_unknown_kind(dt_roc_decoder *d, uint32_t kind)
-{
-    uint32_t expected = 0;
-    atomic_fetch_add_explicit(&d->unknown_kinds, 1, memory_order_relaxed);
-    atomic_compare_exchange_strong(&d->first_unknown_kind, &expected, kind ? kind : UINT32_MAX);
-}
-
-void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_walk_mode mode,
-                 dt_roc_walk_counts *counts)
-{
-    dt_roc_walk_counts c;
-    memset(&c, 0, sizeof c);
-    size_t n = 0;
-    if (!begin || !end || end < begin) {
-        if (begin != end)
-            c.malformed++; /* an inverted or half-NULL range: nothing in it can be read */
-    } else {
-        size_t bytes = (size_t)(end - begin);
-        n = bytes / DT_ROC_RECORD_SIZE;
-        if (bytes % DT_ROC_RECORD_SIZE) {
-            c.malformed++; /* a ragged tail: not a whole record */
-            c.malformed_bytes += bytes % DT_ROC_RECORD_SIZE;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        dt_roc_record r;
-        memcpy(&r, begin + i * DT_ROC_RECORD_SIZE, sizeof r);
-        c.records++;
-        uint32_t direction;
-        int unknown;
-        dt_roc_class cls = dt_roc_classify(r.domain, r.op, r.kind, &direction, &unknown);
-        if (cls == DT_ROC_CLASS_MALFORMED || (cls <= DT_ROC_CLASS_MEMSET && r.device_id < 0)) {
-            c.malformed++;
-            continue;
-        }
-        if (cls == DT_ROC_CLASS_NOT_OURS) {
-            c.not_ours++;
-            continue;
-        }
-        if (cls == DT_ROC_CLASS_BARRIER) {
-            c.barriers++;
-            continue;
-        }
-        if (unknown) {
-            c.unknown_kind++;
-            note_unknown_kind(d, r.kind);
-        }
-        int kind = cls == DT_ROC_CLASS_KERNEL   ? DEVTRACE_KIND_KERNEL
-                   : cls == DT_ROC_CLASS_MEMCPY ? DEVTRACE_KIND_MEMCPY
-                                                : DEVTRACE_KIND_MEMSET;
-        dt_roc_launch launch;
-        int has_launch = dt_roc_pending_take(d, r.correlation_id, &launch);
-        if (r.begin_ns == 0 && r.end_ns == 0) {
-            c.zero_time++; /* timing not collected: never placed at the clock's origin */
-            continue;
-        }
-        if (mode == DT_ROC_WALK_OUT_OF_WINDOW) {
-            DT_COUNT(d->s, out_of_window[kind], 1);
-            continue;
-        }
-        devtrace_event ev;
-        dt_event_zero(&ev);
-        ev.kind = (uint16_t)kind;
-        ev.start_ns = r.begin_ns;
-        ev.end_ns = r.end_ns;
-        ev.correlation = r.correlation_id;
-        ev.device = (uint32_t)r.device_id;
-        ev.stream = (uint32_t)r.queue_id;
-        if (kind == DEVTRACE_KIND_KERNEL) {
-            const char *name;
-            memcpy(&name, &r.payload, sizeof name);
-            ev.name_id = roc_kernel_name(d, name);
-            if (has_launch && launch.has_grid) {
-                ev.flags |= DEVTRACE_EVENT_HAS_LAUNCH;
-                memcpy(ev.u.kernel.grid, launch.grid, sizeof launch.grid);
-                memcpy(ev.u.kernel.block, launch.block, sizeof launch.block);
-                ev.u.kernel.dynamic_shared = launch.has_shared ? launch.dynamic_shared : 0;
-                c.launches_attached++;
-            }
-        } else if (kind == DEVTRACE_KIND_MEMCPY) {
-            ev.u.memcpy.bytes = r.payload;
-            ev.u.memcpy.direction = direction;
-        } else {
-            ev.u.memset.bytes = r.payload; /* the fill value is not in the record */
-        }
-        if (dt_emit(d->s, &ev) == 0)
-            c.emitted++;
-    }
-    if (c.malformed)
-        DT_COUNT(d->s, malformed_records, c.malformed);
-    if (c.malformed_bytes)
-        DT_COUNT(d->s, malformed_bytes, c.malformed_bytes);
-    if (c.zero_time)
-        DT_COUNT(d->s, zero_timestamp, c.zero_time);
-    if (c.barriers)
-        atomic_fetch_add_explicit(&d->barriers, c.barriers, memory_order_relaxed);
-    if (c.not_ours)
-        atomic_fetch_add_explicit(&d->not_ours, c.not_ours, memory_order_relaxed);
-    if (counts)
-        *counts = c;
 }
 
 /* ---- the vendor's callbacks ---- */
@@ -853,69 +572,6 @@ static void roc_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         roc_api_exit(cid, p.correlation_id);
 }
 
-/* ---- device properties (occupancy) ---- */
-
-/* The HIP attribute numbers (HIP 5.0 and later) of each dt_device_props field; shared
- * memory per multiprocessor is read apart (AMD's own attribute first). */
-static const dt_device_attr roc_device_attrs[] = {
-    {DT_ROC_ATTR_MAX_THREADS_PER_BLOCK, DT_DEV_MAX_THREADS_PER_BLOCK, 1},
-    {DT_ROC_ATTR_MAX_SMEM_PER_BLOCK, DT_DEV_SMEM_PER_BLOCK, 0},
-    {DT_ROC_ATTR_WARP_SIZE, DT_DEV_WARP_SIZE, 1},
-    {DT_ROC_ATTR_MAX_REGS_PER_BLOCK, DT_DEV_REGS_PER_BLOCK, 0},
-    {DT_ROC_ATTR_SM_COUNT, DT_DEV_NUM_SMS, 1},
-    {DT_ROC_ATTR_MAX_THREADS_PER_SM, DT_DEV_MAX_THREADS_PER_SM, 1},
-    {DT_ROC_ATTR_COMPUTE_MAJOR, DT_DEV_COMPUTE_MAJOR, 0},
-    {DT_ROC_ATTR_COMPUTE_MINOR, DT_DEV_COMPUTE_MINOR, 0},
-    {DT_ROC_ATTR_MAX_REGS_PER_SM, DT_DEV_REGS_PER_SM, 0},
-    {DT_ROC_ATTR_MAX_BLOCKS_PER_SM, DT_DEV_MAX_BLOCKS_PER_SM, 0},
-};
-
-/* A HIP runtime function in the process: global symbols, a HIP runtime already loaded,
- * then the tracing library itself (DTK's libgalaxyhip.so.5 is both; so is the emulator). */
-static void *roc_runtime_symbol(const char *name)
-{
-    const char *const names[] = {name, NULL};
-    return dt_vlib_runtime_symbol(names, roc_hip_runtimes, G.handle, NULL);
-}
-
-static void roc_read_devices(roc_state *st)
-{
-    void *asym = roc_runtime_symbol("hipDeviceGetAttribute"), *csym = roc_runtime_symbol("hipGetDeviceCount");
-    dt_attribute_query_fn attr;
-    dt_device_count_fn count = NULL;
-    if (!asym) {
-        dt_add_note(st->s, "occupancy unavailable: no hipDeviceGetAttribute in the process");
-        return;
-    }
-    memcpy(&attr, &asym, sizeof attr);
-    if (csym)
-        memcpy(&count, &csym, sizeof count);
-    int n = dt_device_count(count);
-    for (int dev = 0; dev < n; dev++) {
-        dt_device_props p;
-        int missing = dt_device_attrs_read(st->s, attr, "hipDeviceGetAttribute", dev, "HIP device", roc_device_attrs,
-                                           sizeof roc_device_attrs / sizeof roc_device_attrs[0], &p);
-        /* Shared memory per multiprocessor: AMD's own attribute, else the CUDA-compatible one. */
-        int v = 0;
-        if (attr(&v, DT_ROC_ATTR_AMD_MAX_SMEM_PER_SM, dev) == 0 && v > 0)
-            p.smem_per_sm = (uint64_t)v;
-        else if (attr(&v, DT_ROC_ATTR_SMEM_PER_SM, dev) == 0 && v > 0)
-            p.smem_per_sm = (uint64_t)v;
-        /* HIP 4.x numbered the attributes differently: refuse answers that cannot be right. */
-        int plausible = (p.warp_size == 32 || p.warp_size == 64) && p.num_sms > 0 && p.num_sms <= 65536 &&
-                        p.max_threads_per_block > 0 && p.max_threads_per_block <= 65536 &&
-                        p.max_threads_per_sm >= p.max_threads_per_block && p.max_threads_per_sm <= 1 << 20;
-        p.has_occupancy = missing == 0 && plausible;
-        if (!missing && !plausible)
-            dt_add_note(st->s,
-                        "occupancy unavailable for device %d: hipDeviceGetAttribute answers are implausible "
-                        "(warp size %d, %d multiprocessors, %d threads per block, %d per multiprocessor): a HIP "
-                        "older than 5.0 numbers its attributes differently",
-                        dev, p.warp_size, p.num_sms, p.max_threads_per_block, p.max_threads_per_sm);
-        dt_add_device(st->s, &p);
-    }
-}
-
 /* ---- the dt_backend functions ---- */
 
 static void pool_size_configure(roc_state *st)
@@ -955,6 +611,39 @@ static void resolve_device_calls(roc_state *st)
         dt_add_note(st->s, "roctracer_op_code does not know hipLaunchKernel: kernels carry no grid/block");
 }
 
+/* Finds and binds the library, once per process (G.lock held): 0, or -1 with why set. */
+static int roc_bind(char *why, size_t whylen)
+{
+    dt_vlib_found f;
+    roc_api api;
+    if (!roc_find_library(&f, why, whylen) || roc_resolve(f.handle, f.path, &api, why, whylen) != 0)
+        return -1;
+    G.api = api;
+    G.handle = f.handle;
+    snprintf(G.path, sizeof G.path, "%s", f.path);
+    G.bound = 1;
+    return 0;
+}
+
+/* What the session's notes say about the library and the pool. */
+static void roc_notes_at_open(roc_state *st)
+{
+    dt_session *s = st->s;
+    if (G.api.version_major && G.api.version_minor)
+        dt_add_note(s, "roctracer: %s, ROCtracer interface %u.%u; pool 2 x %zu bytes", G.path, G.api.version_major(),
+                    G.api.version_minor(), st->buffer_size);
+    else
+        dt_add_note(s, "roctracer: %s (no version symbols: before the 4.1 interface); pool 2 x %zu bytes", G.path,
+                    st->buffer_size);
+    if (st->config_note[0])
+        dt_add_note(s, "%s", st->config_note);
+    if (!G.api.push_external)
+        dt_add_note(s,
+                    "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
+                    "devtrace alone",
+                    G.path);
+}
+
 static int roc_open(dt_session *s, void *state, devtrace_error *err)
 {
     roc_state *st = state;
@@ -969,16 +658,8 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
         code = DEVTRACE_ESTATE;
         goto fail;
     }
-    if (!G.bound) {
-        dt_vlib_found f;
-        roc_api api;
-        if (!roc_find_library(&f, why, sizeof why) || roc_resolve(f.handle, f.path, &api, why, sizeof why) != 0)
-            goto fail;
-        G.api = api;
-        G.handle = f.handle;
-        snprintf(G.path, sizeof G.path, "%s", f.path);
-        G.bound = 1;
-    }
+    if (!G.bound && roc_bind(why, sizeof why) != 0)
+        goto fail;
     if (dt_roc_decoder_init(&st->dec, s) != 0) {
         snprintf(why, sizeof why, "out of memory for the launch table");
         code = DEVTRACE_ENOMEM;
@@ -999,19 +680,7 @@ static int roc_open(dt_session *s, void *state, devtrace_error *err)
         goto fail;
     }
     resolve_device_calls(st);
-    if (G.api.version_major && G.api.version_minor)
-        dt_add_note(s, "roctracer: %s, ROCtracer interface %u.%u; pool 2 x %zu bytes", G.path, G.api.version_major(),
-                    G.api.version_minor(), st->buffer_size);
-    else
-        dt_add_note(s, "roctracer: %s (no version symbols: before the 4.1 interface); pool 2 x %zu bytes", G.path,
-                    st->buffer_size);
-    if (st->config_note[0])
-        dt_add_note(s, "%s", st->config_note);
-    if (!G.api.push_external)
-        dt_add_note(s,
-                    "%s has no roctracer_activity_push_external_correlation_id: external ids are attached by "
-                    "devtrace alone",
-                    G.path);
+    roc_notes_at_open(st);
     atomic_store(&st->accepting, 0);
     st->attached = 1;
     atomic_store(&G.guard.active, st);
@@ -1124,7 +793,7 @@ static int roc_stop(dt_session *s, void *state)
     dt_guard_quiesce(&G.guard, &G.lock, 0); /* every API callback in flight has stored its event */
     roc_flush(st);
     if (!st->devices_done) {
-        roc_read_devices(st); /* HIP calls made here are not traced: callbacks are off */
+        dt_roc_read_devices(st->s, G.handle); /* HIP calls made here are not traced: callbacks are off */
         st->devices_done = 1;
     }
     if (st->activity_on)

@@ -188,7 +188,7 @@ enum {
     DT_ROC_ATTR_AMD_MAX_SMEM_PER_SM = 10002 /* hipDeviceAttributeMaxSharedMemoryPerMultiprocessor */
 };
 
-/* ---- classification and decoding (roctracer.c) ---- */
+/* ---- classification and decoding (roctracer_decode.c) ---- */
 
 typedef enum dt_roc_class {
     DT_ROC_CLASS_KERNEL = 1,
@@ -274,5 +274,13 @@ typedef enum dt_roc_walk_mode {
  * name table's, on a kernel name's first sight on this thread. */
 void dt_roc_walk(dt_roc_decoder *d, const char *begin, const char *end, dt_roc_walk_mode mode,
                  dt_roc_walk_counts *counts);
+
+/* ---- device properties (roctracer_devices.c) ---- */
+
+/* Adds each HIP device's properties to s (occupancy inputs), read through
+ * hipDeviceGetAttribute: a global symbol, a HIP runtime already loaded, or the tracing
+ * library `tracer` itself (DTK's libgalaxyhip.so.5 is both); a note says why when none
+ * can be read. Call with the API callbacks off: these HIP calls are not to be traced. */
+void dt_roc_read_devices(dt_session *s, void *tracer);
 
 #endif /* DT_ROCTRACER_RECORDS_H */
