@@ -29,7 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # the source tree stays as checked out
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-import cupti_record  # noqa: E402
+import record_emulated_backend  # noqa: E402
 
 HOST_CATS = {"cuda_runtime", "privateuse1_runtime", "cpu_op", "ac2g", "user_annotation"}
 
@@ -96,7 +96,7 @@ def main():
     out = args.out or os.path.join(os.getcwd(), os.path.basename(args.expect) + ".json")
     env = dict(os.environ)
     env["DEVEMU_FAULTS"] = args.faults
-    proc = cupti_record.record(args.devtrace, args.emu_run, args.lib, args.workload, out, args.backend, env=env)
+    proc = record_emulated_backend.record(args.devtrace, args.emu_run, args.lib, args.workload, out, args.backend, env=env)
     if proc.returncode != 0:
         print("golden: devtrace record exited %d: %s" % (proc.returncode, proc.stderr.strip()[-800:]))
         return 1

@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # the source tree stays as checked out
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import check_parity  # noqa: E402
-import cupti_record  # noqa: E402
+import record_emulated_backend  # noqa: E402
 
 SKIP = 77
 # The emulated backends, in the order `compare` reports them: name -> (emulator, DEVEMU_FAULTS).
@@ -280,7 +280,7 @@ def cmd_backend(args):
     env["DEVEMU_FAULTS"] = faults
     print("%s: devtrace record --backend %s on lib%s-emu.so%s" % (name, name, emu,
                                                                   ", DEVEMU_FAULTS=" + faults if faults else ""))
-    proc = cupti_record.record(args.devtrace, args.emu_run, args.lib, args.workload, trace_path, name, env=env)
+    proc = record_emulated_backend.record(args.devtrace, args.emu_run, args.lib, args.workload, trace_path, name, env=env)
     fails = Failures()
     fails.check(proc.returncode == 0, "devtrace record exited %d: %s" % (proc.returncode, proc.stderr.strip()[-800:]))
     try:
@@ -296,7 +296,7 @@ def cmd_backend(args):
               "counts.runtime": wl.runtime, "counts.cpu_op": len(wl.op_names)}
     expect.update(LOSS_ZERO)
     expect.update(LOSSES.get(faults, {}))
-    fails += cupti_record.check_recorded(trace, name, ["%s=%s" % kv for kv in expect.items()])
+    fails += record_emulated_backend.check_recorded(trace, name, ["%s=%s" % kv for kv in expect.items()])
     # DESIGN.md's parity assertions with the backend's profile.
     c = check_parity.check_trace(trace, wl, profile=profile)
     fails += ["parity: " + f for f in c.failed]
@@ -358,7 +358,7 @@ def cmd_opencl(args):
     profile = check_parity.PROFILES["opencl"]
     c = check_parity.check_profile_facts(check_parity.Checker(), trace, profile)
     fails += ["opencl profile: " + f for f in c.failed]
-    fails += cupti_record.check_recorded(trace, name, ["%s=%s" % kv for kv in sorted(LOSS_ZERO.items())] +
+    fails += record_emulated_backend.check_recorded(trace, name, ["%s=%s" % kv for kv in sorted(LOSS_ZERO.items())] +
                                          ["counts.kernel=17", "counts.memcpy=1", "counts.memset=1",
                                           "counts.runtime=%d" % args.api_calls])
     rnames = {e.get("name") for e in trace.get("traceEvents", [])

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""cupti_record.py: any emulated backend through the command line (the name is historical:
-CUPTI was the first). Runs
+"""record_emulated_backend.py: any emulated backend recorded through the command line. Runs
     devtrace record --backend BACKEND -o TRACE -- emu-run --lib EMULATOR WORKLOAD
 with the emulator as the vendor library ($DEVTRACE_<BACKEND>_LIBRARY), then checks that the
 program completed, the trace came out from the expected backend, the devtrace section's
 values equal the expectations given, and (with --parity) every parity assertion of the
 backend's profile (check_parity.py, PROFILES).
 
-    cupti_record.py --devtrace BIN --emu-run BIN --lib EMULATOR.so --workload WL --out TRACE.json
-                    [--backend cupti] [--profile NAME (default: the backend)] [--parity]
-                    [--library-env PATH] [--expect PATH=VALUE ...] [--expect-note TEXT ...]
-                    [--expect-unavailable TEXT ...]
-                    (legacy: --vendor NAME = --profile NAME; --runtime-category CAT overrides the profile's)
+    record_emulated_backend.py --devtrace BIN --emu-run BIN --lib EMULATOR.so --workload WL --out TRACE.json
+                               [--backend cupti] [--profile NAME (default: the backend)] [--parity]
+                               [--library-env PATH] [--expect PATH=VALUE ...] [--expect-note TEXT ...]
+                               [--expect-unavailable TEXT ...]
+                               (legacy: --vendor NAME = --profile NAME; --runtime-category CAT overrides
+                               the profile's)
 
 --expect takes devtrace-section values by dotted path (counts.kernel=15 dropped.vendor=2
 zero_timestamp=3); an explicit backend=NAME replaces the default check that the trace's
@@ -82,7 +82,7 @@ def main():
     try:
         profile = check_parity.profile_from_args(args.profile or args.backend, args.runtime_category)
     except KeyError as e:
-        print("cupti_record: %s" % e, file=sys.stderr)
+        print("record_emulated_backend: %s" % e, file=sys.stderr)
         return 2
 
     proc = record(args.devtrace, args.emu_run, args.lib, args.workload, args.out, args.backend, args.library_env)
