@@ -27,24 +27,11 @@
 
 #include <cmocka.h>
 
-#include "unit_files.h"
-
-#include "unit_session.h"
-
-typedef struct fixture {
-    char dir[256];
-    dt_session *s;
-} fixture;
+#include "unit_write_fixture.h"
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || ut_make_temp_dir(f->dir, sizeof f->dir) != 0)
-        return -1;
-    f->s = ut_offline_session();
-    if (!f->s)
-        return -1;
-    dt_set_window(f->s, 1000000, 9000000);
+    ut_write_fixture *f = ut_write_fixture_new(1000000, 9000000);
     uint32_t name = dt_session_intern(f->s, "kernel_with_a_name_that_compresses_well");
     for (uint64_t i = 0; i < 2000; i++) { /* enough text for compression to show */
         devtrace_event k = ut_kernel(1000000 + i * 1000, 1000000 + i * 1000 + 500, i + 1);
@@ -57,24 +44,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    ut_remove_tree(f->dir);
-    devtrace_close(f->s);
-    free(f);
     unsetenv("DEVTRACE_GZIP_LEVEL");
-    return 0;
-}
-
-static const char *path_in(const fixture *f, const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", f->dir, name);
-    return buf;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
+    return ut_write_fixture_free(state);
 }
 
 static void write_text(const char *path, const char *text)
@@ -86,7 +57,7 @@ static void write_text(const char *path, const char *text)
 }
 
 /* The trace as dt_chrome_write_buffer writes it, named like the file. */
-static char *expected_trace(fixture *f, const char *path, size_t *len)
+static char *expected_trace(ut_write_fixture *f, const char *path, size_t *len)
 {
     char *text = NULL;
     assert_int_equal(dt_chrome_write_buffer(f->s, path, &text, len), 0);
@@ -95,14 +66,14 @@ static char *expected_trace(fixture *f, const char *path, size_t *len)
 
 static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512], tmp[520];
-    path_in(f, "trace.json", path, sizeof path);
+    ut_path_in(f, "trace.json", path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
-    assert_true(exists(path));
-    assert_false(exists(tmp));
+    assert_true(ut_exists(path));
+    assert_false(ut_exists(tmp));
     assert_int_equal(ut_entries_in(f->dir), 1);
     size_t got_len, want_len;
     char *got = ut_read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
@@ -114,9 +85,9 @@ static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
 
 static void test_write_replaces_an_existing_file(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512];
-    path_in(f, "trace.json", path, sizeof path);
+    ut_path_in(f, "trace.json", path, sizeof path);
     write_text(path, "old contents");
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
@@ -130,25 +101,25 @@ static void test_write_replaces_an_existing_file(void **state)
 
 static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512], missing[512];
-    path_in(f, "missing", missing, sizeof missing);
-    path_in(f, "missing/sub/trace.json", path, sizeof path);
+    ut_path_in(f, "missing", missing, sizeof missing);
+    ut_path_in(f, "missing/sub/trace.json", path, sizeof path);
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
     assert_int_equal(err.code, DEVTRACE_EIO);
     assert_non_null(strstr(err.message, path));                              /* the path */
     assert_non_null(strstr(err.message, "No such file or directory"));       /* the cause */
     assert_non_null(strstr(err.message, "check that the directory exists")); /* the fix */
-    assert_false(exists(missing));
+    assert_false(ut_exists(missing));
     assert_int_equal(ut_entries_in(f->dir), 0);
 }
 
 static void test_failed_write_leaves_the_old_file_untouched(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512], tmp[520];
-    path_in(f, "trace.json", path, sizeof path);
+    ut_path_in(f, "trace.json", path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     write_text(path, "the previous trace");
     assert_int_equal(mkdir(tmp, 0700), 0); /* the .tmp cannot be opened for writing */
@@ -166,9 +137,9 @@ static void test_failed_write_leaves_the_old_file_untouched(void **state)
 
 static void test_failed_rename_leaves_no_tmp_behind(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512], tmp[520], inside[600];
-    path_in(f, "trace.json", path, sizeof path);
+    ut_path_in(f, "trace.json", path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     snprintf(inside, sizeof inside, "%s/keep", path);
     assert_int_equal(mkdir(path, 0700), 0); /* a non-empty directory where the file goes */
@@ -176,13 +147,13 @@ static void test_failed_rename_leaves_no_tmp_behind(void **state)
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), DEVTRACE_EIO);
     assert_non_null(strstr(err.message, path));
-    assert_false(exists(tmp));
-    assert_true(exists(inside));
+    assert_false(ut_exists(tmp));
+    assert_true(ut_exists(inside));
 }
 
 /* Writes path with the process's file size limit at 4 KiB (SIGXFSZ ignored), so the
  * write fails partway as on a full disk. Returns devtrace_write_chrome's result. */
-static int write_with_a_4k_file_limit(fixture *f, const char *path, devtrace_error *err)
+static int write_with_a_4k_file_limit(ut_write_fixture *f, const char *path, devtrace_error *err)
 {
     struct rlimit old, small;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -198,12 +169,12 @@ static int write_with_a_4k_file_limit(fixture *f, const char *path, devtrace_err
 
 static void test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     const char *names[] = {"trace.json", "trace.json.gz"};
     setenv("DEVTRACE_GZIP_LEVEL", "0", 1); /* stored: the gzip file outgrows 4 KiB too */
     for (size_t i = 0; i < 2; i++) {
         char path[512], tmp[520];
-        path_in(f, names[i], path, sizeof path);
+        ut_path_in(f, names[i], path, sizeof path);
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
         write_text(path, "the previous trace");
         devtrace_error err = {0, ""};
@@ -214,58 +185,23 @@ static void test_write_failing_partway_keeps_the_old_file_and_removes_the_tmp(vo
         char *got = ut_read_file(path, &len);
         assert_string_equal(got, "the previous trace");
         free(got);
-        assert_false(exists(tmp));
+        assert_false(ut_exists(tmp));
     }
     assert_int_equal(ut_entries_in(f->dir), 2);
 }
 
-/* The decompressed content of a gzip file, malloc'd. */
-static char *gunzip_file(const char *path, size_t *len)
-{
-    gzFile gz = gzopen(path, "rb");
-    assert_non_null(gz);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    for (;;) {
-        if (cap - n < 4096) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-        int got = gzread(gz, buf + n, (unsigned)(cap - n));
-        assert_true(got >= 0);
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    assert_int_equal(gzclose(gz), Z_OK);
-    *len = n;
-    return buf;
-}
-
-static int is_gzip(const char *path)
-{
-    unsigned char magic[2] = {0, 0};
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    size_t n = fread(magic, 1, 2, fp);
-    fclose(fp);
-    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 static void test_gz_output_is_gzip_of_the_plain_trace(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512], tmp[520];
-    path_in(f, "trace.json.gz", path, sizeof path);
+    ut_path_in(f, "trace.json.gz", path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
-    assert_false(exists(tmp));
-    assert_true(is_gzip(path));
+    assert_false(ut_exists(tmp));
+    assert_true(ut_is_gzip(path));
     size_t got_len, want_len, file_len;
-    char *got = gunzip_file(path, &got_len), *want = expected_trace(f, path, &want_len);
+    char *got = ut_gunzip_file(path, &got_len), *want = expected_trace(f, path, &want_len);
     assert_int_equal(got_len, want_len);
     assert_memory_equal(got, want, want_len);
     free(ut_read_file(path, &file_len));
@@ -276,10 +212,10 @@ static void test_gz_output_is_gzip_of_the_plain_trace(void **state)
 
 static void test_gzip_level_comes_from_the_environment(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char stored[512], best[512];
-    path_in(f, "stored.json.gz", stored, sizeof stored);
-    path_in(f, "best.json.gz", best, sizeof best);
+    ut_path_in(f, "stored.json.gz", stored, sizeof stored);
+    ut_path_in(f, "best.json.gz", best, sizeof best);
     devtrace_error err = {0, ""};
     setenv("DEVTRACE_GZIP_LEVEL", "0", 1); /* level 0: stored, not compressed */
     assert_int_equal(devtrace_write_chrome(f->s, stored, &err), 0);
@@ -291,7 +227,7 @@ static void test_gzip_level_comes_from_the_environment(void **state)
     free(ut_read_file(best, &best_len));
     assert_true(stored_len > plain_len);
     assert_true(best_len < plain_len / 4);
-    char *out = gunzip_file(stored, &out_len);
+    char *out = ut_gunzip_file(stored, &out_len);
     assert_int_equal(out_len, plain_len);
     assert_memory_equal(out, plain, plain_len);
     free(out);
@@ -300,10 +236,10 @@ static void test_gzip_level_comes_from_the_environment(void **state)
 
 static void test_a_bad_gzip_level_is_noted_and_level_1_used(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char bad[512], one[512];
-    path_in(f, "bad-level.json.gz", bad, sizeof bad);
-    path_in(f, "level-1.json.gz", one, sizeof one);
+    ut_path_in(f, "bad-level.json.gz", bad, sizeof bad);
+    ut_path_in(f, "level-1.json.gz", one, sizeof one);
     devtrace_error err = {0, ""};
     setenv("DEVTRACE_GZIP_LEVEL", "1", 1);
     assert_int_equal(devtrace_write_chrome(f->s, one, &err), 0);
@@ -319,14 +255,14 @@ static void test_a_bad_gzip_level_is_noted_and_level_1_used(void **state)
     free(b);
     free(o);
     size_t got_len;
-    char *got = gunzip_file(bad, &got_len);
+    char *got = ut_gunzip_file(bad, &got_len);
     assert_true(got_len > 0 && strstr(got, "$DEVTRACE_GZIP_LEVEL=\\\"07\\\" is not a level") != NULL);
     free(got);
 }
 
 static void test_missing_path_is_invalid(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_chrome(f->s, NULL, &err), DEVTRACE_EINVAL);
     assert_string_equal(err.message, "no output path given");
@@ -337,7 +273,7 @@ static void test_missing_path_is_invalid(void **state)
 
 static void test_session_that_never_started_writes_nothing(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     devtrace_config cfg;
     devtrace_config_init(&cfg);
     cfg.backend = "none";
@@ -345,7 +281,7 @@ static void test_session_that_never_started_writes_nothing(void **state)
     devtrace_session *s = devtrace_open(&cfg, &err);
     assert_non_null(s);
     char path[512];
-    path_in(f, "trace.json", path, sizeof path);
+    ut_path_in(f, "trace.json", path, sizeof path);
     assert_int_equal(devtrace_write_chrome(s, path, &err), DEVTRACE_ESTATE);
     assert_non_null(strstr(err.message, "devtrace_start"));
     assert_int_equal(ut_entries_in(f->dir), 0);

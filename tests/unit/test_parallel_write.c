@@ -161,12 +161,6 @@ static dt_session *mixed_session(size_t events, uint64_t seed)
 
 /* ---- files ---- */
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
-
 /* The file written with `workers` threads (0: this thread alone), malloc'd. */
 static char *written(dt_session *s, const char *path, unsigned workers, size_t *len)
 {
@@ -522,8 +516,8 @@ static void test_a_full_disk_partway_fails_with_eio_and_leaves_nothing(void **st
             char want[700];
             snprintf(want, sizeof want, "writing the trace to %s failed: No space left on device", tmp);
             assert_string_equal(err.message, want);
-            assert_false(exists(tmp));
-            assert_false(exists(paths[p]));
+            assert_false(ut_exists(tmp));
+            assert_false(ut_exists(paths[p]));
             assert_int_equal(ut_entries_in(f->dir), 0);
         }
     }

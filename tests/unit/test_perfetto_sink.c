@@ -16,23 +16,12 @@
 
 #include "sinks/protow.h"
 #include "sinks/sinks.h"
-#include "unit_files.h"
-#include "unit_session.h"
-
-typedef struct fixture {
-    char dir[256];
-    dt_session *s;
-} fixture;
+#include "unit_write_fixture.h"
 
 /* A session of 3000 launches (a call and a kernel each): three pieces of events. */
 static int set_up(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    assert_int_equal(ut_make_temp_dir(f->dir, sizeof f->dir), 0);
-    f->s = ut_offline_session();
-    assert_non_null(f->s);
-    dt_set_window(f->s, 1000, 100000000);
+    ut_write_fixture *f = ut_write_fixture_new(1000, 100000000);
     for (uint64_t i = 0; i < 3000; i++) {
         devtrace_event call = ut_runtime(2000 + i * 1000, 2300 + i * 1000, i + 1);
         call.name_id = dt_session_intern(f->s, "cudaLaunchKernel");
@@ -43,20 +32,6 @@ static int set_up(void **state)
     }
     *state = f;
     return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    devtrace_close(f->s);
-    ut_remove_tree(f->dir);
-    free(f);
-    return 0;
-}
-
-static void path_in(const fixture *f, const char *name, char *out, size_t len)
-{
-    snprintf(out, len, "%s/%s", f->dir, name);
 }
 
 static void test_the_names_that_choose_perfetto(void **state)
@@ -78,10 +53,10 @@ static void test_the_names_that_choose_perfetto(void **state)
 
 static void test_write_trace_follows_the_name(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char perfetto[512], json[512];
-    path_in(f, "t.PfTrace", perfetto, sizeof perfetto);
-    path_in(f, "t.json", json, sizeof json);
+    ut_path_in(f, "t.PfTrace", perfetto, sizeof perfetto);
+    ut_path_in(f, "t.json", json, sizeof json);
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_trace(f->s, perfetto, &err), 0);
     assert_int_equal(devtrace_write_trace(f->s, json, &err), 0);
@@ -97,9 +72,9 @@ static void test_write_trace_follows_the_name(void **state)
 
 static void test_the_buffer_and_three_threads_give_the_same_bytes(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512];
-    path_in(f, "threads.pftrace", path, sizeof path);
+    ut_path_in(f, "threads.pftrace", path, sizeof path);
     devtrace_error err = {0, ""};
     assert_int_equal(dt_perfetto_write_file(f->s, path, 3, &err), 0);
     char *buf = NULL;
@@ -112,32 +87,12 @@ static void test_the_buffer_and_three_threads_give_the_same_bytes(void **state)
     free(buf);
 }
 
-/* The whole of a gzip file, inflated; *len its size. */
-static char *gunzip_file(const char *path, size_t *len)
-{
-    gzFile gz = gzopen(path, "rb");
-    assert_non_null(gz);
-    size_t cap = 1 << 20, n = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    for (int got; (got = gzread(gz, out + n, (unsigned)(cap - n))) > 0;) {
-        n += (size_t)got;
-        if (n == cap) {
-            out = realloc(out, cap *= 2);
-            assert_non_null(out);
-        }
-    }
-    assert_int_equal(gzclose(gz), Z_OK);
-    *len = n;
-    return out;
-}
-
 static void test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char serial[512], threads[512];
-    path_in(f, "serial.pftrace.gz", serial, sizeof serial);
-    path_in(f, "threads.perfetto-trace.gz", threads, sizeof threads);
+    ut_path_in(f, "serial.pftrace.gz", serial, sizeof serial);
+    ut_path_in(f, "threads.perfetto-trace.gz", threads, sizeof threads);
     devtrace_error err = {0, ""};
     assert_int_equal(dt_perfetto_write_file(f->s, serial, 0, &err), 0);
     assert_int_equal(dt_perfetto_write_file(f->s, threads, 3, &err), 0);
@@ -148,7 +103,7 @@ static void test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads(voi
     assert_int_equal((unsigned char)z[0], 0x1f); /* gzip's magic */
     assert_int_equal((unsigned char)z[1], 0x8b);
     assert_true(zlen < len / 2);
-    char *s = gunzip_file(serial, &slen), *t = gunzip_file(threads, &tlen);
+    char *s = ut_gunzip_file(serial, &slen), *t = ut_gunzip_file(threads, &tlen);
     assert_int_equal(slen, len);
     assert_int_equal(tlen, len);
     assert_memory_equal(s, buf, len);
@@ -158,9 +113,9 @@ static void test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads(voi
 
 static void test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing(void **state)
 {
-    fixture *f = *state;
+    ut_write_fixture *f = *state;
     char path[512];
-    path_in(f, "missing/trace.pftrace", path, sizeof path);
+    ut_path_in(f, "missing/trace.pftrace", path, sizeof path);
     devtrace_error err = {0, ""};
     assert_int_equal(devtrace_write_perfetto(f->s, path, &err), DEVTRACE_EIO);
     assert_non_null(strstr(err.message, path));
@@ -195,12 +150,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_names_that_choose_perfetto),
-        cmocka_unit_test_setup_teardown(test_write_trace_follows_the_name, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(test_the_buffer_and_three_threads_give_the_same_bytes, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(test_write_trace_follows_the_name, set_up, ut_write_fixture_free),
+        cmocka_unit_test_setup_teardown(test_the_buffer_and_three_threads_give_the_same_bytes, set_up,
+                                        ut_write_fixture_free),
         cmocka_unit_test_setup_teardown(test_a_gz_name_compresses_the_same_bytes_serially_and_by_threads, set_up,
-                                        tear_down),
+                                        ut_write_fixture_free),
         cmocka_unit_test_setup_teardown(test_write_into_a_missing_directory_fails_with_eio_and_creates_nothing, set_up,
-                                        tear_down),
+                                        ut_write_fixture_free),
         cmocka_unit_test(test_a_long_message_gets_a_two_byte_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

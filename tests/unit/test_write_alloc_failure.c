@@ -102,12 +102,6 @@ static dt_session *small_session(int finalised)
     return s;
 }
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
-
 /* The write with the Nth allocation failing (0: none); *reached when it was reached. */
 static int write_failing(dt_session *s, const char *path, unsigned workers, size_t n, int *reached, devtrace_error *err,
                          size_t *count)
@@ -155,8 +149,8 @@ static void every_allocation_fails_in_turn(const char *file, unsigned workers)
             fail_msg("allocation %zu of %s (%u workers): rc %d (%s)", n, file, workers, rc, e.message);
         if (!strstr(e.message, "memory"))
             fail_msg("allocation %zu of %s (%u workers): message without the cause: %s", n, file, workers, e.message);
-        assert_false(exists(path));
-        assert_false(exists(tmp));
+        assert_false(ut_exists(path));
+        assert_false(ut_exists(tmp));
     }
     assert_true(failures >= total); /* every allocation of the first write was made to fail */
     print_message("%s, %u workers: %zu allocations, each failed in turn\n", file, workers, failures);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
 
 /* The whole file, malloc'd and NUL-terminated; *len its size. Fails the test when it
  * cannot be read. */
@@ -56,6 +58,50 @@ static inline int ut_make_temp_dir(char *dir, size_t len)
 static inline void ut_remove_tree(const char *dir)
 {
     nftw(dir, ut_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Whether path names anything (a link is not followed). */
+static inline int ut_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* The decompressed content of a gzip file (every member), malloc'd; *len its size. Fails
+ * the test when it is not gzip or cannot be read. */
+static inline char *ut_gunzip_file(const char *path, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    assert_non_null(gz);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    for (;;) {
+        if (cap - n < 4096) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        int got = gzread(gz, buf + n, (unsigned)(cap - n));
+        assert_true(got >= 0);
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    assert_int_equal(gzclose(gz), Z_OK);
+    *len = n;
+    return buf;
+}
+
+/* Whether the file starts with gzip's magic bytes. */
+static inline int ut_is_gzip(const char *path)
+{
+    unsigned char magic[2] = {0, 0};
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    size_t n = fread(magic, 1, 2, fp);
+    fclose(fp);
+    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
 #endif
