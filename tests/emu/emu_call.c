@@ -309,18 +309,24 @@ static uint32_t kernel_kind(void)
     return emu__kind_on(emu__vendor->kind.kernel) ? emu__vendor->kind.kernel : 0;
 }
 
+/* What every device record carries: its time on the device, where it ran, its call. */
+static void device_values(const call_ctx *c, uint32_t stream, uint64_t v[EMU_F_COUNT])
+{
+    v[EMU_F_START] = c->dev_start;
+    v[EMU_F_END] = c->dev_end;
+    v[EMU_F_DEVICE] = atomic_load(&g_device_id);
+    v[EMU_F_CONTEXT] = 1;
+    v[EMU_F_STREAM] = stream;
+    v[EMU_F_CORRELATION] = c->correlation;
+}
+
 static void kernel_values(const call_ctx *c, const wl_launch *l, uint64_t v[EMU_F_COUNT])
 {
     v[EMU_F_KIND] = kernel_kind();
-    v[EMU_F_START] = c->dev_start;
-    v[EMU_F_END] = c->dev_end;
+    device_values(c, l->stream, v);
     v[EMU_F_COMPLETED] = c->dev_end;
     v[EMU_F_QUEUED] = c->queued;
     v[EMU_F_SUBMITTED] = c->queued;
-    v[EMU_F_DEVICE] = atomic_load(&g_device_id);
-    v[EMU_F_CONTEXT] = 1;
-    v[EMU_F_STREAM] = l->stream;
-    v[EMU_F_CORRELATION] = c->correlation;
     v[EMU_F_GRID_X] = l->grid[0];
     v[EMU_F_GRID_Y] = l->grid[1];
     v[EMU_F_GRID_Z] = l->grid[2];
@@ -374,12 +380,7 @@ static void emit_memcpy_record(const call_ctx *c)
     v[EMU_F_DST_KIND] = emu__vendor->dst_memory_kind[m->dir & 3];
     v[EMU_F_FLAGS] = emu__vendor->memcpy_flags_sync;
     v[EMU_F_BYTES] = m->bytes;
-    v[EMU_F_START] = c->dev_start;
-    v[EMU_F_END] = c->dev_end;
-    v[EMU_F_DEVICE] = atomic_load(&g_device_id);
-    v[EMU_F_CONTEXT] = 1;
-    v[EMU_F_STREAM] = m->stream;
-    v[EMU_F_CORRELATION] = c->correlation;
+    device_values(c, m->stream, v);
     v[EMU_F_RUNTIME_CORRELATION] = c->correlation;
     emu__write_and_append(&emu__vendor->memcpy, v);
     emu__count(&emu__stats.memcpy_records);
@@ -398,16 +399,22 @@ static void emit_memset_record(const call_ctx *c)
     v[EMU_F_KIND] = emu__vendor->kind.memset;
     v[EMU_F_VALUE] = m->value;
     v[EMU_F_BYTES] = m->bytes;
-    v[EMU_F_START] = c->dev_start;
-    v[EMU_F_END] = c->dev_end;
-    v[EMU_F_DEVICE] = atomic_load(&g_device_id);
-    v[EMU_F_CONTEXT] = 1;
-    v[EMU_F_STREAM] = m->stream;
-    v[EMU_F_CORRELATION] = c->correlation;
+    device_values(c, m->stream, v);
     v[EMU_F_FLAGS] = emu__vendor->memset_flags_async;
     v[EMU_F_MEMORY_KIND] = emu__vendor->memset_memory_kind;
     emu__write_and_append(&emu__vendor->memset, v);
     emu__count(&emu__stats.memset_records);
+}
+
+/* A kernel record of launch l, [start, end] on the device, whatever the kinds enabled. */
+static void emit_bad_kernel(const wl_launch *l, uint64_t start, uint64_t end, uint64_t correlation)
+{
+    const emu_vendor *vd = emu__vendor;
+    uint64_t v[EMU_F_COUNT] = {0};
+    call_ctx c = {.dev_start = start, .dev_end = end, .queued = start, .correlation = correlation};
+    kernel_values(&c, l, v);
+    v[EMU_F_KIND] = vd->kind.concurrent_kernel ? vd->kind.concurrent_kernel : vd->kind.kernel;
+    emu__write_and_append(&vd->kernel, v);
 }
 
 /* One bad record in the vendor's style (malformed=N). */
@@ -421,18 +428,12 @@ static void emit_malformed_record(void)
         emu__append_record(junk, vd->bogus_size);
     } else if (vd->malformed_style == EMU_MALFORMED_END_BEFORE_START) {
         static const wl_launch bad = {.kernel = "devemu_malformed_kernel", .grid = {1, 1, 1}, .block = {1, 1, 1}};
-        uint64_t now = emu_now(), v[EMU_F_COUNT] = {0};
-        call_ctx c = {.dev_start = now, .dev_end = now - 1000, .queued = now, .correlation = next_correlation()};
-        kernel_values(&c, &bad, v);
-        v[EMU_F_KIND] = vd->kind.concurrent_kernel ? vd->kind.concurrent_kernel : vd->kind.kernel;
-        emu__write_and_append(&vd->kernel, v);
+        uint64_t now = emu_now();
+        emit_bad_kernel(&bad, now, now - 1000, next_correlation());
     } else {
         static const wl_launch bad = {.kernel = "devemu_malformed_kernel", .grid = {0, 0, 0}, .block = {0, 0, 0}};
-        uint64_t now = emu_now(), v[EMU_F_COUNT] = {0};
-        call_ctx c = {.dev_start = now, .dev_end = now + 1000, .queued = now, .correlation = 0};
-        kernel_values(&c, &bad, v);
-        v[EMU_F_KIND] = vd->kind.concurrent_kernel ? vd->kind.concurrent_kernel : vd->kind.kernel;
-        emu__write_and_append(&vd->kernel, v);
+        uint64_t now = emu_now();
+        emit_bad_kernel(&bad, now, now + 1000, 0);
     }
     emu__count(&emu__stats.injected_malformed);
 }

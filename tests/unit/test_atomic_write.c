@@ -75,11 +75,9 @@ static void test_write_creates_the_file_and_leaves_no_tmp(void **state)
     assert_true(ut_exists(path));
     assert_false(ut_exists(tmp));
     assert_int_equal(ut_entries_in(f->dir), 1);
-    size_t got_len, want_len;
-    char *got = ut_read_file(path, &got_len), *want = expected_trace(f, path, &want_len);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, want_len);
-    free(got);
+    size_t want_len;
+    char *want = expected_trace(f, path, &want_len);
+    ut_assert_file_holds(path, want, want_len);
     free(want);
 }
 
@@ -200,13 +198,11 @@ static void test_gz_output_is_gzip_of_the_plain_trace(void **state)
     assert_int_equal(devtrace_write_chrome(f->s, path, &err), 0);
     assert_false(ut_exists(tmp));
     assert_true(ut_is_gzip(path));
-    size_t got_len, want_len, file_len;
-    char *got = ut_gunzip_file(path, &got_len), *want = expected_trace(f, path, &want_len);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, want_len);
+    size_t want_len, file_len;
+    char *want = expected_trace(f, path, &want_len);
+    ut_assert_gunzipped_holds(path, want, want_len);
     free(ut_read_file(path, &file_len));
     assert_true(file_len < want_len / 4); /* it is compressed */
-    free(got);
     free(want);
 }
 
@@ -221,16 +217,13 @@ static void test_gzip_level_comes_from_the_environment(void **state)
     assert_int_equal(devtrace_write_chrome(f->s, stored, &err), 0);
     setenv("DEVTRACE_GZIP_LEVEL", "9", 1);
     assert_int_equal(devtrace_write_chrome(f->s, best, &err), 0);
-    size_t stored_len, best_len, plain_len, out_len;
+    size_t stored_len, best_len, plain_len;
     char *plain = expected_trace(f, stored, &plain_len);
     free(ut_read_file(stored, &stored_len));
     free(ut_read_file(best, &best_len));
     assert_true(stored_len > plain_len);
     assert_true(best_len < plain_len / 4);
-    char *out = ut_gunzip_file(stored, &out_len);
-    assert_int_equal(out_len, plain_len);
-    assert_memory_equal(out, plain, plain_len);
-    free(out);
+    ut_assert_gunzipped_holds(stored, plain, plain_len);
     free(plain);
 }
 

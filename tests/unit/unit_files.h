@@ -93,6 +93,26 @@ static inline char *ut_gunzip_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Fails the test unless the file holds exactly the len bytes at want. */
+static inline void ut_assert_file_holds(const char *path, const char *want, size_t len)
+{
+    size_t got_len;
+    char *got = ut_read_file(path, &got_len);
+    assert_int_equal(got_len, len);
+    assert_memory_equal(got, want, len);
+    free(got);
+}
+
+/* Fails the test unless the gzip file's content is exactly the len bytes at want. */
+static inline void ut_assert_gunzipped_holds(const char *path, const char *want, size_t len)
+{
+    size_t got_len;
+    char *got = ut_gunzip_file(path, &got_len);
+    assert_int_equal(got_len, len);
+    assert_memory_equal(got, want, len);
+    free(got);
+}
+
 /* Whether the file starts with gzip's magic bytes. */
 static inline int ut_is_gzip(const char *path)
 {

@@ -260,9 +260,8 @@ static inline uj_value *uj_new(uj_type t)
 
 static inline int uj_append(uj_value *v, char *key, uj_value *item)
 {
-    char **keys = v->keys;
     if (v->type == UJ_OBJECT) {
-        keys = realloc(v->keys, (v->n + 1) * sizeof *keys);
+        char **keys = realloc(v->keys, (v->n + 1) * sizeof *keys);
         if (!keys)
             return -1;
         v->keys = keys;
