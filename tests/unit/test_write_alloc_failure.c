@@ -204,8 +204,8 @@ static void finalising_out_of_memory_is_reported_and_recoverable(void **state)
         assert_int_equal(write_failing(s, path, 0, n, &reached, &e, NULL), DEVTRACE_ENOMEM);
         assert_true(reached);
         assert_string_equal(e.message, "out of memory while sorting the session's events for the trace");
-        assert_false(exists(path));
-        assert_false(exists(tmp));
+        assert_false(ut_exists(path));
+        assert_false(ut_exists(tmp));
         assert_int_equal(write_failing(s, path, 0, 0, &reached, &e, NULL), 0);
         char *again = ut_read_file(path, &again_len);
         assert_int_equal(again_len, len);
