@@ -195,28 +195,11 @@ static char *instant_open(char *p, uint64_t ts, const char *name, char **packet,
     return put_string(p, EVENT_NAME, name);
 }
 
-/* What the Chrome trace's top-level keys say (devtrace, deviceProperties, distributedInfo)
- * as the args of an instant "devtrace" at the start of the capture window. */
-void dt_pf_write_capture_facts(writer *wr)
+/* The loss counters, by cause, as the Chrome trace's devtrace section has them. */
+static char *put_loss_counts(char *p, const dt_session *s)
 {
-    dt_jsonw *w = &wr->w;
-    const dt_session *s = wr->s;
     const devtrace_stats *st = &s->stats;
-    size_t need = 8192 + 3 * sizeof s->unavailable_reason + (size_t)s->ndevices * 1024 +
-                  s->nprocesses * (3 * sizeof s->processes[0].command + 256);
-    for (int i = 0; i < s->nnotes; i++)
-        need += 3 * strlen(s->notes[i]) + 32;
-    if (dt_jsonw_reserve(w, need) != 0)
-        return;
-    char *p = w->buf + w->len, *packet, *event, *dict;
-    p = instant_open(p, s->window_start ? s->window_start : s->base_ns, "devtrace", &packet, &event);
-    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "version", DEVTRACE_VERSION_STRING);
-    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "backend", s->backend_name);
-    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "validation", s->validation);
-    if (s->unavailable_reason[0])
-        p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "unavailable", s->unavailable_reason);
-    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "clock", dt_clock_mode_name(s->clock.mode));
-    p = put_kind_counts(p, "counts", st->events);
+    char *dict;
     p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "dropped", &dict);
     p = put_named_uint(p, ANN_DICT_ENTRIES, "store_full", st->dropped_store_full);
     p = put_named_uint(p, ANN_DICT_ENTRIES, "pool_full", st->dropped_pool_full);
@@ -236,7 +219,13 @@ void dt_pf_write_capture_facts(writer *wr)
     p = put_named_uint(p, ANN_DICT_ENTRIES, "device_pending", s->lost_device_pending);
     p = dt_pb_close(dict, p);
     p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "events_missing", s->events_missing != 0);
-    char *value;
+    return p;
+}
+
+/* The traced processes, when the trace lists them (dt_trace_lists_processes). */
+static char *put_processes(char *p, const dt_session *s)
+{
+    char *dict = NULL;
     int list_processes = dt_trace_lists_processes(s->nprocesses, s->forked_untraced);
     if (list_processes)
         p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "processes", &dict);
@@ -256,6 +245,13 @@ void dt_pf_write_capture_facts(writer *wr)
         p = dt_pb_close(dict, p);
         p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "forked_untraced", s->forked_untraced);
     }
+    return p;
+}
+
+/* The capture window [start, stop] and the session's notes. */
+static char *put_window_and_notes(char *p, const dt_session *s)
+{
+    char *dict, *value;
     p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "window", &dict);
     p = dt_pb_open(p, ANN_ARRAY_VALUES, &value);
     p = dt_pb_close(value, dt_pb_uint(p, ANN_UINT, s->window_start));
@@ -272,6 +268,33 @@ void dt_pf_write_capture_facts(writer *wr)
         p = dt_pb_close(value, p);
     }
     p = dt_pb_close(dict, p);
+    return p;
+}
+
+/* What the Chrome trace's top-level keys say (devtrace, deviceProperties, distributedInfo)
+ * as the args of an instant "devtrace" at the start of the capture window. */
+void dt_pf_write_capture_facts(writer *wr)
+{
+    dt_jsonw *w = &wr->w;
+    const dt_session *s = wr->s;
+    size_t need = 8192 + 3 * sizeof s->unavailable_reason + (size_t)s->ndevices * 1024 +
+                  s->nprocesses * (3 * sizeof s->processes[0].command + 256);
+    for (int i = 0; i < s->nnotes; i++)
+        need += 3 * strlen(s->notes[i]) + 32;
+    if (dt_jsonw_reserve(w, need) != 0)
+        return;
+    char *p = w->buf + w->len, *packet, *event, *dict;
+    p = instant_open(p, s->window_start ? s->window_start : s->base_ns, "devtrace", &packet, &event);
+    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "version", DEVTRACE_VERSION_STRING);
+    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "backend", s->backend_name);
+    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "validation", s->validation);
+    if (s->unavailable_reason[0])
+        p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "unavailable", s->unavailable_reason);
+    p = put_named_string(p, EVENT_DEBUG_ANNOTATIONS, "clock", dt_clock_mode_name(s->clock.mode));
+    p = put_kind_counts(p, "counts", s->stats.events);
+    p = put_loss_counts(p, s);
+    p = put_processes(p, s);
+    p = put_window_and_notes(p, s);
     p = put_device_properties(p, s);
     p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "distributedInfo", &dict);
     p = put_named_int(p, ANN_DICT_ENTRIES, "rank", s->rank);
