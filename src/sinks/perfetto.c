@@ -192,6 +192,25 @@ static uint32_t name_iid(const writer *wr, const devtrace_event *ev)
 #define SLICE_MAX 1024 /* bytes an event's two packets take at most, beyond its flows */
 #define FLOW_BYTES 11  /* one flow id */
 
+/* The interned name of ev's slice, and its category in *category. */
+static uint32_t event_name_iid(const writer *wr, const devtrace_event *ev, uint32_t *category)
+{
+    switch (ev->kind) {
+    case DEVTRACE_KIND_KERNEL:
+        *category = CAT_KERNEL;
+        return name_iid(wr, ev);
+    case DEVTRACE_KIND_MEMCPY:
+        *category = CAT_MEMCPY;
+        return 1 + (ev->u.memcpy.direction < COPY_DIRECTIONS ? ev->u.memcpy.direction : DEVTRACE_COPY_UNKNOWN);
+    case DEVTRACE_KIND_MEMSET:
+        *category = CAT_MEMSET;
+        return MEMSET_NAME_IID;
+    default:
+        *category = ev->kind == DEVTRACE_KIND_RUNTIME ? CAT_RUNTIME : CAT_CPU_OP;
+        return name_iid(wr, ev);
+    }
+}
+
 /* The sorted event at index as a BEGIN and an END packet. */
 static void write_event(writer *wr, size_t index)
 {
@@ -204,23 +223,8 @@ static void write_event(writer *wr, size_t index)
         return;
     char *p = w->buf + w->len;
     uint64_t track = dt_pf_track_of(wr, &p, ev, index);
-    uint32_t category, name;
-    switch (ev->kind) {
-    case DEVTRACE_KIND_KERNEL:
-        category = CAT_KERNEL, name = name_iid(wr, ev);
-        break;
-    case DEVTRACE_KIND_MEMCPY:
-        category = CAT_MEMCPY;
-        name = 1 + (ev->u.memcpy.direction < COPY_DIRECTIONS ? ev->u.memcpy.direction : DEVTRACE_COPY_UNKNOWN);
-        break;
-    case DEVTRACE_KIND_MEMSET:
-        category = CAT_MEMSET, name = MEMSET_NAME_IID;
-        break;
-    default:
-        category = ev->kind == DEVTRACE_KIND_RUNTIME ? CAT_RUNTIME : CAT_CPU_OP;
-        name = name_iid(wr, ev);
-        break;
-    }
+    uint32_t category;
+    uint32_t name = event_name_iid(wr, ev, &category);
     char *packet, *event;
     p = packet_open(p, &packet);
     p = dt_pb_uint(p, PACKET_TIMESTAMP, ev->start_ns);

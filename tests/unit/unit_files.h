@@ -93,14 +93,20 @@ static inline char *ut_gunzip_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Fails the test unless got (malloc'd, got_len bytes; freed here) is the len bytes at want. */
+static inline void ut_assert_same_bytes(char *got, size_t got_len, const char *want, size_t len)
+{
+    assert_int_equal(got_len, len);
+    assert_memory_equal(got, want, len);
+    free(got);
+}
+
 /* Fails the test unless the file holds exactly the len bytes at want. */
 static inline void ut_assert_file_holds(const char *path, const char *want, size_t len)
 {
     size_t got_len;
     char *got = ut_read_file(path, &got_len);
-    assert_int_equal(got_len, len);
-    assert_memory_equal(got, want, len);
-    free(got);
+    ut_assert_same_bytes(got, got_len, want, len);
 }
 
 /* Fails the test unless the gzip file's content is exactly the len bytes at want. */
@@ -108,9 +114,7 @@ static inline void ut_assert_gunzipped_holds(const char *path, const char *want,
 {
     size_t got_len;
     char *got = ut_gunzip_file(path, &got_len);
-    assert_int_equal(got_len, len);
-    assert_memory_equal(got, want, len);
-    free(got);
+    ut_assert_same_bytes(got, got_len, want, len);
 }
 
 /* Whether the file starts with gzip's magic bytes. */
