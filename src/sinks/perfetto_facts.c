@@ -112,6 +112,34 @@ void dt_pf_facts_free(trace_facts *t)
     memset(t, 0, sizeof *t);
 }
 
+/* What the sorted event at index adds: its name's iid at its first use, its device half
+ * of a flow pair, its nesting level on a named lane. 0, or -1 out of memory. */
+static int facts_add_event(trace_facts *t, size_t index, nest_stack *stacks, lane_memo *memo)
+{
+    const dt_session *s = t->s;
+    const devtrace_event *ev = s->sorted[index];
+    uint32_t id = ev->name_id < t->ninterned ? ev->name_id : 0;
+    if (ev->kind != DEVTRACE_KIND_MEMCPY && ev->kind != DEVTRACE_KIND_MEMSET && !t->name_iids[id]) {
+        t->name_iids[id] = NAME_IID_BASE + t->nnames;
+        t->names[t->nnames++] = id;
+    }
+    if ((ev->flags & DT_EVENT_FLOW) && is_device_kind(ev->kind) && flow_add(&t->flows, ev->correlation, index) != 0)
+        return -1;
+    lane_memo *m;
+    size_t lane = lane_index(memo, s, ev, &m);
+    if (lane == NOT_NAMED)
+        return 0;
+    int misnested;
+    int level = nest_level(&stacks[lane * NEST_LEVELS], ev->start_ns, ev->end_ns, &misnested);
+    if (level < 0)
+        return -1;
+    t->over_nested += (uint64_t)misnested;
+    t->levels[index] = (uint8_t)level;
+    if (level > t->lane_levels[lane])
+        t->lane_levels[lane] = (uint8_t)level;
+    return 0;
+}
+
 /* The names' iids, each event's nesting level, and the device halves of the flow pairs,
  * by correlation: one pass over the events. */
 int dt_pf_facts_init(trace_facts *t, dt_session *s)
@@ -133,28 +161,10 @@ int dt_pf_facts_init(trace_facts *t, dt_session *s)
         flow_grow(&t->flows, device_events) != 0)
         goto end;
     for (size_t i = 0; i < s->nsorted; i++) {
-        const devtrace_event *ev = s->sorted[i];
         if (i + PREFETCH_AHEAD < s->nsorted) /* the events lie scattered in the store's chunks */
             __builtin_prefetch(s->sorted[i + PREFETCH_AHEAD]);
-        uint32_t id = ev->name_id < n ? ev->name_id : 0;
-        if (ev->kind != DEVTRACE_KIND_MEMCPY && ev->kind != DEVTRACE_KIND_MEMSET && !t->name_iids[id]) {
-            t->name_iids[id] = NAME_IID_BASE + t->nnames;
-            t->names[t->nnames++] = id;
-        }
-        if ((ev->flags & DT_EVENT_FLOW) && is_device_kind(ev->kind) && flow_add(&t->flows, ev->correlation, i) != 0)
+        if (facts_add_event(t, i, stacks, memo) != 0)
             goto end;
-        lane_memo *m;
-        size_t lane = lane_index(memo, s, ev, &m);
-        if (lane == NOT_NAMED)
-            continue;
-        int misnested;
-        int level = nest_level(&stacks[lane * NEST_LEVELS], ev->start_ns, ev->end_ns, &misnested);
-        if (level < 0)
-            goto end;
-        t->over_nested += (uint64_t)misnested;
-        t->levels[i] = (uint8_t)level;
-        if (level > t->lane_levels[lane])
-            t->lane_levels[lane] = (uint8_t)level;
     }
     rc = 0;
     if (t->over_nested)
