@@ -293,6 +293,69 @@ DEVTRACE_EXPORT int devtrace_device_count(const devtrace_session *s);
 DEVTRACE_EXPORT int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *out);
 DEVTRACE_EXPORT void devtrace_close(devtrace_session *s);
 
+/* ---- The backends compiled into this library ----
+ * What a tool that starts traced programs (devtrace record) must know about each: how the
+ * collector (this library) gets loaded into the program, what it can record, how far it is
+ * validated. */
+
+/* How the collector gets loaded into a traced program for a backend. */
+typedef enum devtrace_load_method {
+    /* LD_PRELOAD=<this library> with DEVTRACE_COLLECT_MODE=preload and
+     * DEVTRACE_COLLECT_PRELOAD=<backend name>: the library's constructor starts the collector. */
+    DEVTRACE_LOAD_PRELOAD = 0,
+    /* The vendor runtime loads the library named in an environment variable (load_variable,
+     * set to the library's path) and calls its injection entry point. */
+    DEVTRACE_LOAD_INJECTION = 1,
+    /* A loader's layer list (load_variable, entries separated by ':'): the library is
+     * prepended to it, and the loader starts it as a layer. */
+    DEVTRACE_LOAD_LAYER = 2
+} devtrace_load_method;
+
+/* Capabilities (devtrace_backend_info.capabilities). */
+#define DEVTRACE_CAP_KERNEL_LAUNCH 0x1u /* grid/block/registers/shared memory known */
+#define DEVTRACE_CAP_OCCUPANCY 0x2u     /* device attributes for the occupancy calculator */
+#define DEVTRACE_CAP_EXTERNAL 0x4u      /* vendor-side external correlation */
+#define DEVTRACE_CAP_RAW_CAPTURE 0x8u   /* saves the vendor's buffers as a raw capture (.dtraw) for replay */
+
+/* One backend. Set size to sizeof(devtrace_backend_info) before the call: a later version
+ * only appends fields and fills no more than size bytes. The strings are the library's own
+ * and live as long as it is loaded. */
+typedef struct devtrace_backend_info {
+    size_t size;                  /* set by the caller */
+    const char *name;             /* the selection name: "cupti", "opencl", ..., "none" */
+    const char *description;      /* "NVIDIA CUPTI", ... */
+    unsigned capabilities;        /* DEVTRACE_CAP_* */
+    const char *runtime_category; /* of its runtime calls in the trace: "cuda_runtime", ... */
+    int load_method;              /* devtrace_load_method */
+    /* DEVTRACE_LOAD_INJECTION: the variable set to the library's path ("CUDA_INJECTION64_PATH");
+     * DEVTRACE_LOAD_LAYER: the layer list the library is prepended to ("OPENCL_LAYERS");
+     * DEVTRACE_LOAD_PRELOAD: NULL. */
+    const char *load_variable;
+    /* A vendor library that must itself be in LD_PRELOAD, ahead of the collector, for the
+     * backend to record everything ("libmspti.so"; devtrace_backend_locate_library finds the
+     * file the backend will load); NULL: none. */
+    const char *preload_library;
+    char validation[256]; /* how far it is validated, as the trace says: "emulated: ..." */
+} devtrace_backend_info;
+
+/* The compiled-in backends, in the order DEVTRACE_BACKEND=auto tries them ("none", the
+ * backend of last resort, is not counted: devtrace_backend_find finds it). */
+DEVTRACE_EXPORT int devtrace_backend_count(void);
+/* 0 with *out filled (its first out->size bytes); DEVTRACE_EINVAL for an index past the
+ * count or a size smaller than the fields up to name. */
+DEVTRACE_EXPORT int devtrace_backend_get(int index, devtrace_backend_info *out);
+/* The same by name ("none" too); DEVTRACE_EUNKNOWN_BACKEND for a name not compiled in. */
+DEVTRACE_EXPORT int devtrace_backend_find(const char *name, devtrace_backend_info *out);
+/* Whether the backend can trace on this machine (it binds nothing): 1; 0 with the reason in
+ * why ("libcupti.so not found; searched ..."); DEVTRACE_EUNKNOWN_BACKEND (why says so). */
+DEVTRACE_EXPORT int devtrace_backend_probe(const char *name, char *why, size_t whylen);
+/* The path of the vendor library the backend would load here (its own search: override
+ * variable, SDK roots, $LD_LIBRARY_PATH): 0 with path filled; DEVTRACE_EUNAVAILABLE when it
+ * is not found, DEVTRACE_ENOTSUP for a backend without such a search (the OpenCL layer is
+ * loaded by the program's own loader; ROCtracer, "none"), DEVTRACE_EUNKNOWN_BACKEND,
+ * DEVTRACE_EINVAL (no path or cap); err (may be NULL) says which. */
+DEVTRACE_EXPORT int devtrace_backend_locate_library(const char *name, char *path, size_t cap, devtrace_error *err);
+
 #ifdef __cplusplus
 }
 #endif

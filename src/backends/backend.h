@@ -20,10 +20,11 @@ struct dt_raw_decoder; /* core/raw.h */
 #define DT_VALIDATED_HEADERS 0x2u  /* record mirrors checked against the vendor's real headers */
 #define DT_VALIDATED_EMULATED 0x4u /* tested end to end against an emulator only */
 
-#define DT_CAP_KERNEL_LAUNCH 0x1u /* grid/block/registers/shared memory known */
-#define DT_CAP_OCCUPANCY 0x2u     /* device attributes for the occupancy calculator */
-#define DT_CAP_EXTERNAL 0x4u      /* vendor-side external correlation */
-#define DT_CAP_RAW_CAPTURE 0x8u   /* saves the vendor's buffers as a raw capture (.dtraw) for replay */
+/* Capabilities: the public bits (include/devtrace.h), which devtrace_backend_info carries. */
+#define DT_CAP_KERNEL_LAUNCH DEVTRACE_CAP_KERNEL_LAUNCH
+#define DT_CAP_OCCUPANCY DEVTRACE_CAP_OCCUPANCY
+#define DT_CAP_EXTERNAL DEVTRACE_CAP_EXTERNAL
+#define DT_CAP_RAW_CAPTURE DEVTRACE_CAP_RAW_CAPTURE
 
 typedef struct dt_backend {
     const char *name;        /* selection name: "cupti", "opencl", ... */
@@ -32,9 +33,19 @@ typedef struct dt_backend {
     unsigned validated;           /* DT_VALIDATED_* */
     const char *validation_note;  /* one line: what exactly was validated, and where */
     const char *runtime_category; /* "cuda_runtime", "privateuse1_runtime", ... */
+    /* How devtrace record gets the collector loaded into the program (devtrace_load_method,
+     * include/devtrace.h): the vendor's injection variable or the loader's layer list
+     * (load_variable), else LD_PRELOAD; and a vendor library that must be preloaded too,
+     * ahead of the collector (preload_library, found by locate_library). */
+    int load_method;
+    const char *load_variable;
+    const char *preload_library;
     size_t state_size;
     /* Is the backend usable here? 1 yes; 0 no, with why filled. Binds nothing. */
     int (*probe)(char *why, size_t whylen);
+    /* Optional: where open would find the vendor library: 0 with path, or -1 with why (what
+     * was tried). Binds nothing. */
+    int (*locate_library)(char *path, size_t pathlen, char *why, size_t whylen);
     /* Binds the vendor library, registers callbacks (before any device context). */
     int (*open)(dt_session *s, void *state, devtrace_error *err);
     int (*start)(dt_session *s, void *state);       /* enables activity, opens the window */

@@ -42,7 +42,8 @@ DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor, .name = "cupti", .descri
               .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
               .validation_note = "record mirrors checked against CUDA 13.0 headers; end to end against the CUPTI "
                                  "emulator; not run on an NVIDIA GPU by this project",
-              .runtime_category = "cuda_runtime");
+              .runtime_category = "cuda_runtime", .load_method = DEVTRACE_LOAD_INJECTION,
+              .load_variable = "CUDA_INJECTION64_PATH");
 
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH=libdevtrace.so) during its
  * initialisation. The collector is the lead's (src/inject); a weak reference keeps this

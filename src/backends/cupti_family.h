@@ -322,6 +322,10 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
     {                                                                       \
         return dt_cf_probe(&(desc), why, whylen);                           \
     }                                                                       \
+    static int var##__locate(char *path, size_t n, char *why, size_t whyn)  \
+    {                                                                       \
+        return dt_cf_locate_library(&(desc), path, n, why, whyn);           \
+    }                                                                       \
     static int var##__open(dt_session *s, void *state, devtrace_error *err) \
     {                                                                       \
         return dt_cf_open(&(desc), s, state, err);                          \
@@ -329,6 +333,7 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
     const dt_backend var = {__VA_ARGS__,                                    \
                             .state_size = sizeof(dt_cf_state),              \
                             .probe = var##__probe,                          \
+                            .locate_library = var##__locate,                \
                             .open = var##__open,                            \
                             .start = dt_cf_start,                           \
                             .stop = dt_cf_stop,                             \

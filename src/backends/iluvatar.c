@@ -41,4 +41,4 @@ DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor, .name = "iluvatar"
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code that ran on CoreX, not from vendor headers; tested "
                                  "against the CUPTI emulator only; not run on Iluvatar hardware by this project",
-              .runtime_category = "privateuse1_runtime");
+              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

@@ -127,4 +127,4 @@ DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor, .name = "mcpti", .descri
               .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "
                                  "records, zero timestamps, device clock, resolver deadlock), facts from code that "
                                  "ran there; no MetaX header or hardware used by this project",
-              .runtime_category = "privateuse1_runtime");
+              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

@@ -151,4 +151,5 @@ DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor, .name = "mspti", .descri
               .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_EMULATED,
               .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
                                  "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",
-              .runtime_category = "privateuse1_runtime");
+              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD,
+              .preload_library = "libmspti.so");

@@ -108,4 +108,4 @@ DT_CF_BACKEND(dt_backend_musa, dt_cf_musa_descriptor, .name = "musa", .descripti
               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL, .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code using MUPTI, record layouts inferred from CUPTI's; "
                                  "tested against the MUPTI emulator only; not run on MUSA hardware by this project",
-              .runtime_category = "privateuse1_runtime");
+              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

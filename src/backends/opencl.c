@@ -39,6 +39,8 @@ const dt_backend dt_backend_opencl = {
     .validated = DT_VALIDATED_HARDWARE,
     .validation_note = "real kernels on PoCL 3.1 (CPU device) in CI; GPU OpenCL drivers not tested",
     .runtime_category = "privateuse1_runtime",
+    .load_method = DEVTRACE_LOAD_LAYER,
+    .load_variable = "OPENCL_LAYERS",
     .probe = opencl_probe_without_headers,
 };
 
@@ -1016,6 +1018,8 @@ const dt_backend dt_backend_opencl = {
     .validated = DT_VALIDATED_HARDWARE,
     .validation_note = "real kernels on PoCL 3.1 (CPU device) in CI; GPU OpenCL drivers not tested",
     .runtime_category = "privateuse1_runtime",
+    .load_method = DEVTRACE_LOAD_LAYER,
+    .load_variable = "OPENCL_LAYERS",
     .state_size = sizeof(dt_cl_recording),
     .probe = opencl_probe,
     .open = opencl_open,

@@ -46,4 +46,4 @@ DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor, .name = "ppu", .description 
               .validated = DT_VALIDATED_EMULATED,
               .validation_note = "facts from third-party code that ran on PPU, not from vendor headers; tested "
                                  "against the CUPTI emulator only; not run on PPU hardware by this project",
-              .runtime_category = "privateuse1_runtime");
+              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

@@ -852,6 +852,7 @@ const dt_backend dt_backend_roctracer = {
     /* Kineto's ROCm build writes HIP runtime calls as ActivityType::CUDA_RUNTIME
      * (RoctracerActivity.h): "cuda_runtime", which is what its readers look for. */
     .runtime_category = "cuda_runtime",
+    .load_method = DEVTRACE_LOAD_PRELOAD,
     .state_size = sizeof(roc_state),
     .probe = roc_probe,
     .open = roc_open,

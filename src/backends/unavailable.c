@@ -17,6 +17,7 @@ const dt_backend dt_backend_unavailable = {
     .validated = 0,
     .validation_note = "records nothing",
     .runtime_category = "cuda_runtime",
+    .load_method = DEVTRACE_LOAD_PRELOAD, /* the collector then says why nothing is recorded */
     .state_size = 0,
     .probe = unavailable_probe,
 };

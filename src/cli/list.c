@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/backend.h"
 #include "cli.h"
+#include "devtrace.h"
 
 static const char list_usage[] =
     "usage: devtrace list\n"
@@ -16,14 +16,12 @@ static const char list_usage[] =
     "                    tested end to end against an emulator of the vendor library\n"
     "  emulated          tested against an emulator only; not run on the vendor's device\n";
 
-static void print_backend(const dt_backend *b)
+static void print_backend(const devtrace_backend_info *b)
 {
     char why[2048] = "";
-    int ok = b->probe ? b->probe(why, sizeof why) : 1;
-    char validation[256];
-    dt_backend_validation_text(b, validation, sizeof validation);
+    int ok = devtrace_backend_probe(b->name, why, sizeof why) == 1;
     printf("%-10s %-4s %s\n", b->name, ok ? "yes" : "no", b->description);
-    printf("           validation: %s\n", validation);
+    printf("           validation: %s\n", b->validation);
     if (!ok)
         printf("           why not: %s\n", why);
 }
@@ -39,8 +37,11 @@ int dt_cmd_list(int argc, char **argv)
         return DT_EXIT_USAGE;
     }
     printf("%-10s %-4s %s\n", "BACKEND", "CAN", "WHAT");
-    for (const dt_backend *const *b = dt_backends(); *b; b++)
-        print_backend(*b);
-    print_backend(&dt_backend_unavailable);
+    devtrace_backend_info b = {.size = sizeof b};
+    for (int i = 0; i < devtrace_backend_count(); i++)
+        if (devtrace_backend_get(i, &b) == 0)
+            print_backend(&b);
+    if (devtrace_backend_find("none", &b) == 0)
+        print_backend(&b);
     return 0;
 }

@@ -18,37 +18,59 @@ int dt_capture_parse_seconds(const char *text, uint64_t *ns)
     return 0;
 }
 
+/* --delay S, --duration S: seconds into *ns, and *given set; 1, or -1 (said). */
+static int take_seconds(const char *flag, const char *value, uint64_t *ns, int *given)
+{
+    if (dt_capture_parse_seconds(value, ns) != 0) {
+        fprintf(stderr, "devtrace record: %s takes seconds (like 2 or 0.5, at most %.0f), not '%.100s'\n", flag,
+                DT_CAPTURE_MAX_SECONDS, value);
+        return -1;
+    }
+    *given = 1;
+    return 1;
+}
+
+/* --skip K (min 0), --count C (min 1): a count into *n, and *given set; 1, or -1 (said). */
+static int take_count(const char *flag, const char *value, uint64_t min, uint64_t *n, int *given)
+{
+    if (dt_parse_u64(value, n) != 0 || *n > (1ull << 40) || *n < min) {
+        fprintf(stderr, "devtrace record: %s takes a count (%s), not '%.100s'\n", flag, min ? "1 or more" : "0 or more",
+                value);
+        return -1;
+    }
+    *given = 1;
+    return 1;
+}
+
 int dt_capture_option(dt_capture_opts *c, const char *flag, const char *value)
 {
     if (!strcmp(flag, "--on-demand")) {
         c->on_demand = 1;
         return 2;
     }
-    uint64_t *ns = !strcmp(flag, "--delay") ? &c->delay_ns : !strcmp(flag, "--duration") ? &c->duration_ns : NULL;
-    uint64_t *n = !strcmp(flag, "--skip") ? &c->skip : !strcmp(flag, "--count") ? &c->count : NULL;
-    if (!ns && !n && strcmp(flag, "--capture-op") != 0)
+    enum { DELAY, DURATION, SKIP, COUNT, OP, NFLAGS };
+    static const char *const with_value[NFLAGS] = {
+        [DELAY] = "--delay", [DURATION] = "--duration", [SKIP] = "--skip", [COUNT] = "--count", [OP] = "--capture-op"};
+    int which = 0;
+    while (which < NFLAGS && strcmp(flag, with_value[which]) != 0)
+        which++;
+    if (which == NFLAGS)
         return 0;
     if (!value) {
         fprintf(stderr, "devtrace record: %s needs a value; run 'devtrace record --help'\n", flag);
         return -1;
     }
-    if (ns) {
-        if (dt_capture_parse_seconds(value, ns) != 0) {
-            fprintf(stderr, "devtrace record: %s takes seconds (like 2 or 0.5, at most %.0f), not '%.100s'\n", flag,
-                    DT_CAPTURE_MAX_SECONDS, value);
-            return -1;
-        }
-        *(ns == &c->delay_ns ? &c->has_delay : &c->has_duration) = 1;
-        return 1;
-    }
-    if (n) {
-        if (dt_parse_u64(value, n) != 0 || *n > (1ull << 40) || (n == &c->count && *n == 0)) {
-            fprintf(stderr, "devtrace record: %s takes a count (%s), not '%.100s'\n", flag,
-                    n == &c->count ? "1 or more" : "0 or more", value);
-            return -1;
-        }
-        *(n == &c->skip ? &c->has_skip : &c->has_count) = 1;
-        return 1;
+    switch (which) {
+    case DELAY:
+        return take_seconds(flag, value, &c->delay_ns, &c->has_delay);
+    case DURATION:
+        return take_seconds(flag, value, &c->duration_ns, &c->has_duration);
+    case SKIP:
+        return take_count(flag, value, 0, &c->skip, &c->has_skip);
+    case COUNT:
+        return take_count(flag, value, 1, &c->count, &c->has_count);
+    default: /* OP */
+        break;
     }
     if (!*value || strlen(value) > 1000) {
         fprintf(stderr, "devtrace record: --capture-op takes an op's name (1 to 1000 bytes)\n");

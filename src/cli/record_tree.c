@@ -205,7 +205,7 @@ void dt_tree_receive(dt_tree *t, pid_t top, int *status)
     struct pollfd *fds = NULL;
     size_t fds_cap = 0;
     for (;;) {
-        if (fds_cap < t->nconns + 3) {
+        if (!fds || fds_cap < t->nconns + 3) { /* the listener, the hook's two, each connection */
             size_t cap = (t->nconns + 3) * 2;
             struct pollfd *p = realloc(fds, cap * sizeof *p);
             if (!p)

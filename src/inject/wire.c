@@ -107,14 +107,15 @@ static uint32_t target_name(dt_wire_reader *r, dt_session *s, uint32_t meta_id)
             memset(r->target_map, 0, r->target_map_len * sizeof *r->target_map);
         r->target = s;
     }
-    if (meta_id >= r->target_map_len) {
-        uint32_t n = r->target_map_len ? r->target_map_len : 1024;
+    if (!r->target_map || meta_id >= r->target_map_len) { /* no map yet, or too short for the id */
+        uint32_t kept = r->target_map ? r->target_map_len : 0;
+        uint32_t n = kept ? kept : 1024;
         while (n <= meta_id)
             n *= 2;
         uint32_t *m = realloc(r->target_map, n * sizeof *m);
         if (!m)
             return 0;
-        memset(m + r->target_map_len, 0, (n - r->target_map_len) * sizeof *m);
+        memset(m + kept, 0, (n - kept) * sizeof *m);
         r->target_map = m;
         r->target_map_len = n;
     }
@@ -255,6 +256,8 @@ static void add_sample(dt_wire_reader *r, dt_session *s, void (*add)(dt_session 
 static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned char *p, size_t n)
 {
     dt_session *into = s ? s : r->meta; /* between capture windows: the metadata's */
+    if (!into)
+        return -1; /* no session, and no metadata kept: nowhere to put it (counted as malformed) */
     switch (type) {
     case DT_WIRE_HELLO:
         return apply_hello(r, s, p, n);

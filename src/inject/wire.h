@@ -89,7 +89,8 @@ int dt_wire_reader_keep_metadata(dt_wire_reader *r);
  * tick samples, the hello's backend and the rank received so far are given to it. */
 void dt_wire_reader_feed_into(dt_wire_reader *r, dt_session *s);
 /* Returns 0, or -1 when out of memory. Malformed messages are counted and skipped;
- * a corrupt length stops the stream (counted). */
+ * a corrupt length stops the stream (counted). s may be NULL only for a reader that keeps
+ * its metadata; for another, each message fed without a session is counted as malformed. */
 int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n);
 /* Bytes of an incomplete last message (the program ended mid-message). */
 size_t dt_wire_pending(const dt_wire_reader *r);

@@ -1,27 +1,31 @@
 /* fuzz_cli_options.c: libFuzzer target for the option parser of `devtrace record`
- * (src/cli/record.c: parse_args, the -o pattern expansion and the output checks), included here
- * whole so that its static functions can be called without running a program.
+ * (src/cli/record_options.c: dt_record_parse_options and the -o pattern expansion), the very
+ * file the command links, called without running a program.
  *
  * Input: NUL-separated arguments (argv[1..]; "-h" and "--help" print the usage and exit, so they
- * are replaced). Oracle: parse_args either accepts, with the program inside argv, or prints exactly
+ * are replaced). Oracle: dt_record_parse_options either accepts, with the program inside argv, or prints exactly
  * one line starting "devtrace record: " and returns -1; the expansion of any -o pattern fits its
  * buffer or fails, and never writes past it. (An argument with a newline in it may be quoted in the
  * message: those newlines are allowed.)
- * record.c's own files (the process tree, the capture options and windows) are built beside it.
- * FUZZ_EXTRA_SOURCES: src/cli/record_torch.c src/cli/record_tree.c src/cli/record_capture.c src/cli/record_windows.c */
-#include "../../src/cli/record.c"
-
+ * FUZZ_EXTRA_SOURCES: src/cli/record_options.c src/cli/record_capture.c */
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/record_options.h"
 
 #include "fuzz_common.h"
 
 #define MAX_ARGS 32
 
-/* stderr into a temporary file while parse_args runs, then read back. */
+/* stderr into a temporary file while the parser runs, then read back. */
 static FILE *captured;
 
-static size_t capture_stderr(int (*fn)(int, char **, record_opts *), int argc, char **argv, record_opts *o, int *rc,
-                             char *out, size_t cap)
+static size_t capture_stderr(int (*fn)(int, char **, dt_record_opts *), int argc, char **argv, dt_record_opts *o,
+                             int *rc, char *out, size_t cap)
 {
     if (!captured && !(captured = tmpfile()))
         abort();
@@ -59,20 +63,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     argv[argc] = NULL;
 
-    record_opts o;
+    dt_record_opts o;
     int rc;
     static char text[1 << 20]; /* more than any message of an input up to libFuzzer's length limits */
-    size_t len = capture_stderr(parse_args, argc, argv, &o, &rc, text, sizeof text);
+    size_t len = capture_stderr(dt_record_parse_options, argc, argv, &o, &rc, text, sizeof text);
     if (rc == 0) {
         if (len || !o.argv || o.argv < argv + 1 || o.argv >= argv + argc || !o.output || !*o.output || !o.backend)
             abort();
         char path[PATH_MAX];
-        if (expand_output(o.output, 12345, "3", 7, path, sizeof path) == 0) {
+        if (dt_record_expand_output(o.output, 12345, "3", 7, path, sizeof path) == 0) {
             if (strlen(path) >= sizeof path)
                 abort();
         }
         char small[16];
-        if (expand_output(o.output, 2147483647, NULL, 2147483647, small, sizeof small) == 0 &&
+        if (dt_record_expand_output(o.output, 2147483647, NULL, 2147483647, small, sizeof small) == 0 &&
             strlen(small) >= sizeof small)
             abort();
     } else {
@@ -82,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == -1 && len && !strncmp(text, "devtrace record: ", 17) && text[len - 1] == '\n' &&
             lines <= 1 + arg_newlines)
             goto ok;
-        fprintf(stderr, "fuzz oracle: parse_args returned %d with this on stderr: '%s'\n", rc, text);
+        fprintf(stderr, "fuzz oracle: dt_record_parse_options returned %d with this on stderr: '%s'\n", rc, text);
         abort();
     }
 ok:

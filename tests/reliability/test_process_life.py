@@ -49,9 +49,13 @@ def wait_ready(p, timeout=60):
 
 def signal_case(sig, to_group):
     if args.tsan and not to_group:
-        # Seen twice under ThreadSanitizer only (never in the plain or ASan builds): the
-        # recorder, signalled alone, sometimes does not finish within 60 s. Open defect.
-        return "SKIPPED (a signal to the recorder alone can hang under ThreadSanitizer: open defect)"
+        # Under ThreadSanitizer only (about 1 run in 1,500; never in the plain or ASan builds)
+        # the program never ends: the recorder forwards the signal (kill() returns 0 within
+        # 2 ms), the kernel delivers it to the program's main thread through TSan's handler
+        # (traced with the signal_deliver tracepoint), and the collector's handler never runs:
+        # TSan's runtime drops it (its pending slot is clear, its table holds the handler).
+        # A group signal (the cases below) reaches the program twice and always ends it.
+        return "SKIPPED (under ThreadSanitizer a signal forwarded to the program is sometimes dropped by TSan's runtime)"
     p, path = start_record("signal_%s_%s.json" % (sig.name, "group" if to_group else "recorder"),
                            host(args, "--wait-for-signal", repeat=2))
     try:
