@@ -67,11 +67,9 @@ const char *dt_tr_kind_name(dt_tr_kind kind)
     return (unsigned)kind < DT_TR_KIND_COUNT ? kind_names[kind] : "other";
 }
 
-static int equals_nocase(const char *s, size_t len, const char *lit)
+/* The n bytes at s are lit (lower case), ignoring the case of s. */
+static int equals_nocase(const char *s, const char *lit, size_t n)
 {
-    size_t n = strlen(lit);
-    if (len != n)
-        return 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c >= 'A' && c <= 'Z')
@@ -88,46 +86,33 @@ static int ends_with(const char *s, size_t len, const char *lit)
     return len >= n && !memcmp(s + len - n, lit, n);
 }
 
-/* Kineto's categories (ActivityType names) and the capitalised ones of older exports, by
- * length first (one of these per event). */
+/* Kineto's categories (ActivityType names) and the capitalised ones of older exports; any
+ * other "..._runtime" or "..._driver" is a runtime call. */
+#define CAT(text, kind) text, sizeof text - 1, kind
+static const struct {
+    const char *text;
+    size_t len;
+    dt_tr_kind kind;
+} cat_kinds[] = {
+    {CAT("kernel", DT_TR_KERNEL)},
+    {CAT("gpu_memcpy", DT_TR_MEMCPY)},
+    {CAT("memcpy", DT_TR_MEMCPY)},
+    {CAT("gpu_memset", DT_TR_MEMSET)},
+    {CAT("memset", DT_TR_MEMSET)},
+    {CAT("cpu_op", DT_TR_CPU_OP)},
+    {CAT("operator", DT_TR_CPU_OP)},
+    {CAT("python_function", DT_TR_PYTHON)},
+    {CAT("user_annotation", DT_TR_ANNOTATION)},
+    {CAT("gpu_user_annotation", DT_TR_ANNOTATION)},
+    {CAT("runtime", DT_TR_RUNTIME)},
+};
+#undef CAT
+
 dt_tr_kind dt_tr_kind_of_cat(const char *cat, size_t len)
 {
-    switch (len) {
-    case 6:
-        if (equals_nocase(cat, len, "kernel"))
-            return DT_TR_KERNEL;
-        if (equals_nocase(cat, len, "memcpy"))
-            return DT_TR_MEMCPY;
-        if (equals_nocase(cat, len, "memset"))
-            return DT_TR_MEMSET;
-        if (equals_nocase(cat, len, "cpu_op"))
-            return DT_TR_CPU_OP;
-        break;
-    case 7:
-        if (equals_nocase(cat, len, "runtime"))
-            return DT_TR_RUNTIME;
-        break;
-    case 8:
-        if (equals_nocase(cat, len, "operator"))
-            return DT_TR_CPU_OP;
-        break;
-    case 10:
-        if (equals_nocase(cat, len, "gpu_memcpy"))
-            return DT_TR_MEMCPY;
-        if (equals_nocase(cat, len, "gpu_memset"))
-            return DT_TR_MEMSET;
-        break;
-    case 15:
-        if (equals_nocase(cat, len, "python_function"))
-            return DT_TR_PYTHON;
-        if (equals_nocase(cat, len, "user_annotation"))
-            return DT_TR_ANNOTATION;
-        break;
-    case 19:
-        if (equals_nocase(cat, len, "gpu_user_annotation"))
-            return DT_TR_ANNOTATION;
-        break;
-    }
+    for (size_t i = 0; i < sizeof cat_kinds / sizeof cat_kinds[0]; i++)
+        if (cat_kinds[i].len == len && equals_nocase(cat, cat_kinds[i].text, len))
+            return cat_kinds[i].kind;
     if (ends_with(cat, len, "_runtime") || ends_with(cat, len, "_driver"))
         return DT_TR_RUNTIME;
     return DT_TR_OTHER;
@@ -812,8 +797,8 @@ int dt_tr_read_buffer_pieces(const char *name, const void *data, size_t len, siz
     r.err = err;
     r.errlen = errlen;
     r.fd = -1;
-    r.mem = data;
-    r.mem_len = len;
+    r.mem = data ? data : ""; /* no data: an empty text */
+    r.mem_len = data ? len : 0;
     r.piece = piece ? piece : READ_PIECE;
     return run_reader(&r, info);
 }
