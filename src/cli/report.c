@@ -84,6 +84,91 @@ static int parse_number(const char *text, double *out)
     return 0;
 }
 
+/* Whether a is an option of command that takes a value (the next argument). */
+static int takes_value(const char *a, int is_report)
+{
+    if (!strcmp(a, "--top") || !strcmp(a, "--format") || !strcmp(a, "--names"))
+        return 1;
+    if (is_report)
+        return !strcmp(a, "--output") || !strcmp(a, "-o") || !strcmp(a, "--svg") || !strcmp(a, "--from") ||
+               !strcmp(a, "--to");
+    return !strcmp(a, "--by");
+}
+
+/* The options whose value is one of a few words: the word's index is the value (the order of
+ * dt_format, dt_names_mode, dt_compare_by). */
+typedef struct word_option {
+    const char *option;
+    const char *words[4]; /* NULL after the last */
+    const char *listed;   /* the words, for the error */
+} word_option;
+
+static const word_option word_options[] = {
+    {"--format", {"table", "csv", "json", NULL}, "table, csv or json"},
+    {"--names", {"full", "short", NULL, NULL}, "full or short"},
+    {"--by", {"kernel", "op", NULL, NULL}, "op or kernel"},
+};
+
+static const word_option *word_option_named(const char *option)
+{
+    for (size_t i = 0; i < sizeof word_options / sizeof word_options[0]; i++)
+        if (!strcmp(option, word_options[i].option))
+            return &word_options[i];
+    return NULL;
+}
+
+/* Which of w's words v is (its index), or -1. */
+static int word_index(const word_option *w, const char *v)
+{
+    for (int k = 0; k < 4 && w->words[k]; k++)
+        if (!strcmp(v, w->words[k]))
+            return k;
+    return -1;
+}
+
+/* The option a (one that takes_value) with its value v; returns 0, or the exit status of a
+ * usage error. */
+static int set_value_option(const char *command, const char *a, const char *v, report_options *o)
+{
+    const word_option *w;
+    if (!strcmp(a, "--top")) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1)
+            return usage_error(command, "--top takes a positive count, not '%s'", v);
+        o->top = n;
+    } else if ((w = word_option_named(a)) != NULL) {
+        int k = word_index(w, v);
+        if (k < 0) {
+            fprintf(stderr, "devtrace %s: %s is %s, not '%s'; run 'devtrace %s --help'\n", command, a, w->listed, v,
+                    command);
+            return DT_EXIT_USAGE;
+        }
+        if (!strcmp(a, "--format"))
+            o->format = (dt_format)k;
+        else if (!strcmp(a, "--names"))
+            o->names = (dt_names_mode)k;
+        else
+            o->by = k;
+    } else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
+        o->output = v;
+    } else if (!strcmp(a, "--svg")) {
+        o->svg = v;
+    } else { /* --from, --to */
+        double us;
+        if (parse_number(v, &us) != 0 || us < 0)
+            return usage_error(command, "--from and --to take microseconds (>= 0), not '%s'", v);
+        if (a[2] == 'f') {
+            o->has_from = 1;
+            o->from_us = us;
+        } else {
+            o->has_to = 1;
+            o->to_us = us;
+        }
+    }
+    return 0;
+}
+
 /* The options both commands take; returns 0, or the exit status of a usage error. */
 static int parse_options(const char *command, int argc, char **argv, report_options *o, int *help)
 {
@@ -96,68 +181,21 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
     int is_report = !strcmp(command, "report");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             *help = 1;
             return 0;
         }
-        int takes_value = !strcmp(a, "--top") || !strcmp(a, "--format") || !strcmp(a, "--names") ||
-                          (is_report && (!strcmp(a, "--output") || !strcmp(a, "-o") || !strcmp(a, "--svg") ||
-                                         !strcmp(a, "--from") || !strcmp(a, "--to"))) ||
-                          (!is_report && !strcmp(a, "--by"));
-        if (takes_value && !v)
-            return usage_error(command, "%s needs a value", a);
-        if (!strcmp(a, "--top")) {
-            char *end = NULL;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 1)
-                return usage_error(command, "--top takes a positive count, not '%s'", v);
-            o->top = n;
-        } else if (!strcmp(a, "--format")) {
-            if (!strcmp(v, "table"))
-                o->format = DT_FORMAT_TABLE;
-            else if (!strcmp(v, "csv"))
-                o->format = DT_FORMAT_CSV;
-            else if (!strcmp(v, "json"))
-                o->format = DT_FORMAT_JSON;
-            else
-                return usage_error(command, "--format is table, csv or json, not '%s'", v);
-        } else if (!strcmp(a, "--names")) {
-            if (!strcmp(v, "full"))
-                o->names = DT_NAMES_FULL;
-            else if (!strcmp(v, "short"))
-                o->names = DT_NAMES_SHORT;
-            else
-                return usage_error(command, "--names is full or short, not '%s'", v);
-        } else if (!strcmp(a, "--by") && !is_report) {
-            if (!strcmp(v, "op"))
-                o->by = DT_BY_OP;
-            else if (!strcmp(v, "kernel"))
-                o->by = DT_BY_KERNEL;
-            else
-                return usage_error(command, "--by is op or kernel, not '%s'", v);
-        } else if (is_report && (!strcmp(a, "--output") || !strcmp(a, "-o"))) {
-            o->output = v;
-        } else if (is_report && !strcmp(a, "--svg")) {
-            o->svg = v;
-        } else if (is_report && (!strcmp(a, "--from") || !strcmp(a, "--to"))) {
-            double us;
-            if (parse_number(v, &us) != 0 || us < 0)
-                return usage_error(command, "--from and --to take microseconds (>= 0), not '%s'", v);
-            if (a[2] == 'f') {
-                o->has_from = 1;
-                o->from_us = us;
-            } else {
-                o->has_to = 1;
-                o->to_us = us;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error(command, "unknown option '%s'", a);
-        } else {
+        if (!takes_value(a, is_report)) {
+            if (a[0] == '-' && a[1])
+                return usage_error(command, "unknown option '%s'", a);
             o->inputs[o->ninputs++] = a;
             continue;
         }
-        i++;
+        if (i + 1 >= argc)
+            return usage_error(command, "%s needs a value", a);
+        int rc = set_value_option(command, a, argv[++i], o);
+        if (rc != 0)
+            return rc;
     }
     if (o->has_from && o->has_to && o->to_us <= o->from_us)
         return usage_error(command, "%s", "--to must be after --from");
@@ -395,12 +433,12 @@ int dt_cmd_report(int argc, char **argv)
         free(o.inputs);
         return help ? 0 : rc;
     }
-    if (!o.ninputs) {
+    if (expand_inputs(&o, &l) != 0)
+        goto end;
+    if (l.n == 0) { /* no input named (a folder without traces is an error of expand_inputs) */
         status = usage_error("report", "%s", "name a trace (or a folder of traces)");
         goto end;
     }
-    if (expand_inputs(&o, &l) != 0)
-        goto end;
     reports = calloc(l.n, sizeof *reports);
     views = calloc(l.n, sizeof *views);
     if (!reports || !views)

@@ -210,6 +210,33 @@ def empty_traces_give_empty_tables():
         assert r.returncode == 0 and "kernels:\n  (none)" in r.stdout, r.stdout
 
 
+@case
+def times_are_exact_in_every_number_form():
+    """The reader's microseconds become nanoseconds without a double where the text allows: the
+    fraction's fourth digit rounds, digits past it are read and dropped, integers of 9 and 16
+    digits, an exponent (through strtod), an escaped name; one kernel per form, so each total
+    is the duration as read, printed with three decimals. Once with one blank between members,
+    once pretty-printed; both after 1.1 MB of other events (more than one 1 MiB read)."""
+    forms = (("k_exponent", "2.5e1", "25.000"), ("k_round_up", "1.0005", "1.001"),
+             ("k_round_down", "1.00049", "1.000"), ("k_long_fraction", "12345678.12345678901", "12345678.123"),
+             ("k_nine_digits", "100000000.5", "100000000.500"), ("k_integer", "7", "7.000"),
+             ("k_zero_point", "0.0009", "0.001"), ("k_\\u0041", "3.25", "3.250"))
+    for sep in (", ", ",\n    "):
+        events = [f'{{"ph": "X"{sep}"cat": "kernel"{sep}"name": "{name}"{sep}"pid": 0{sep}"tid": 7{sep}'
+                  f'"ts": 1700000000000{i:03d}.125{sep}"dur": {dur}{sep}"args": {{"device": 0{sep}"stream": 7}}}}'
+                  for i, (name, dur, _) in enumerate(forms)]
+        pad = '{"ph": "i", "cat": "other", "name": "pad", "args": {"s": "' + "x" * 1000 + '"}}'
+        text = '{"traceEvents": [' + ",".join([pad] * 1100 + events) + "]}"
+        with open(out("forms.json"), "w") as f:
+            f.write(text)
+        d = out("forms.d")
+        r = run("report", "--format", "csv", "--output", d, out("forms.json"))
+        assert r.returncode == 0, r.stderr
+        rows = {row["name"]: row["total_us"] for row in csv.DictReader(io.StringIO(read(os.path.join(d, "kernels.csv"))))}
+        want = {name.replace("\\u0041", "A"): total for name, _, total in forms}
+        assert rows == want, (rows, want)
+
+
 def with_durations_scaled(src, dst, name, factor, rank=None):
     """A copy of a trace whose events called name take factor times as long (and a rank)."""
     trace = json.load(open(src))
