@@ -1,9 +1,9 @@
 /* cupti_walk.c: the CUPTI-family engine's decoding (see cupti_family.h): the decoder of a
  * session, the walks of a completed buffer (the vendor's iterator until each kind's step is
- * verified, then the stride; or the stride walk by the layouts' sizes alone, offline and for
- * vendors whose iterator cannot be used), and the runtime and kernel names. The records are
- * decoded by the decoder each layout names (cupti_decode.h). Nothing here allocates, locks
- * or formats text while a buffer is walked. */
+ * verified, then the stride; offline, the stride walk by the layouts' sizes alone,
+ * cupti_decode.h), and the runtime and kernel names. The records are decoded by the
+ * decoder each layout names (cupti_decode.h). Nothing here allocates, locks or formats
+ * text while a buffer is walked. */
 #include "cupti_decode.h"
 #include "cupti_family.h"
 
@@ -15,14 +15,12 @@
 
 #include "core/raw.h"
 
-/* Whether the decoder a layout names exists: one of the engine's, or one in the
- * descriptor's vendor_decoders. */
+/* Whether the decoder a layout names exists: one of the engine's, or a vendor's id with the
+ * descriptor's vendor_decode to read it. */
 static int layout_has_decoder(const dt_cf_descriptor *desc, const dt_cf_layout *l)
 {
-    if (l->decoder >= DT_CF_DECODE_VENDOR) {
-        size_t at = (size_t)l->decoder - DT_CF_DECODE_VENDOR;
-        return at < desc->nvendor_decoders && desc->vendor_decoders[at];
-    }
+    if (l->decoder >= DT_CF_DECODE_VENDOR)
+        return desc->vendor_decode != NULL;
     return l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL;
 }
 
@@ -73,8 +71,7 @@ static uint32_t read_u32(const uint8_t *p)
 
 #define CF_MAX_SKIP_SIZE (1u << 16)
 
-/* The learned size of a kind without a layout, or 0. */
-static uint32_t skip_size(dt_cf_decoder *d, uint32_t kind)
+uint32_t dt_cf_learned_kind_size(dt_cf_decoder *d, uint32_t kind)
 {
     for (int i = 0; i < DT_CF_SKIP_KINDS; i++) {
         uint64_t e = atomic_load_explicit(&d->skip_sizes[i], memory_order_relaxed);
@@ -173,27 +170,11 @@ static void cf_learn_stride(dt_cf_decoder *d, uintptr_t prev, uintptr_t p)
                     d->desc->vendor_api, (unsigned long long)(p - prev), l->name, kind, l->size);
 }
 
-/* The stride walk: records lie back to back, each its kind's full size, so the walk steps
- * by the layouts' record sizes, as the vendor's iterator does, with no call into the
- * library. Used offline (replay: no iterator) and live for a vendor whose iterator cannot
- * be used (DT_CF_QUIRK_WALK_BY_SIZES). A kind without a layout is stepped over by the size
- * the live iterator was seen to step over it (learned, or read from the capture); unknown
- * that too, or a record cut by the end of the valid bytes, the rest of the buffer cannot
- * be read: counted malformed (once, by the take) and the walk ends. */
+/* Offline (replay): no vendor iterator; the stride walk by the layouts' sizes. */
 static void walk_by_layout_sizes(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                                  dt_cf_walk_counts *c)
 {
-    size_t off = 0;
-    while (off < valid_size) {
-        uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
-        dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
-        uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
-                        : t == DT_CF_TAKEN_TRUNCATED  ? 0
-                                                      : d->by_kind[kind]->size;
-        if (!step)
-            break; /* a kind the live iterator never stepped over, or a short record */
-        off += step;
-    }
+    dt_cf_stride_walk(d, buf, valid_size, mode, c, dt_cf_decode_record);
 }
 
 /* The vendor's iterator's next record after prev (0: the first) in [lo, hi): 1 with *p
@@ -274,7 +255,7 @@ void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_
     dt_cf_walk_counts c = {0};
     if (d->desc->scan)
         d->desc->scan(d, buf, valid_size, mode, &c); /* the vendor's own scanner (iterator not trusted) */
-    else if (!d->next || (d->desc->quirks & DT_CF_QUIRK_WALK_BY_SIZES))
+    else if (!d->next)
         walk_by_layout_sizes(d, buf, valid_size, mode, &c);
     else
         walk_with_iterator(d, buf, valid_size, mode, &c);

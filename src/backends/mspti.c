@@ -1,6 +1,6 @@
 /* mspti.c: the Huawei Ascend MSPTI backend ("mspti"): the CUPTI-family engine with
- * Ascend's descriptor, MSPTI's own record decoders, and the engine's stride walk in place
- * of the vendor's iterator.
+ * Ascend's descriptor, MSPTI's own record decoders, and its walker (the engine's stride
+ * walk, in place of the vendor's iterator).
  *
  * Facts ([H]: the Ascend/mspti csrc/include headers, ../shared/vendor-abi.md; the record
  * mirrors are in mspti_records.h, their decoders here):
@@ -81,14 +81,15 @@ static const uint8_t mspti_copy_kinds[] = {
  * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
  * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
  * clock artefact but a bad record. */
-static dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
+static inline dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
 {
     if (start == 0 && end == 0)
         return DT_CF_ZERO_TIME;
     return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
 }
 
-static dt_cf_decoded mspti_decode_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_kernel(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
@@ -101,7 +102,8 @@ static dt_cf_decoded mspti_decode_kernel(dt_cf_decoder *d, const uint8_t *rec, d
 }
 
 /* Every API record level (API, ACL_API, NODE_API, RUNTIME_API) is named by its string. */
-static dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec,
+                                                                            devtrace_event *ev, dt_cf_name_cache *nc)
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
@@ -115,7 +117,8 @@ static dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec, devt
     return DT_CF_EMIT;
 }
 
-static dt_cf_decoded mspti_decode_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memset(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
 {
     (void)d, (void)nc;
     dt_mspti_memset m;
@@ -129,7 +132,8 @@ static dt_cf_decoded mspti_decode_memset(dt_cf_decoder *d, const uint8_t *rec, d
     return DT_CF_EMIT;
 }
 
-static dt_cf_decoded mspti_decode_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memcpy(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
 {
     (void)nc;
     dt_mspti_memcpy m;
@@ -143,8 +147,9 @@ static dt_cf_decoded mspti_decode_memcpy(dt_cf_decoder *d, const uint8_t *rec, d
     return DT_CF_EMIT;
 }
 
-static dt_cf_decoded mspti_decode_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
-                                           dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_external(dt_cf_decoder *d, const uint8_t *rec,
+                                                                                 devtrace_event *ev,
+                                                                                 dt_cf_name_cache *nc)
 {
     (void)nc;
     dt_mspti_external_correlation x;
@@ -152,16 +157,42 @@ static dt_cf_decoded mspti_decode_external(dt_cf_decoder *d, const uint8_t *rec,
     return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
-/* By id: the layouts' DT_MSPTI_DECODE_* (mspti_records.h). */
-static const dt_cf_decode_fn mspti_decoders[] = {
-    [DT_MSPTI_DECODE_KERNEL - DT_CF_DECODE_VENDOR] = mspti_decode_kernel,
-    [DT_MSPTI_DECODE_API - DT_CF_DECODE_VENDOR] = mspti_decode_api,
-    [DT_MSPTI_DECODE_MEMSET - DT_CF_DECODE_VENDOR] = mspti_decode_memset,
-    [DT_MSPTI_DECODE_MEMCPY - DT_CF_DECODE_VENDOR] = mspti_decode_memcpy,
-    [DT_MSPTI_DECODE_EXTERNAL - DT_CF_DECODE_VENDOR] = mspti_decode_external,
-};
-_Static_assert(sizeof mspti_decoders / sizeof mspti_decoders[0] == DT_MSPTI_DECODE_END - DT_CF_DECODE_VENDOR,
-               "a decoder for every DT_MSPTI_DECODE_* id");
+/* The decoder of a layout by its id (DT_MSPTI_DECODE_*, mspti_records.h): the descriptor's
+ * vendor_decode, for the engine's walks, and inline in mspti_walk_buffer's. The engine's
+ * own ids have no MSPTI layout. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(const dt_cf_layout *l, dt_cf_decoder *d,
+                                                                               const uint8_t *rec, devtrace_event *ev,
+                                                                               dt_cf_name_cache *nc)
+{
+    switch (l->decoder) {
+    case DT_MSPTI_DECODE_KERNEL:
+        return mspti_decode_kernel(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_API:
+        return mspti_decode_api(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MEMSET:
+        return mspti_decode_memset(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MEMCPY:
+        return mspti_decode_memcpy(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_EXTERNAL:
+        return mspti_decode_external(d, rec, ev, nc);
+    default:
+        return DT_CF_MALFORMED;
+    }
+}
+
+/* MSPTI's walker: the engine's stride walk with MSPTI's decoders inline, never
+ * msptiActivityGetNextRecord. The library's iterator keeps its position in a thread-local
+ * cursor and ignores the record passed in (Ascend/mspti, csrc/activity/activity_manager.cpp,
+ * ActivityManager::GetNextRecord); only MAX_LIMIT_REACHED resets it, so a walk that stopped
+ * early (INVALID_KIND, a record rejected as truncated) would make the next buffer walked on
+ * that thread start mid-way. Records lie back to back, each its kind's full size; a kind
+ * without a layout has no known size, so the rest of the buffer is unreadable (counted
+ * malformed, once). Replay walks MSPTI's captures with it too. */
+static void mspti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+                              dt_cf_walk_counts *counts)
+{
+    dt_cf_stride_walk(d, buf, valid_size, mode, counts, mspti_decode_record);
+}
 
 const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .name = "mspti",
@@ -190,8 +221,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .refuse_from_version = 0, /* the header: a request may be declined (NULL); records are then dropped */
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
-    .vendor_decoders = mspti_decoders,
-    .nvendor_decoders = sizeof mspti_decoders / sizeof mspti_decoders[0],
+    .vendor_decode = mspti_decode_record,
     .copy_kinds = mspti_copy_kinds,
     .ncopy_kinds = sizeof mspti_copy_kinds,
     .runtime_names = NULL,
@@ -201,15 +231,8 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .device_count_fn = {NULL},
     .runtime_libraries = {NULL},
     .device_name_prefix = "Ascend NPU",
-    /* Never msptiActivityGetNextRecord: the library's iterator keeps its position in a
-     * thread-local cursor and ignores the record passed in (Ascend/mspti,
-     * csrc/activity/activity_manager.cpp, ActivityManager::GetNextRecord); only
-     * MAX_LIMIT_REACHED resets it, so a walk that stopped early (INVALID_KIND, a record
-     * rejected as truncated) would make the next buffer walked on that thread start mid-way.
-     * Records lie back to back, each its kind's full size: the engine's stride walk reads
-     * them; a kind without a layout has no known size, so the rest of the buffer is
-     * unreadable (counted malformed, once). */
-    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT | DT_CF_QUIRK_WALK_BY_SIZES,
+    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
+    .scan = mspti_walk_buffer,
     .usable_check_kind = MSPTI_KIND_MEMCPY,
     .more_kinds = {{MSPTI_KIND_ACL_API, "ACL_API", 0},
                    {MSPTI_KIND_NODE_API, "NODE_API", 1},

@@ -1,7 +1,7 @@
 /* mspti_records.h: our mirrors of the Huawei Ascend MSPTI activity records ([H]: the
  * Ascend/mspti csrc/include headers' facts in ../shared/vendor-abi.md; never the vendor's
  * headers, none of which is installed here), and the ids of the decoders in mspti.c that
- * read them (the layouts' DT_CF_DECODE_VENDOR + i).
+ * read them.
  *
  * The records are packed (a u64 can sit at offset 4) and their sizes rounded up to 8 by
  * the headers' aligned(8); correlation ids are u64. Each mirror asserts its size and the
@@ -15,8 +15,8 @@
 #include "cupti_family.h"  /* DT_CF_DECODE_VENDOR */
 #include "cupti_records.h" /* DT_RECORD_SIZE, DT_RECORD_OFFSET */
 
-/* The decoders of mspti.c, by the id a layout names them with (dt_cf_mspti_descriptor's
- * vendor_decoders, in this order). */
+/* The decoders of mspti.c, by the id a layout names them with (from DT_CF_DECODE_VENDOR
+ * on: dt_cf_mspti_descriptor's vendor_decode reads them). */
 typedef enum dt_mspti_decode_id {
     DT_MSPTI_DECODE_KERNEL = DT_CF_DECODE_VENDOR, /* dt_mspti_kernel */
     DT_MSPTI_DECODE_API,                          /* dt_mspti_api: every API record level */

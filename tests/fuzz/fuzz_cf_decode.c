@@ -32,7 +32,7 @@
 
 #ifdef DT_HAVE_MSPTI
 /* MSPTI's own layouts and decoders walked by the engine's iterator walk (the real descriptor
- * walks by the layouts' sizes only): the hostile iterator reaches MSPTI's decoders too.
+ * has its own walker, the stride walk): the hostile iterator reaches MSPTI's decoders too.
  * Filled from dt_cf_mspti_descriptor on the first input. */
 static dt_cf_descriptor mspti_under_an_iterator;
 #endif
@@ -48,7 +48,7 @@ static const dt_cf_descriptor *const descriptors[] = {
 #endif
 #ifdef DT_HAVE_MSPTI
     &mspti_under_an_iterator,
-    /* walked by the layouts' sizes (the stride walk) */
+    /* walked by its own walker, the stride walk */
     &dt_cf_mspti_descriptor,
 #endif
 };
@@ -88,7 +88,7 @@ static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_la
     if (l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL)
         return &engine_decoders[l->decoder];
 #ifdef DT_HAVE_MSPTI
-    if (d->vendor_decoders && d->vendor_decoders == dt_cf_mspti_descriptor.vendor_decoders &&
+    if (d->vendor_decode && d->vendor_decode == dt_cf_mspti_descriptor.vendor_decode &&
         l->decoder >= DT_CF_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
         return &mspti_decoders[l->decoder - DT_CF_DECODE_VENDOR];
 #endif
@@ -96,13 +96,18 @@ static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_la
     return NULL;
 }
 
-/* A vendor scanner walks the buffer by itself (no iterator to patch records on the way); the
- * stride walk (DT_CF_QUIRK_WALK_BY_SIZES) steps by the layout sizes from the start, and its
- * pointers are patched beforehand along the same stride. MCPTI's scanner has its own target
+/* A vendor scanner walks the buffer by itself (no iterator to patch records on the way): only
+ * MSPTI's, the engine's stride walk, which steps by the layout sizes from the start, is fuzzed
+ * here (its pointers are patched beforehand along the same stride); MCPTI's has its own target
  * (fuzz_mcpti_scan). */
 static int walks_by_sizes(const dt_cf_descriptor *d)
 {
-    return !d->scan && (d->quirks & DT_CF_QUIRK_WALK_BY_SIZES);
+#ifdef DT_HAVE_MSPTI
+    return d->scan && d->scan == dt_cf_mspti_descriptor.scan;
+#else
+    (void)d;
+    return 0;
+#endif
 }
 
 static int all_decoders_known(const dt_cf_descriptor *d)
@@ -110,7 +115,7 @@ static int all_decoders_known(const dt_cf_descriptor *d)
     for (size_t i = 0; i < d->nlayouts; i++)
         if (!fields_of(d, &d->layouts[i]))
             return 0;
-    return !d->scan;
+    return !d->scan || walks_by_sizes(d);
 }
 
 /* Strings the patched pointers point at. */
@@ -240,7 +245,7 @@ static void fill_mspti_under_an_iterator(void)
         return;
     mspti_under_an_iterator = dt_cf_mspti_descriptor;
     mspti_under_an_iterator.name = "mspti-iterator";
-    mspti_under_an_iterator.quirks &= ~DT_CF_QUIRK_WALK_BY_SIZES;
+    mspti_under_an_iterator.scan = NULL;
 #endif
 }
 

@@ -742,8 +742,8 @@ static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void *
 /* ---- dispatch by the layouts' decoder ids ---- */
 
 /* Every CUPTI-family backend compiled in: each layout names a decoder that exists (one of the
- * engine's, or one in its descriptor's vendor_decoders), so no kind is left unread by a
- * mistake in a table. */
+ * engine's, or a vendor's id with the descriptor's vendor_decode), so no kind is left unread
+ * by a mistake in a table. */
 static void every_compiled_layout_names_a_decoder_that_exists(void **state)
 {
     (void)state;
@@ -757,10 +757,9 @@ static void every_compiled_layout_names_a_decoder_that_exists(void **state)
         for (size_t i = 0; i < desc->nlayouts; i++) {
             unsigned id = desc->layouts[i].decoder;
             if (id >= DT_CF_DECODE_VENDOR) {
-                size_t at = id - DT_CF_DECODE_VENDOR;
-                if (at >= desc->nvendor_decoders || !desc->vendor_decoders[at])
-                    fail_msg("%s: layout %s names vendor decoder %zu, which it lacks", desc->name,
-                             desc->layouts[i].name, at);
+                if (!desc->vendor_decode)
+                    fail_msg("%s: layout %s names vendor decoder %u, and the descriptor has none", desc->name,
+                             desc->layouts[i].name, id);
             } else if (id < DT_CF_DECODE_CUPTI_KERNEL || id > DT_CF_DECODE_CUPTI_EXTERNAL) {
                 fail_msg("%s: layout %s names decoder %u, not one of the engine's", desc->name, desc->layouts[i].name,
                          id);
@@ -770,37 +769,32 @@ static void every_compiled_layout_names_a_decoder_that_exists(void **state)
     assert_true(descriptors >= 2); /* cupti and ppu at least (main's condition) */
 }
 
-/* A vendor's own decoders, reached through the layout's id: the second one of the table is
- * the one a layout naming DT_CF_DECODE_VENDOR + 1 gets, with the walk's name cache. */
+/* A vendor's own decoders, reached through the layout's id: the descriptor's vendor_decode
+ * gets the layout (whose id says which of the vendor's decoders) and the walk's name cache. */
 enum { VENDOR_KIND = 33 }; /* stepped over in 8 bytes by stand_in_next */
 static int g_vendor_calls[2];
 static dt_cf_name_cache *g_vendor_names;
-static dt_cf_decoded count_vendor_call(int which, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
-                                       dt_cf_name_cache *nc)
+static dt_cf_decoded vendor_decode(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
+                                   dt_cf_name_cache *nc)
 {
+    unsigned which = l->decoder - DT_CF_DECODE_VENDOR;
+    if (which > 1)
+        return DT_CF_MALFORMED;
     g_vendor_calls[which]++;
     g_vendor_names = nc;
     uint32_t stamp;
     memcpy(&stamp, rec + 4, sizeof stamp);
     dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, stamp, stamp + 1, stamp, 0, 0);
-    ev->name_id = dt_cf_vendor_string_cached(d, nc, "vendorCall");
+    ev->name_id = dt_cf_vendor_string_cached(d, nc, which ? "vendorCall1" : "vendorCall0");
     return DT_CF_EMIT;
 }
-static dt_cf_decoded vendor_decoder_0(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
-{
-    return count_vendor_call(0, d, rec, ev, nc);
-}
-static dt_cf_decoded vendor_decoder_1(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev, dt_cf_name_cache *nc)
-{
-    return count_vendor_call(1, d, rec, ev, nc);
-}
-static const dt_cf_decode_fn vendor_decoders[] = {vendor_decoder_0, vendor_decoder_1};
 
 /* CUPTI's layouts and one more, of VENDOR_KIND, naming decoder id; the descriptor's
- * vendor_decoders are the two above. The tables stay valid while the fixture walks. */
+ * vendor_decode is the one above when with_decode. The tables stay valid while the
+ * fixture walks. */
 static dt_cf_layout g_layouts[DT_CF_CUPTI_NLAYOUTS + 1];
 static dt_cf_descriptor g_with_vendor;
-static void with_vendor_layout(ut_decoder_fixture *f, unsigned id)
+static void with_vendor_layout(ut_decoder_fixture *f, unsigned id, int with_decode)
 {
     memcpy(g_layouts, dt_cf_cupti_layouts, sizeof dt_cf_cupti_layouts);
     g_layouts[DT_CF_CUPTI_NLAYOUTS] =
@@ -808,17 +802,16 @@ static void with_vendor_layout(ut_decoder_fixture *f, unsigned id)
     g_with_vendor = dt_cf_cupti_descriptor;
     g_with_vendor.layouts = g_layouts;
     g_with_vendor.nlayouts = DT_CF_CUPTI_NLAYOUTS + 1;
-    g_with_vendor.vendor_decoders = vendor_decoders;
-    g_with_vendor.nvendor_decoders = 2;
+    g_with_vendor.vendor_decode = with_decode ? vendor_decode : NULL;
     dt_cf_decoder_init(f->d, &g_with_vendor, f->s, 130001, stand_in_next);
     memset(g_vendor_calls, 0, sizeof g_vendor_calls);
     g_vendor_names = NULL;
 }
 
-static void a_layouts_vendor_decoder_id_picks_that_decoder_from_the_descriptor(void **state)
+static void a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_id(void **state)
 {
     ut_decoder_fixture *f = *state;
-    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1);
+    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 1);
     f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
     ut_put32(f->buf + f->used, 0, VENDOR_KIND), ut_put32(f->buf + f->used, 4, 500);
     f->used += 8;
@@ -831,16 +824,16 @@ static void a_layouts_vendor_decoder_id_picks_that_decoder_from_the_descriptor(v
     assert_non_null(g_vendor_names); /* the walk's name cache, not NULL */
     const devtrace_event *ev = &f->ev[1];
     assert_int_equal(ev->start_ns, 500);
-    assert_string_equal(ut_decoded_name(f, ev), "vendorCall");
+    assert_string_equal(ut_decoded_name(f, ev), "vendorCall1");
     assert_string_equal(ut_decoded_name(f, &f->ev[0]), "cudaGetDevice"); /* the engine's API decoder */
 }
 
-/* A layout whose id has no decoder in the descriptor is not used: its kind is unknown
- * (malformed, stepped over by the iterator), never a call through a missing entry. */
-static void a_layout_naming_a_missing_vendor_decoder_leaves_its_kind_unknown(void **state)
+/* A layout with a vendor's id in a descriptor without vendor_decode is not used: its kind
+ * is unknown (malformed, stepped over by the iterator), never a call through NULL. */
+static void a_vendor_id_without_a_vendor_decode_leaves_its_kind_unknown(void **state)
 {
     ut_decoder_fixture *f = *state;
-    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 2);
+    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 0);
     assert_null(f->d->by_kind[VENDOR_KIND]);
     ut_put32(f->buf, 0, VENDOR_KIND), ut_put32(f->buf, 4, 500);
     f->used = 8 + write_api(f->buf + 8, 5, 17, 30, 40, 172, 0);
@@ -850,7 +843,7 @@ static void a_layout_naming_a_missing_vendor_decoder_leaves_its_kind_unknown(voi
     assert_int_equal(g_vendor_calls[0] + g_vendor_calls[1], 0);
 }
 
-/* ---- the stride walk (DT_CF_QUIRK_WALK_BY_SIZES) ---- */
+/* ---- the stride walk (dt_cf_stride_walk) ---- */
 
 static int g_iterator_calls;
 static int counted_never_next(uint8_t *buf, size_t valid, void **rec)
@@ -860,13 +853,20 @@ static int counted_never_next(uint8_t *buf, size_t valid, void **rec)
     return MAX_LIMIT;
 }
 
-/* With the quirk, the buffer is walked by the layouts' sizes alone, the vendor's iterator
- * never called; a kind without a layout (no size known) ends the buffer, counted once. */
-static void walk_by_sizes_steps_by_the_layouts_and_never_calls_the_iterator(void **state)
+/* A vendor scanner that is the engine's stride walk, as a vendor whose iterator cannot be
+ * used has it (mspti.c). */
+static void stride_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+{
+    dt_cf_stride_walk(d, buf, valid, mode, c, dt_cf_decode_record);
+}
+
+/* The stride walk steps by the layouts' sizes alone, the vendor's iterator never called; a
+ * kind without a layout (no size known) ends the buffer, counted once. */
+static void stride_walk_steps_by_the_layouts_and_never_calls_the_iterator(void **state)
 {
     ut_decoder_fixture *f = *state;
     dt_cf_descriptor desc = dt_cf_cupti_descriptor;
-    desc.quirks |= DT_CF_QUIRK_WALK_BY_SIZES;
+    desc.scan = stride_scan;
     dt_cf_decoder_init(f->d, &desc, f->s, 130001, counted_never_next);
     g_iterator_calls = 0;
     f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
@@ -962,12 +962,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(pool_full_and_out_of_window_walks_count_without_storing, setup, teardown),
         cmocka_unit_test(cuda_runtime_table_is_sorted_dense_and_names_the_design_calls),
         cmocka_unit_test(every_compiled_layout_names_a_decoder_that_exists),
-        cmocka_unit_test_setup_teardown(a_layouts_vendor_decoder_id_picks_that_decoder_from_the_descriptor, setup,
+        cmocka_unit_test_setup_teardown(a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_id, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(a_layout_naming_a_missing_vendor_decoder_leaves_its_kind_unknown, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(walk_by_sizes_steps_by_the_layouts_and_never_calls_the_iterator, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(a_vendor_id_without_a_vendor_decode_leaves_its_kind_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(stride_walk_steps_by_the_layouts_and_never_calls_the_iterator, setup, teardown),
         cmocka_unit_test_setup_teardown(descriptor_scanner_replaces_the_vendor_iterator, setup, teardown),
     };
     return cmocka_run_group_tests_name("cupti_decode", tests, NULL, NULL);

@@ -2,7 +2,7 @@
  *
  * Records are written byte by byte at the offsets of vendor-abi.md's MSPTI section
  * (packed: a u64 at offset 4; never through our mirrors), walked by the real MSPTI
- * descriptor (dt_cf_mspti_descriptor: its layouts and its own decoders, walked by the
+ * descriptor (dt_cf_mspti_descriptor: its layouts, its own decoders and its walker, the
  * engine's stride walk; the vendor's GetNextRecord must never be called) and compared
  * field by field: u64 correlation ids, API records named by string without a cbid, no
  * launch data, memcpy kinds, CUSTOM0 = 2, the loss counters, and the trace keys that
@@ -147,8 +147,8 @@ static void descriptor_holds_the_vendor_abi_numbers(void **state)
     assert_int_equal(d->results.multiple_subscribers, 2);
     assert_true(d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT);
     assert_false(d->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT); /* the header: (context, streamId, dropped) */
-    assert_null(d->scan);
-    assert_true(d->quirks & DT_CF_QUIRK_WALK_BY_SIZES); /* never msptiActivityGetNextRecord */
+    assert_non_null(d->scan);                                 /* its walker: never msptiActivityGetNextRecord */
+    assert_non_null(d->vendor_decode);                        /* its own decoders */
     /* the memcpy kind is the usability check: it is what needs LD_PRELOAD */
     assert_int_equal(d->usable_check_kind, K_MEMCPY);
     assert_int_equal(d->result_hints[0].result, 6);
@@ -365,9 +365,10 @@ static int stepping_next(uint8_t *buf, size_t valid, void **rec)
     return 0;
 }
 
-/* MSPTI's decoders are reached by their layouts' ids whichever engine walk steps over the
- * records: the stride walk (the descriptor's own) and the iterator walk (the same layouts,
- * without DT_CF_QUIRK_WALK_BY_SIZES) store the same events, u64 correlation ids whole. */
+/* MSPTI's decoders are reached by their layouts' ids whichever walk steps over the records:
+ * MSPTI's walker (the stride walk, its decoders inline) and the engine's iterator walk (the
+ * same layouts without the walker: through vendor_decode) store the same events, u64
+ * correlation ids whole. */
 static void iterator_walk_and_stride_walk_store_the_same_events(void **state)
 {
     ut_decoder_fixture *f = *state;
@@ -375,7 +376,7 @@ static void iterator_walk_and_stride_walk_store_the_same_events(void **state)
     dt_cf_walk_counts by_sizes = walk(f);
 
     dt_cf_descriptor with_iterator = dt_cf_mspti_descriptor;
-    with_iterator.quirks &= ~DT_CF_QUIRK_WALK_BY_SIZES;
+    with_iterator.scan = NULL;
     ut_decoder_fixture *g = ut_decoder_fixture_new(&with_iterator, 0, stepping_next, "privateuse1_runtime");
     assert_non_null(g);
     memcpy(g->buf, f->buf, f->used);
