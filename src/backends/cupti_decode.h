@@ -1,17 +1,18 @@
-/* cupti_decode.h: the decoders of the CUDA-shaped record layouts and the step that takes
- * one record into the store, inline in the walkers (cupti_family.c's iterator walk and
- * offline stride, mcpti_scan.c, mspti.c). A walk over a 1 MiB buffer meets some 14,000
- * records; what is per record here is the cost of a decode (docs/performance.md):
- *  - CUPTI's decoders are called directly, not through the layout's function pointer:
- *    dt_cf_decode_record compares the pointer with each of them (a well-predicted
- *    branch) and inlines the one it is, so the record's fields go from the buffer to the
- *    event in registers, with no call, no spill and no copy of the record;
+/* cupti_decode.h: the engine's decoders of the CUDA-shaped record layouts, the helpers a
+ * vendor's own decoders share with them, the step that takes one record into the store and
+ * the stride walk, inline in the walkers (cupti_walk.c's iterator walk and replay's stride
+ * walk, mcpti_scan.c, mspti.c's walker). A walk
+ * over a 1 MiB buffer meets some 14,000 records; what is per record here is the cost of a
+ * decode (docs/performance.md):
+ *  - a layout names its decoder by an id (dt_cf_decode_id); dt_cf_decode_record switches on
+ *    it and inlines the engine's decoder it names, so the record's fields go from the buffer
+ *    to the event in registers, with no call, no spill and no copy of the record; a vendor's
+ *    decoder (an id from DT_CF_DECODE_VENDOR on: MSPTI's, in mspti.c) is reached through the
+ *    descriptor's vendor_decode, called, or inline where the vendor's own walker passes its
+ *    dispatch to the stride walk (dt_cf_stride_walk);
  *  - a field is read where it lies (DT_CF_READ), not from a copy of the whole record;
  *  - a kernel's name address is looked up in the walk's own small cache first
- *    (dt_cf_name_cache), the session's table only on its first sight in the walk.
- * The layouts' function pointers (dt_cf_decode_cupti_kernel, ...) stay the decoders'
- * names and the way to call them from elsewhere (tests, vendor scanners with their own
- * layouts): each is the same inline body. */
+ *    (dt_cf_name_cache), the session's table only on its first sight in the walk. */
 #ifndef DT_CUPTI_DECODE_H
 #define DT_CUPTI_DECODE_H
 
@@ -216,74 +217,36 @@ static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_cupti_external(
     return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
-/* MSPTI records carry no launch configuration and no context: the events have no
- * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
- * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
- * clock artefact but a bad record. */
-static inline dt_cf_decoded dt_cf_mspti_span_valid(uint64_t start, uint64_t end)
-{
-    if (start == 0 && end == 0)
-        return DT_CF_ZERO_TIME;
-    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
-}
-
-static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec,
-                                                                              devtrace_event *ev, dt_cf_name_cache *nc)
-{
-    dt_mspti_kernel k;
-    memcpy(&k, rec, sizeof k);
-    dt_cf_decoded r = dt_cf_mspti_span_valid(k.start, k.end);
-    if (r != DT_CF_EMIT)
-        return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
-    ev->name_id = dt_cf_kernel_name(d, nc, k.name);
-    return DT_CF_EMIT;
-}
-
-static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_mspti_api(dt_cf_decoder *d, const uint8_t *rec,
-                                                                           devtrace_event *ev, dt_cf_name_cache *nc)
-{
-    dt_mspti_api a;
-    memcpy(&a, rec, sizeof a);
-    dt_cf_decoded r = dt_cf_mspti_span_valid(a.start, a.end);
-    if (r == DT_CF_EMIT && !a.name)
-        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
-    if (r != DT_CF_EMIT)
-        return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
-    ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
-    return DT_CF_EMIT;
-}
-
-/* Decodes one record with its layout's decoder: CUPTI's (and MSPTI's kernel and API
- * records, for their names) inline, any other through the pointer. */
+/* Decodes one record with its layout's decoder, chosen by the layout's id: the engine's
+ * own inline (a switch on the id), a vendor's through the descriptor's table. */
 static inline __attribute__((always_inline)) dt_cf_decoded dt_cf_decode_record(const dt_cf_layout *l, dt_cf_decoder *d,
                                                                                const uint8_t *rec, devtrace_event *ev,
                                                                                dt_cf_name_cache *nc)
 {
-    dt_cf_decode_fn f = l->decode;
-    if (f == dt_cf_decode_cupti_api)
+    switch (l->decoder) {
+    case DT_CF_DECODE_CUPTI_API:
         return dt_cf_cupti_api(d, rec, ev);
-    if (f == dt_cf_decode_cupti_kernel)
+    case DT_CF_DECODE_CUPTI_KERNEL:
         return dt_cf_cupti_kernel(d, rec, ev, nc);
-    if (f == dt_cf_decode_cupti_external)
+    case DT_CF_DECODE_CUPTI_EXTERNAL:
         return dt_cf_cupti_external(d, rec, ev);
-    if (f == dt_cf_decode_cupti_memcpy)
+    case DT_CF_DECODE_CUPTI_MEMCPY:
         return dt_cf_cupti_memcpy(d, rec, ev);
-    if (f == dt_cf_decode_cupti_memset)
+    case DT_CF_DECODE_CUPTI_MEMSET:
         return dt_cf_cupti_memset(d, rec, ev);
-    if (f == dt_cf_decode_mspti_kernel)
-        return dt_cf_mspti_kernel(d, rec, ev, nc); /* names through the walk's cache */
-    if (f == dt_cf_decode_mspti_api)
-        return dt_cf_mspti_api(d, rec, ev, nc);
-    return f(d, rec, ev);
+    default: /* a vendor's id: dt_cf_decoder_init took the layout only with a vendor_decode */
+        return d->desc->vendor_decode(l, d, rec, ev, nc);
+    }
 }
 
-/* dt_cf_take_record, inline in the walkers' loops: the decoder's state and the walk's
- * counters stay in registers from one record to the next. */
-static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec,
-                                                                                  size_t avail, dt_cf_walk_mode mode,
-                                                                                  dt_cf_walk_counts *c)
+/* dt_cf_take_record with the record decoded by decode, inline in the walkers' loops: the
+ * decoder's state and the walk's counters stay in registers from one record to the next.
+ * decode is a constant at every use (dt_cf_decode_record, or a vendor's own dispatch whose
+ * decoders are inline too), so it is inlined as well. */
+static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_by(dt_cf_decoder *d, const uint8_t *rec,
+                                                                              size_t avail, dt_cf_walk_mode mode,
+                                                                              dt_cf_walk_counts *c,
+                                                                              dt_cf_decode_record_fn decode)
 {
     if (avail < 4) {
         c->malformed++;
@@ -314,7 +277,7 @@ static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_inlin
      * store at its bound, on the stack so that the record is still counted by what it is. */
     devtrace_event scratch, *place = dt_store_run_next(&c->cursor, &d->s->store), *ev = place ? place : &scratch;
     dt_event_zero(ev);
-    switch (dt_cf_decode_record(l, d, rec, ev, &c->names)) {
+    switch (decode(l, d, rec, ev, &c->names)) {
     case DT_CF_EMIT:
         if (place) {
             dt_store_run_commit(&c->cursor);
@@ -333,6 +296,41 @@ static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_inlin
     default:
         c->malformed++;
         return DT_CF_TAKEN_INVALID;
+    }
+}
+
+/* dt_cf_take_record, with the layouts' decoders as the engine dispatches them. */
+static inline __attribute__((always_inline)) dt_cf_taken dt_cf_take_record_inline(dt_cf_decoder *d, const uint8_t *rec,
+                                                                                  size_t avail, dt_cf_walk_mode mode,
+                                                                                  dt_cf_walk_counts *c)
+{
+    return dt_cf_take_record_by(d, rec, avail, mode, c, dt_cf_decode_record);
+}
+
+/* The stride walk, the one engine walk that needs no vendor iterator: records lie back to
+ * back, each its kind's full size, so it steps by the layouts' record sizes, as the
+ * vendor's iterator does. Replay walks with it (cupti_walk.c), and so does a vendor whose
+ * iterator cannot be used, as its scanner, with its own decoders inline (mspti.c). A kind
+ * without a layout is stepped over by the size the live iterator was seen to step over it
+ * (learned, or read from the capture); unknown that too, or a record cut by the end of the
+ * valid bytes, the rest of the buffer cannot be read: counted malformed (once, by the take)
+ * and the walk ends. */
+static inline __attribute__((always_inline)) void dt_cf_stride_walk(dt_cf_decoder *d, uint8_t *buf, size_t valid_size,
+                                                                    dt_cf_walk_mode mode, dt_cf_walk_counts *c,
+                                                                    dt_cf_decode_record_fn decode)
+{
+    size_t off = 0;
+    while (off < valid_size) {
+        uint32_t kind = 0;
+        if (valid_size - off >= 4)
+            memcpy(&kind, buf + off, sizeof kind);
+        dt_cf_taken t = dt_cf_take_record_by(d, buf + off, valid_size - off, mode, c, decode);
+        uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? dt_cf_learned_kind_size(d, kind)
+                        : t == DT_CF_TAKEN_TRUNCATED  ? 0
+                                                      : d->by_kind[kind]->size;
+        if (!step)
+            break; /* a kind the live iterator never stepped over, or a short record */
+        off += step;
     }
 }
 

@@ -111,20 +111,41 @@ typedef enum dt_cf_decoded {
 } dt_cf_decoded;
 
 typedef struct dt_cf_decoder dt_cf_decoder;
-/* Reads one record (at least the layout's read_size bytes, any alignment). */
-typedef dt_cf_decoded (*dt_cf_decode_fn)(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+typedef struct dt_cf_name_cache dt_cf_name_cache;
+typedef struct dt_cf_layout dt_cf_layout;
+/* Decodes one record (at least its layout's read_size bytes, any alignment) into *out with
+ * the decoder the layout's id names; a string the record points to goes through
+ * dt_cf_vendor_string_cached(d, nc, p) (cupti_decode.h), nc the walk's name cache (NULL
+ * outside a walk). The engine's is dt_cf_decode_record; a vendor with decoders of its own
+ * gives its dispatch over its ids as the descriptor's vendor_decode. */
+typedef dt_cf_decoded (*dt_cf_decode_record_fn)(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec,
+                                                devtrace_event *out, dt_cf_name_cache *nc);
+
+/* Which decoder reads a layout's records. The engine's own, for the CUDA-shaped records
+ * (CUPTI's, and the vendors that write CUPTI's shapes), are inline in the walks
+ * (cupti_decode.h); an id from DT_CF_DECODE_VENDOR on names one of the vendor's own
+ * decoders, in the vendor's files (mspti.c), reached through the descriptor's
+ * vendor_decode. */
+typedef enum dt_cf_decode_id {
+    DT_CF_DECODE_CUPTI_KERNEL = 1, /* dt_cupti_kernel_prefix: launch, registers, shared memory, queued */
+    DT_CF_DECODE_CUPTI_MEMCPY = 2, /* dt_cupti_memcpy_prefix */
+    DT_CF_DECODE_CUPTI_MEMSET = 3, /* dt_cupti_memset4 */
+    DT_CF_DECODE_CUPTI_API = 4,    /* dt_cupti_api: runtime kind only, named by cbid */
+    DT_CF_DECODE_CUPTI_EXTERNAL = 5,
+    DT_CF_DECODE_VENDOR = 16 /* and up: the vendor's ids, decoded by the descriptor's vendor_decode */
+} dt_cf_decode_id;
 
 /* One record layout: kind, the library versions that write it, and its decoder. */
-typedef struct dt_cf_layout {
+struct dt_cf_layout {
     uint32_t kind;        /* vendor kind number */
     uint32_t min_version; /* GetVersion range, inclusive */
     uint32_t max_version;
     uint32_t size;      /* the vendor's whole record, bytes */
     uint32_t read_size; /* the bytes the decoder reads (a common prefix) */
     uint16_t dt_kind;   /* devtrace_kind of the events it makes */
-    dt_cf_decode_fn decode;
-    const char *name; /* the vendor's struct name, for notes */
-} dt_cf_layout;
+    uint16_t decoder;   /* a dt_cf_decode_id, or a vendor's own id from DT_CF_DECODE_VENDOR on */
+    const char *name;   /* the vendor's struct name, for notes */
+};
 
 typedef struct dt_cf_cbid_name {
     uint32_t cbid;
@@ -173,6 +194,9 @@ typedef struct dt_cf_descriptor {
     uint32_t refuse_from_version;
     const dt_cf_layout *layouts;
     size_t nlayouts;
+    /* The vendor's own decoders, for the layouts with ids from DT_CF_DECODE_VENDOR on (its
+     * dispatch over those ids); NULL: such layouts are not used. */
+    dt_cf_decode_record_fn vendor_decode;
     /* The vendor's memcpy kind -> devtrace_memcpy_dir (out of range: UNKNOWN). */
     const uint8_t *copy_kinds;
     size_t ncopy_kinds;
@@ -190,7 +214,7 @@ typedef struct dt_cf_descriptor {
     const char *runtime_libraries[DT_CF_MAX_NAMES];
     const char *device_name_prefix; /* "CUDA device" -> "CUDA device 0" */
     unsigned quirks;                /* DT_CF_QUIRK_* */
-    dt_cf_scan_fn scan;             /* NULL: walk with the vendor's GetNextRecord */
+    dt_cf_scan_fn scan;             /* NULL: the engine's walks (dt_cf_walk_buffer) */
     /* The kind enabled (then disabled) to check that the library can trace here, at
      * probe and open; 0: external_correlation (else memcpy). A vendor whose library
      * refuses some kinds under a condition (MSPTI: memcpy without LD_PRELOAD) names
@@ -252,10 +276,10 @@ enum { DT_CF_STRIDE_UNSEEN = 0, DT_CF_STRIDE_OK = 1, DT_CF_STRIDE_NO = 2 };
  * address in a walk goes to the session's table (verified there), later ones of the same
  * walk are found here. Zero to start; valid for one walk of one session. */
 #define DT_CF_NAME_CACHE 64
-typedef struct dt_cf_name_cache {
+struct dt_cf_name_cache {
     const char *ptr[DT_CF_NAME_CACHE];
     uint32_t id[DT_CF_NAME_CACHE];
-} dt_cf_name_cache;
+};
 
 /* What a walk over one buffer found. */
 struct dt_cf_walk_counts {
@@ -353,8 +377,10 @@ void dt_cf_set_in_vendor_init(int on);
 /* Prepares d for buffers of a library reporting version; picks each kind's layout. */
 void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
                         dt_cf_next_fn next);
-/* Walks valid_size bytes of buf with the vendor's iterator, validating every record;
- * adds the loss counts to the session and fills *counts (may be NULL). */
+/* Walks valid_size bytes of buf, validating every record: with the descriptor's scanner
+ * when it has one; else by the layouts' record sizes offline (the stride walk: replay has
+ * no iterator); else with the vendor's iterator, until each kind's step is verified. Adds
+ * the loss counts to the session and fills *counts (may be NULL). */
 void dt_cf_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                        dt_cf_walk_counts *counts);
 /* One candidate record at rec with avail valid bytes from rec on: its kind looked up,
@@ -393,18 +419,8 @@ void dt_cf_decoder_init_offline(dt_cf_decoder *d, const dt_cf_descriptor *desc, 
 /* The size of a record kind without a layout, as the vendor's iterator stepped over it
  * (learned live, or from a capture); 1 when it is new. 0 is returned for a size not kept. */
 int dt_cf_learn_kind_size(dt_cf_decoder *d, uint32_t kind, uint32_t size);
-
-/* Record decoders for descriptors' layout tables. */
-dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
-dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *out);
+/* The size learned for a kind without a layout (dt_cf_learn_kind_size), or 0. */
+uint32_t dt_cf_learned_kind_size(dt_cf_decoder *d, uint32_t kind);
 
 /* ---- shared tables of the CUDA-shaped vendors (cupti_family.c) ---- */
 

@@ -1,5 +1,8 @@
-/* cupti_records.h: our mirrors of the vendor activity records the CUPTI-family engine
- * reads. Never the vendor's headers: every offset below is a number from
+/* cupti_records.h: our mirrors of the CUDA-shaped activity records the CUPTI-family
+ * engine's own decoders read (CUPTI's, and the vendors that write its shapes: MCPTI, PPU,
+ * Iluvatar, MUSA), and the assertions every mirror uses (DT_RECORD_SIZE, DT_RECORD_OFFSET).
+ * A vendor with records of its own shape keeps their mirrors in its own files
+ * (mspti_records.h). Never the vendor's headers: every offset below is a number from
  * ../shared/vendor-abi.md, checked against the installed CUDA 13.0 headers by
  * tests/integration/test_cupti_layout.c whenever they are present (offsetof/sizeof of
  * the real structs). Each mirror asserts its size and the offset of every field the
@@ -200,99 +203,5 @@ DT_RECORD_OFFSET(dt_cupti_external_correlation, kind, 0);
 DT_RECORD_OFFSET(dt_cupti_external_correlation, external_kind, 4);
 DT_RECORD_OFFSET(dt_cupti_external_correlation, external_id, 8);
 DT_RECORD_OFFSET(dt_cupti_external_correlation, correlation_id, 16);
-
-/* ---- Huawei Ascend MSPTI [H] (Ascend/mspti csrc/include): packed, u64 correlation ---- */
-#pragma pack(push, 1)
-typedef struct dt_mspti_kernel {
-    uint32_t kind;           /* 0: KERNEL 2 */
-    uint64_t start;          /* 4 */
-    uint64_t end;            /* 12 */
-    uint32_t device_id;      /* 20 */
-    uint32_t stream_id;      /* 24 */
-    uint64_t correlation_id; /* 28 */
-    const char *type;        /* 36 */
-    const char *name;        /* 44 */
-    uint8_t tail[56 - 52];
-} dt_mspti_kernel;
-
-typedef struct dt_mspti_api {
-    uint32_t kind;           /* 0: API 3 */
-    uint64_t start;          /* 4 */
-    uint64_t end;            /* 12 */
-    uint32_t process_id;     /* 20 */
-    uint32_t thread_id;      /* 24 */
-    uint64_t correlation_id; /* 28 */
-    const char *name;        /* 36: the API's name; no cbid */
-    uint8_t tail[48 - 44];
-} dt_mspti_api;
-
-typedef struct dt_mspti_memset {
-    uint32_t kind;           /* 0: MEMSET 6 */
-    uint32_t value;          /* 4 */
-    uint64_t bytes;          /* 8 */
-    uint64_t start;          /* 16 */
-    uint64_t end;            /* 24 */
-    uint32_t device_id;      /* 32 */
-    uint32_t stream_id;      /* 36 */
-    uint64_t correlation_id; /* 40 */
-    uint8_t is_async;        /* 48 */
-    uint8_t tail[56 - 49];
-} dt_mspti_memset;
-
-typedef struct dt_mspti_memcpy {
-    uint32_t kind;           /* 0: MEMCPY 7 */
-    uint32_t copy_kind;      /* 4: HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 */
-    uint64_t bytes;          /* 8 */
-    uint64_t start;          /* 16 */
-    uint64_t end;            /* 24 */
-    uint32_t device_id;      /* 32 */
-    uint32_t stream_id;      /* 36 */
-    uint64_t correlation_id; /* 40 */
-    uint8_t is_async;        /* 48 */
-    uint8_t tail[56 - 49];
-} dt_mspti_memcpy;
-
-typedef struct dt_mspti_external_correlation {
-    uint32_t kind;           /* 0: EXTERNAL_CORRELATION 8 */
-    uint32_t external_kind;  /* 4: CUSTOM0 2 */
-    uint64_t external_id;    /* 8 */
-    uint64_t correlation_id; /* 16 */
-} dt_mspti_external_correlation;
-#pragma pack(pop)
-
-DT_RECORD_SIZE(dt_mspti_kernel, 56);
-DT_RECORD_OFFSET(dt_mspti_kernel, start, 4);
-DT_RECORD_OFFSET(dt_mspti_kernel, end, 12);
-DT_RECORD_OFFSET(dt_mspti_kernel, device_id, 20);
-DT_RECORD_OFFSET(dt_mspti_kernel, stream_id, 24);
-DT_RECORD_OFFSET(dt_mspti_kernel, correlation_id, 28);
-DT_RECORD_OFFSET(dt_mspti_kernel, name, 44);
-DT_RECORD_SIZE(dt_mspti_api, 48);
-DT_RECORD_OFFSET(dt_mspti_api, start, 4);
-DT_RECORD_OFFSET(dt_mspti_api, end, 12);
-DT_RECORD_OFFSET(dt_mspti_api, process_id, 20);
-DT_RECORD_OFFSET(dt_mspti_api, thread_id, 24);
-DT_RECORD_OFFSET(dt_mspti_api, correlation_id, 28);
-DT_RECORD_OFFSET(dt_mspti_api, name, 36);
-DT_RECORD_SIZE(dt_mspti_memset, 56);
-DT_RECORD_OFFSET(dt_mspti_memset, value, 4);
-DT_RECORD_OFFSET(dt_mspti_memset, bytes, 8);
-DT_RECORD_OFFSET(dt_mspti_memset, start, 16);
-DT_RECORD_OFFSET(dt_mspti_memset, end, 24);
-DT_RECORD_OFFSET(dt_mspti_memset, device_id, 32);
-DT_RECORD_OFFSET(dt_mspti_memset, stream_id, 36);
-DT_RECORD_OFFSET(dt_mspti_memset, correlation_id, 40);
-DT_RECORD_SIZE(dt_mspti_memcpy, 56);
-DT_RECORD_OFFSET(dt_mspti_memcpy, copy_kind, 4);
-DT_RECORD_OFFSET(dt_mspti_memcpy, bytes, 8);
-DT_RECORD_OFFSET(dt_mspti_memcpy, start, 16);
-DT_RECORD_OFFSET(dt_mspti_memcpy, end, 24);
-DT_RECORD_OFFSET(dt_mspti_memcpy, device_id, 32);
-DT_RECORD_OFFSET(dt_mspti_memcpy, stream_id, 36);
-DT_RECORD_OFFSET(dt_mspti_memcpy, correlation_id, 40);
-DT_RECORD_SIZE(dt_mspti_external_correlation, 24);
-DT_RECORD_OFFSET(dt_mspti_external_correlation, external_kind, 4);
-DT_RECORD_OFFSET(dt_mspti_external_correlation, external_id, 8);
-DT_RECORD_OFFSET(dt_mspti_external_correlation, correlation_id, 16);
 
 #endif /* DT_CUPTI_RECORDS_H */

@@ -1,7 +1,8 @@
 /* cupti_walk.c: the CUPTI-family engine's decoding (see cupti_family.h): the decoder of a
- * session, the walk of a completed buffer (the vendor's iterator until each kind's step is
- * verified, then the stride), the runtime and kernel names, and the record decoders the
- * layouts point at (CUPTI's and MSPTI's shapes). Nothing here allocates, locks or formats
+ * session, the walks of a completed buffer (the vendor's iterator until each kind's step is
+ * verified, then the stride; offline, the stride walk by the layouts' sizes alone,
+ * cupti_decode.h), and the runtime and kernel names. The records are decoded by the
+ * decoder each layout names (cupti_decode.h). Nothing here allocates, locks or formats
  * text while a buffer is walked. */
 #include "cupti_decode.h"
 #include "cupti_family.h"
@@ -13,7 +14,15 @@
 #include <string.h>
 
 #include "core/raw.h"
-#include "cupti_records.h"
+
+/* Whether the decoder a layout names exists: one of the engine's, or a vendor's id with the
+ * descriptor's vendor_decode to read it. */
+static int layout_has_decoder(const dt_cf_descriptor *desc, const dt_cf_layout *l)
+{
+    if (l->decoder >= DT_CF_DECODE_VENDOR)
+        return desc->vendor_decode != NULL;
+    return l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL;
+}
 
 void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_session *s, uint32_t version,
                         dt_cf_next_fn next)
@@ -25,7 +34,7 @@ void dt_cf_decoder_init(dt_cf_decoder *d, const dt_cf_descriptor *desc, dt_sessi
     d->next = next;
     for (size_t i = 0; i < desc->nlayouts; i++) {
         const dt_cf_layout *l = &desc->layouts[i];
-        if (l->kind >= DT_CF_MAX_KIND)
+        if (l->kind >= DT_CF_MAX_KIND || !layout_has_decoder(desc, l))
             continue;
         const dt_cf_layout *cur = d->by_kind[l->kind];
         int exact = version >= l->min_version && version <= l->max_version;
@@ -62,8 +71,7 @@ static uint32_t read_u32(const uint8_t *p)
 
 #define CF_MAX_SKIP_SIZE (1u << 16)
 
-/* The learned size of a kind without a layout, or 0. */
-static uint32_t skip_size(dt_cf_decoder *d, uint32_t kind)
+uint32_t dt_cf_learned_kind_size(dt_cf_decoder *d, uint32_t kind)
 {
     for (int i = 0; i < DT_CF_SKIP_KINDS; i++) {
         uint64_t e = atomic_load_explicit(&d->skip_sizes[i], memory_order_relaxed);
@@ -162,22 +170,11 @@ static void cf_learn_stride(dt_cf_decoder *d, uintptr_t prev, uintptr_t p)
                     d->desc->vendor_api, (unsigned long long)(p - prev), l->name, kind, l->size);
 }
 
-/* Offline (replay): no vendor iterator; stride by the layouts' record sizes, as the
- * vendor's iterator does. An unknown kind or a short record ends the buffer. */
+/* Offline (replay): no vendor iterator; the stride walk by the layouts' sizes. */
 static void walk_by_layout_sizes(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                                  dt_cf_walk_counts *c)
 {
-    size_t off = 0;
-    while (off < valid_size) {
-        uint32_t kind = valid_size - off >= 4 ? read_u32(buf + off) : 0;
-        dt_cf_taken t = dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
-        uint32_t step = t == DT_CF_TAKEN_UNKNOWN_KIND ? skip_size(d, kind)
-                        : t == DT_CF_TAKEN_TRUNCATED  ? 0
-                                                      : d->by_kind[kind]->size;
-        if (!step)
-            break; /* a kind the live iterator never stepped over, or a short record */
-        off += step;
-    }
+    dt_cf_stride_walk(d, buf, valid_size, mode, c, dt_cf_decode_record);
 }
 
 /* The vendor's iterator's next record after prev (0: the first) in [lo, hi): 1 with *p
@@ -379,73 +376,4 @@ void dt_cf_apply_api_name(dt_cf_decoder *d, uint32_t cbid, const char *name)
         cf_rename r = {cbid, old, id};
         dt_store_visit(&d->s->store, rename_runtime_events, &r);
     }
-}
-
-dt_cf_decoded dt_cf_decode_cupti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_cupti_kernel(d, rec, ev, NULL);
-}
-
-dt_cf_decoded dt_cf_decode_cupti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_cupti_memcpy(d, rec, ev);
-}
-
-dt_cf_decoded dt_cf_decode_cupti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_cupti_memset(d, rec, ev);
-}
-
-dt_cf_decoded dt_cf_decode_cupti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_cupti_api(d, rec, ev);
-}
-
-dt_cf_decoded dt_cf_decode_cupti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_cupti_external(d, rec, ev);
-}
-
-dt_cf_decoded dt_cf_decode_mspti_kernel(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_mspti_kernel(d, rec, ev, NULL);
-}
-
-dt_cf_decoded dt_cf_decode_mspti_memcpy(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    dt_mspti_memcpy m;
-    memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = dt_cf_mspti_span_valid(m.start, m.end);
-    if (r != DT_CF_EMIT)
-        return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = dt_cf_copy_direction(d, m.copy_kind);
-    return DT_CF_EMIT;
-}
-
-dt_cf_decoded dt_cf_decode_mspti_memset(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    (void)d;
-    dt_mspti_memset m;
-    memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = dt_cf_mspti_span_valid(m.start, m.end);
-    if (r != DT_CF_EMIT)
-        return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->u.memset.bytes = m.bytes;
-    ev->u.memset.value = m.value;
-    return DT_CF_EMIT;
-}
-
-dt_cf_decoded dt_cf_decode_mspti_api(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    return dt_cf_mspti_api(d, rec, ev, NULL);
-}
-
-dt_cf_decoded dt_cf_decode_mspti_external(dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev)
-{
-    dt_mspti_external_correlation x;
-    memcpy(&x, rec, sizeof x);
-    return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }

@@ -63,17 +63,17 @@ static const dt_cf_cbid_name mcpti_runtime_names[] = {
  * the engine's CUPTI ones (the prefixes are CUPTI's); the walker validates first. */
 static const dt_cf_layout mcpti_layouts[] = {
     {DT_MCPTI_KIND_CONCURRENT_KERNEL, 0, UINT32_MAX, sizeof(dt_mcpti_kernel8), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "MCpti_ActivityKernel8"},
+     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
     {DT_MCPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mcpti_kernel8), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, dt_cf_decode_cupti_kernel, "MCpti_ActivityKernel8"},
+     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
     {DT_MCPTI_KIND_MEMCPY, 0, UINT32_MAX, DT_MCPTI_MEMCPY_SIZE, sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
-     dt_cf_decode_cupti_memcpy, "MCpti_ActivityMemcpy5"},
+     DT_CF_DECODE_CUPTI_MEMCPY, "MCpti_ActivityMemcpy5"},
     {DT_MCPTI_KIND_MEMSET, 0, UINT32_MAX, DT_MCPTI_MEMSET_SIZE, offsetof(dt_cupti_memset4, tail), DEVTRACE_KIND_MEMSET,
-     dt_cf_decode_cupti_memset, "MCpti_ActivityMemset4"},
+     DT_CF_DECODE_CUPTI_MEMSET, "MCpti_ActivityMemset4"},
     {DT_MCPTI_KIND_RUNTIME, 0, UINT32_MAX, DT_MCPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME,
-     dt_cf_decode_cupti_api, "MCpti_ActivityAPI"},
+     DT_CF_DECODE_CUPTI_API, "MCpti_ActivityAPI"},
     {DT_MCPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, DT_MCPTI_EXTERNAL_SIZE, sizeof(dt_cupti_external_correlation),
-     DEVTRACE_KIND_EXTCORR, dt_cf_decode_cupti_external, "MCpti_ActivityExternalCorrelation"},
+     DEVTRACE_KIND_EXTCORR, DT_CF_DECODE_CUPTI_EXTERNAL, "MCpti_ActivityExternalCorrelation"},
 };
 _Static_assert(sizeof(dt_mcpti_kernel8) == DT_MCPTI_KERNEL_SIZE, "MCpti_ActivityKernel8 is 200 bytes");
 _Static_assert(sizeof(dt_cupti_memset4) == DT_MCPTI_MEMSET_SIZE, "MCpti_ActivityMemset4 is 88 bytes");

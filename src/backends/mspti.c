@@ -1,8 +1,9 @@
 /* mspti.c: the Huawei Ascend MSPTI backend ("mspti"): the CUPTI-family engine with
- * Ascend's descriptor, and the buffer walker MSPTI needs.
+ * Ascend's descriptor, MSPTI's own record decoders, and its walker (the engine's stride
+ * walk, in place of the vendor's iterator).
  *
  * Facts ([H]: the Ascend/mspti csrc/include headers, ../shared/vendor-abi.md; the record
- * mirrors are in cupti_records.h):
+ * mirrors are in mspti_records.h, their decoders here):
  *  - libmspti.so in $ASCEND_HOME_PATH/{lib64,tools/mspti/lib64}, or under
  *    /usr/local/Ascend/ascend-toolkit/latest;
  *  - kinds KERNEL 2, API 3, MEMSET 6, MEMCPY 7, EXTERNAL_CORRELATION 8, and the API record
@@ -25,9 +26,11 @@
  *    would lose its copies is unavailable, with the fix in the reason. `devtrace record
  *    --backend mspti` preloads the library itself (src/cli/record.c).
  * Not checked against installed headers (none here) and not run on Ascend hardware. */
+#include <stdint.h>
 #include <string.h>
 
 #include "cupti_decode.h"
+#include "mspti_records.h"
 
 enum {
     MSPTI_KIND_KERNEL = 2,
@@ -50,21 +53,21 @@ enum {
 /* Every record layout is version independent so far: one decoder per kind. */
 static const dt_cf_layout mspti_layouts[] = {
     {MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
-     dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
+     DT_MSPTI_DECODE_KERNEL, "msptiActivityKernel"},
     {MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     dt_cf_decode_mspti_api, "msptiActivityApi (API)"},
+     DT_MSPTI_DECODE_API, "msptiActivityApi (API)"},
     {MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     dt_cf_decode_mspti_api, "msptiActivityApi (ACL_API)"},
+     DT_MSPTI_DECODE_API, "msptiActivityApi (ACL_API)"},
     {MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     dt_cf_decode_mspti_api, "msptiActivityApi (NODE_API)"},
+     DT_MSPTI_DECODE_API, "msptiActivityApi (NODE_API)"},
     {MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     dt_cf_decode_mspti_api, "msptiActivityApi (RUNTIME_API)"},
+     DT_MSPTI_DECODE_API, "msptiActivityApi (RUNTIME_API)"},
     {MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
-     dt_cf_decode_mspti_memset, "msptiActivityMemset"},
+     DT_MSPTI_DECODE_MEMSET, "msptiActivityMemset"},
     {MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
-     dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
+     DT_MSPTI_DECODE_MEMCPY, "msptiActivityMemcpy"},
     {MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
-     sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external,
+     sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, DT_MSPTI_DECODE_EXTERNAL,
      "msptiActivityExternalCorrelation"},
 };
 
@@ -74,27 +77,121 @@ static const uint8_t mspti_copy_kinds[] = {
     DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN,
 };
 
-/* Walks a completed buffer with the record sizes of the layout table instead of
- * msptiActivityGetNextRecord. The library's iterator keeps its position in a
- * thread-local cursor and ignores the record passed in (Ascend/mspti,
- * csrc/activity/activity_manager.cpp, ActivityManager::GetNextRecord); only
- * MAX_LIMIT_REACHED resets it. A walk that stops early (INVALID_KIND, a record rejected
- * as truncated) would make the next buffer walked on that thread start mid-way. Records
- * lie back to back, each its kind's full size; a kind without a layout has no known
- * size, so the rest of the buffer is unreadable (counted malformed, once). */
-static void mspti_scan_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
+/* MSPTI records carry no launch configuration and no context: the events have no
+ * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
+ * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
+ * clock artefact but a bad record. */
+static inline dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
+{
+    if (start == 0 && end == 0)
+        return DT_CF_ZERO_TIME;
+    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_kernel(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_kernel k;
+    memcpy(&k, rec, sizeof k);
+    dt_cf_decoded r = mspti_span_valid(k.start, k.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
+    ev->name_id = dt_cf_kernel_name(d, nc, k.name);
+    return DT_CF_EMIT;
+}
+
+/* Every API record level (API, ACL_API, NODE_API, RUNTIME_API) is named by its string. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec,
+                                                                            devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_api a;
+    memcpy(&a, rec, sizeof a);
+    dt_cf_decoded r = mspti_span_valid(a.start, a.end);
+    if (r == DT_CF_EMIT && !a.name)
+        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memset(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    (void)d, (void)nc;
+    dt_mspti_memset m;
+    memcpy(&m, rec, sizeof m);
+    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    ev->u.memset.bytes = m.bytes;
+    ev->u.memset.value = m.value;
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memcpy(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    (void)nc;
+    dt_mspti_memcpy m;
+    memcpy(&m, rec, sizeof m);
+    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    ev->u.memcpy.bytes = m.bytes;
+    ev->u.memcpy.direction = dt_cf_copy_direction(d, m.copy_kind);
+    return DT_CF_EMIT;
+}
+
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_external(dt_cf_decoder *d, const uint8_t *rec,
+                                                                                 devtrace_event *ev,
+                                                                                 dt_cf_name_cache *nc)
+{
+    (void)nc;
+    dt_mspti_external_correlation x;
+    memcpy(&x, rec, sizeof x);
+    return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
+}
+
+/* The decoder of a layout by its id (DT_MSPTI_DECODE_*, mspti_records.h): the descriptor's
+ * vendor_decode, for the engine's walks, and inline in mspti_walk_buffer's. The engine's
+ * own ids have no MSPTI layout. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(const dt_cf_layout *l, dt_cf_decoder *d,
+                                                                               const uint8_t *rec, devtrace_event *ev,
+                                                                               dt_cf_name_cache *nc)
+{
+    switch (l->decoder) {
+    case DT_MSPTI_DECODE_KERNEL:
+        return mspti_decode_kernel(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_API:
+        return mspti_decode_api(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MEMSET:
+        return mspti_decode_memset(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MEMCPY:
+        return mspti_decode_memcpy(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_EXTERNAL:
+        return mspti_decode_external(d, rec, ev, nc);
+    default:
+        return DT_CF_MALFORMED;
+    }
+}
+
+/* MSPTI's walker: the engine's stride walk with MSPTI's decoders inline, never
+ * msptiActivityGetNextRecord. The library's iterator keeps its position in a thread-local
+ * cursor and ignores the record passed in (Ascend/mspti, csrc/activity/activity_manager.cpp,
+ * ActivityManager::GetNextRecord); only MAX_LIMIT_REACHED resets it, so a walk that stopped
+ * early (INVALID_KIND, a record rejected as truncated) would make the next buffer walked on
+ * that thread start mid-way. Records lie back to back, each its kind's full size; a kind
+ * without a layout has no known size, so the rest of the buffer is unreadable (counted
+ * malformed, once). Replay walks MSPTI's captures with it too. */
+static void mspti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
                               dt_cf_walk_counts *counts)
 {
-    size_t off = 0;
-    while (off < valid_size) {
-        const uint8_t *rec = buf + off;
-        dt_cf_taken t = dt_cf_take_record_inline(d, rec, valid_size - off, mode, counts);
-        if (t == DT_CF_TAKEN_UNKNOWN_KIND || t == DT_CF_TAKEN_TRUNCATED)
-            break;
-        uint32_t kind;
-        memcpy(&kind, rec, sizeof kind);
-        off += d->by_kind[kind]->size; /* known: take_record found its layout */
-    }
+    dt_cf_stride_walk(d, buf, valid_size, mode, counts, mspti_decode_record);
 }
 
 const dt_cf_descriptor dt_cf_mspti_descriptor = {
@@ -124,6 +221,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .refuse_from_version = 0, /* the header: a request may be declined (NULL); records are then dropped */
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
+    .vendor_decode = mspti_decode_record,
     .copy_kinds = mspti_copy_kinds,
     .ncopy_kinds = sizeof mspti_copy_kinds,
     .runtime_names = NULL,
@@ -134,7 +232,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .runtime_libraries = {NULL},
     .device_name_prefix = "Ascend NPU",
     .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
-    .scan = mspti_scan_buffer,
+    .scan = mspti_walk_buffer,
     .usable_check_kind = MSPTI_KIND_MEMCPY,
     .more_kinds = {{MSPTI_KIND_ACL_API, "ACL_API", 0},
                    {MSPTI_KIND_NODE_API, "NODE_API", 1},

@@ -61,17 +61,17 @@ static const dt_cf_cbid_name musa_runtime_names[] = {
 /* One layout per kind, for every library version (no version is known to change them). */
 static const dt_cf_layout musa_layouts[] = {
     {10, 0, UINT32_MAX, DT_MUPTI_KERNEL6_SIZE, sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
-     dt_cf_decode_cupti_kernel, "MUpti_ActivityKernel6"},
+     DT_CF_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
     {3, 0, UINT32_MAX, DT_MUPTI_KERNEL6_SIZE, sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
-     dt_cf_decode_cupti_kernel, "MUpti_ActivityKernel6"},
+     DT_CF_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
     {1, 0, UINT32_MAX, DT_MUPTI_MEMCPY4_SIZE, sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
-     dt_cf_decode_cupti_memcpy, "MUpti_ActivityMemcpy4"},
+     DT_CF_DECODE_CUPTI_MEMCPY, "MUpti_ActivityMemcpy4"},
     {2, 0, UINT32_MAX, DT_MUPTI_MEMSET3_SIZE, offsetof(dt_cupti_memset4, tail), DEVTRACE_KIND_MEMSET,
-     dt_cf_decode_cupti_memset, "MUpti_ActivityMemset3"},
-    {5, 0, UINT32_MAX, DT_MUPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, dt_cf_decode_cupti_api,
+     DT_CF_DECODE_CUPTI_MEMSET, "MUpti_ActivityMemset3"},
+    {5, 0, UINT32_MAX, DT_MUPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_CF_DECODE_CUPTI_API,
      "MUpti_ActivityAPI"},
     {39, 0, UINT32_MAX, DT_MUPTI_EXTERNAL_SIZE, sizeof(dt_cupti_external_correlation), DEVTRACE_KIND_EXTCORR,
-     dt_cf_decode_cupti_external, "MUpti_ActivityExternalCorrelation"},
+     DT_CF_DECODE_CUPTI_EXTERNAL, "MUpti_ActivityExternalCorrelation"},
 };
 
 const dt_cf_descriptor dt_cf_musa_descriptor = {

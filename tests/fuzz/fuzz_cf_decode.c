@@ -1,8 +1,8 @@
 /* fuzz_cf_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
  * (src/backends/cupti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
  *
- * dt_cf_decoder_init for a descriptor (cupti, ppu, iluvatar, an MSPTI-layout table) and a library
- * version, then dt_cf_walk_buffer over the bytes, walked by
+ * dt_cf_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, and MSPTI's layouts under the
+ * engine's iterator walk) and a library version, then dt_cf_walk_buffer over the bytes, walked by
  *   - an honest iterator: the vendor's GetNextRecord, striding by its kind-to-size table and
  *     ending with MAX_LIMIT_REACHED or an error for an unknown or cut record; or
  *   - a hostile one, scripted by the input: pointers outside the buffer, one past its end, before
@@ -23,35 +23,19 @@
 
 #include "backends/cupti_family.h"
 #include "backends/cupti_records.h"
+#ifdef DT_HAVE_MSPTI
+#include "backends/mspti_records.h"
+#endif
 #include "fuzz_common.h"
 
 #define FZ_INVALID_KIND 13 /* any non-success, non-MAX_LIMIT code (CUPTI_ERROR_INVALID_KIND) */
 
-/* An MSPTI-shaped table (packed records, u64 correlation, API names as pointers), as the unit test
- * of the decoders has it: the MSPTI decoders have no vendor descriptor of their own yet. */
-static const dt_cf_layout mspti_layouts[] = {
-    {2, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_KERNEL, dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
-    {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
-    {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
-    {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
-    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external, "msptiActivityExternalCorrelation"},
-};
-static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
-                                           DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN};
-static const dt_cf_descriptor mspti_like = {
-    .name = "mspti-fuzz",
-    .vendor_api = "MSPTI",
-    .symbol_prefixes = {"mspti"},
-    .kinds = {.memcpy = 7, .memset = 6, .kernel = 2, .runtime = 3, .external_correlation = 8},
-    .results = {.success = 0, .max_limit_reached = 1},
-    .external_kind_custom0 = 2,
-    .layouts = mspti_layouts,
-    .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
-    .copy_kinds = mspti_copy_kinds,
-    .ncopy_kinds = sizeof mspti_copy_kinds,
-    .unknown_runtime_prefix = "msptiApi",
-};
-
+#ifdef DT_HAVE_MSPTI
+/* MSPTI's own layouts and decoders walked by the engine's iterator walk (the real descriptor
+ * has its own walker, the stride walk): the hostile iterator reaches MSPTI's decoders too.
+ * Filled from dt_cf_mspti_descriptor on the first input. */
+static dt_cf_descriptor mspti_under_an_iterator;
+#endif
 static const dt_cf_descriptor *const descriptors[] = {
 #ifdef DT_HAVE_CUPTI
     &dt_cf_cupti_descriptor,
@@ -62,9 +46,10 @@ static const dt_cf_descriptor *const descriptors[] = {
 #ifdef DT_HAVE_ILUVATAR
     &dt_cf_iluvatar_descriptor,
 #endif
-    &mspti_like,
 #ifdef DT_HAVE_MSPTI
-    &dt_cf_mspti_descriptor, /* walked by its own size-table scanner */
+    &mspti_under_an_iterator,
+    /* walked by its own walker, the stride walk */
+    &dt_cf_mspti_descriptor,
 #endif
 };
 #define NDESCRIPTORS (sizeof descriptors / sizeof descriptors[0])
@@ -75,44 +60,62 @@ static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 13
 /* Where a layout's decoder reads a pointer (up to two); -1: none. A layout whose decoder is not
  * listed here could read a pointer this harness does not know about: its descriptor is skipped. */
 typedef struct pointer_fields {
-    dt_cf_decode_fn decode;
     int at[2];
 } pointer_fields;
-static const pointer_fields known_decoders[] = {
-    {dt_cf_decode_cupti_kernel, {offsetof(dt_cupti_kernel_prefix, name), -1}},
-    {dt_cf_decode_cupti_memcpy, {-1, -1}},
-    {dt_cf_decode_cupti_memset, {-1, -1}},
-    {dt_cf_decode_cupti_api, {-1, -1}},
-    {dt_cf_decode_cupti_external, {-1, -1}},
-    {dt_cf_decode_mspti_kernel, {offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
-    {dt_cf_decode_mspti_memcpy, {-1, -1}},
-    {dt_cf_decode_mspti_memset, {-1, -1}},
-    {dt_cf_decode_mspti_api, {offsetof(dt_mspti_api, name), -1}},
-    {dt_cf_decode_mspti_external, {-1, -1}},
+/* The engine's decoders, by id (DT_CF_DECODE_CUPTI_*). */
+static const pointer_fields engine_decoders[DT_CF_DECODE_CUPTI_EXTERNAL + 1] = {
+    [DT_CF_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1}},
+    [DT_CF_DECODE_CUPTI_MEMCPY] = {{-1, -1}},
+    [DT_CF_DECODE_CUPTI_MEMSET] = {{-1, -1}},
+    [DT_CF_DECODE_CUPTI_API] = {{-1, -1}},
+    [DT_CF_DECODE_CUPTI_EXTERNAL] = {{-1, -1}},
 };
+#ifdef DT_HAVE_MSPTI
+/* MSPTI's decoders (mspti.c), by id (DT_MSPTI_DECODE_*). */
+#define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_CF_DECODE_VENDOR]
+static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_CF_DECODE_VENDOR] = {
+    MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
+    MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1}},
+    MSPTI_ID(MEMSET) = {{-1, -1}},
+    MSPTI_ID(MEMCPY) = {{-1, -1}},
+    MSPTI_ID(EXTERNAL) = {{-1, -1}},
+};
+#undef MSPTI_ID
+#endif
 
-static const pointer_fields *fields_of(dt_cf_decode_fn fn)
+static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_layout *l)
 {
-    for (size_t i = 0; i < sizeof known_decoders / sizeof known_decoders[0]; i++)
-        if (known_decoders[i].decode == fn)
-            return &known_decoders[i];
+    if (l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL)
+        return &engine_decoders[l->decoder];
+#ifdef DT_HAVE_MSPTI
+    if (d->vendor_decode && d->vendor_decode == dt_cf_mspti_descriptor.vendor_decode &&
+        l->decoder >= DT_CF_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
+        return &mspti_decoders[l->decoder - DT_CF_DECODE_VENDOR];
+#endif
+    (void)d;
     return NULL;
 }
 
 /* A vendor scanner walks the buffer by itself (no iterator to patch records on the way): only
- * MSPTI's, which strides by the layout sizes from the start, is fuzzed here (its pointers are
- * patched beforehand along the same stride); MCPTI's has its own target (fuzz_mcpti_scan). */
-static int stride_scanner(const dt_cf_descriptor *d)
+ * MSPTI's, the engine's stride walk, which steps by the layout sizes from the start, is fuzzed
+ * here (its pointers are patched beforehand along the same stride); MCPTI's has its own target
+ * (fuzz_mcpti_scan). */
+static int walks_by_sizes(const dt_cf_descriptor *d)
 {
-    return d->scan && !strcmp(d->name, "mspti");
+#ifdef DT_HAVE_MSPTI
+    return d->scan && d->scan == dt_cf_mspti_descriptor.scan;
+#else
+    (void)d;
+    return 0;
+#endif
 }
 
 static int all_decoders_known(const dt_cf_descriptor *d)
 {
     for (size_t i = 0; i < d->nlayouts; i++)
-        if (!fields_of(d->layouts[i].decode))
+        if (!fields_of(d, &d->layouts[i]))
             return 0;
-    return !d->scan || stride_scanner(d);
+    return !d->scan || walks_by_sizes(d);
 }
 
 /* Strings the patched pointers point at. */
@@ -152,7 +155,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
     uint32_t kind;
     memcpy(&kind, rec, 4);
     const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
-    const pointer_fields *pf = l ? fields_of(l->decode) : NULL;
+    const pointer_fields *pf = l ? fields_of(it.d->desc, l) : NULL;
     for (int i = 0; pf && i < 2; i++) {
         if (pf->at[i] < 0 || (size_t)pf->at[i] + sizeof(void *) > avail)
             continue;
@@ -235,9 +238,21 @@ static void fill_long_name(void)
         long_name[i] = (char)('a' + i % 26);
 }
 
+static void fill_mspti_under_an_iterator(void)
+{
+#ifdef DT_HAVE_MSPTI
+    if (mspti_under_an_iterator.name)
+        return;
+    mspti_under_an_iterator = dt_cf_mspti_descriptor;
+    mspti_under_an_iterator.name = "mspti-iterator";
+    mspti_under_an_iterator.scan = NULL;
+#endif
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fill_long_name();
+    fill_mspti_under_an_iterator();
     fz_input in = {data, size};
     const dt_cf_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
     if (!all_decoders_known(chosen))
@@ -285,7 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * kept on the iterator (iterator_only), so that only records it handed out (and patched)
      * are read. Window bit 1 keeps an honest walk on the iterator too. */
     d.iterator_only = it.hostile || (window & 2);
-    if (stride_scanner(&desc) || !it.hostile) {
+    if (walks_by_sizes(&desc) || !it.hostile) {
         for (size_t off = 0; off + 4 <= in.n;) {
             uint32_t kind, rec_size;
             memcpy(&kind, buf + off, 4);

@@ -3,7 +3,9 @@
  * (never through our mirrors), walked with a stand-in for the vendor's GetNextRecord
  * that strides by its own size table, and the resulting events are compared field by
  * field. Also: loss counters (zero timestamps, malformed, unknown kinds), layout choice
- * by library version, the runtime callback-id names, and MSPTI's packed records. */
+ * by library version, the runtime callback-id names, the dispatch to a layout's decoder by
+ * its id (the engine's or a vendor's), and the stride walk by the layouts' sizes. MSPTI's
+ * records have their own file (test_mspti_decode.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "backends/cupti_decode.h"
 #include "core/session.h"
 #include "unit_bytes.h"
+#include "unit_decoder.h"
 
 #define MAX_LIMIT 12 /* CUPTI_ERROR_MAX_LIMIT_REACHED */
 
@@ -187,70 +190,29 @@ static int odd_end_next(uint8_t *buf, size_t valid, void **rec)
     return rc == MAX_LIMIT ? 7777 : rc;
 }
 
-/* ---- fixture ---- */
-
-typedef struct fixture {
-    dt_session *s;
-    dt_cf_decoder *d;
-    _Alignas(8) uint8_t buf[8192];
-    size_t used;
-    devtrace_event ev[64];
-    size_t nev;
-} fixture;
+/* ---- fixture (unit_decoder.h): CUPTI 13.0's descriptor, stepped by stand_in_next ---- */
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    devtrace_error err = {0, ""};
-    f->s = dt_session_new_offline("cupti", "unit test", "cuda_runtime", &err);
-    f->d = calloc(1, sizeof *f->d);
-    if (!f->s || !f->d)
-        return -1;
     g_kernel_size = 216;
     g_memcpy_size = 96;
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, stand_in_next);
-    *state = f;
-    return 0;
+    *state = ut_decoder_fixture_new(&dt_cf_cupti_descriptor, 130001, stand_in_next, "cuda_runtime");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    devtrace_close(f->s);
-    free(f->d);
-    free(f);
+    ut_decoder_fixture_free(*state);
     return 0;
-}
-
-static void collect(void *user, devtrace_event *ev)
-{
-    fixture *f = user;
-    if (f->nev < 64)
-        f->ev[f->nev++] = *ev;
-}
-
-/* Walks f->buf[0..used) and collects the stored events. */
-static dt_cf_walk_counts walk(fixture *f)
-{
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
-    return c;
-}
-
-static const char *name_of(fixture *f, const devtrace_event *ev)
-{
-    return dt_intern_get(&f->s->names, ev->name_id);
 }
 
 /* ---- tests ---- */
 
 static void kernel10_record_becomes_a_kernel_event_with_launch_metadata(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 5000, 8200, 11, 4900, 216);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.records, 1);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->nev, 1);
@@ -273,15 +235,15 @@ static void kernel10_record_becomes_a_kernel_event_with_launch_metadata(void **s
     assert_int_equal(ev->u.kernel.dynamic_shared, 81920);
     assert_int_equal(ev->u.kernel.queued_ns, 4900);
     assert_int_equal(ev->flags, DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_QUEUED);
-    assert_string_equal(name_of(f, ev), kernel_name);
+    assert_string_equal(ut_decoded_name(f, ev), kernel_name);
 }
 
 static void kernel_queued_unknown_sentinels_leave_queued_unset(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 5000, 6000, 1, 0, 216);
     f->used += write_kernel(f->buf + f->used, 10, 7000, 8000, 2, ~0ull, 216);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     for (size_t i = 0; i < f->nev; i++) {
         assert_false(f->ev[i].flags & DEVTRACE_EVENT_HAS_QUEUED);
@@ -291,9 +253,9 @@ static void kernel_queued_unknown_sentinels_leave_queued_unset(void **state)
 
 static void kernel_kind_3_decodes_like_concurrent_kernel(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 3, 100, 200, 9, 0, 216);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->ev[0].kind, DEVTRACE_KIND_KERNEL);
     assert_int_equal(f->ev[0].correlation, 9);
@@ -301,13 +263,13 @@ static void kernel_kind_3_decodes_like_concurrent_kernel(void **state)
 
 static void memcpy6_record_keeps_bytes_and_direction(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_memcpy(f->buf, 1, 4096, 100, 200, 21, 96);          /* HTOD */
     f->used += write_memcpy(f->buf + f->used, 2, 4, 300, 400, 22, 96);  /* DTOH */
     f->used += write_memcpy(f->buf + f->used, 8, 64, 500, 600, 23, 96); /* DTOD */
     f->used += write_memcpy(f->buf + f->used, 9, 8, 700, 800, 24, 96);  /* HTOH */
     f->used += write_memcpy(f->buf + f->used, 99, 8, 900, 950, 25, 96); /* unknown copy kind */
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 5);
     uint32_t want_dir[5] = {DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_HTOH,
                             DEVTRACE_COPY_UNKNOWN};
@@ -332,9 +294,9 @@ static void memcpy6_record_keeps_bytes_and_direction(void **state)
 
 static void memset4_record_keeps_bytes_and_value(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_memset(f->buf, 0xAB, 128, 1000, 1500, 31);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     const devtrace_event *ev = &f->ev[0];
     assert_int_equal(ev->kind, DEVTRACE_KIND_MEMSET);
@@ -349,11 +311,11 @@ static void memset4_record_keeps_bytes_and_value(void **state)
 
 static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 211, 900, 990, 41, 0);
     f->used += write_api(f->buf + f->used, 5, 430, 1000, 1100, 42, 1);
     f->used += write_api(f->buf + f->used, 5, 3, 1200, 1300, 43, 0);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     const char *want[3] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGetDeviceCount"};
     uint32_t cbid[3] = {211, 430, 3};
@@ -368,7 +330,7 @@ static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
         assert_int_equal(ev->u.runtime.cbid, cbid[i]);
         assert_int_equal(ev->device, 4242);
         assert_int_equal(ev->stream, 4343);
-        assert_string_equal(name_of(f, ev), want[i]);
+        assert_string_equal(ut_decoded_name(f, ev), want[i]);
     }
     assert_int_equal(f->ev[1].u.runtime.return_value, 1);
     assert_int_equal(f->s->stats.unresolved_names, 0);
@@ -376,25 +338,25 @@ static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
 
 static void unknown_cbid_is_named_by_number_and_counted_once(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 3999, 900, 990, 51, 0);
     f->used += write_api(f->buf + f->used, 5, 3999, 1000, 1090, 52, 0);
     f->used += write_api(f->buf + f->used, 5, 600, 1100, 1190, 53, 0);
     f->used += write_api(f->buf + f->used, 5, 100000, 1200, 1290, 54, 0); /* implausible: malformed */
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 1);
-    assert_string_equal(name_of(f, &f->ev[0]), "cudaRuntime#3999");
-    assert_string_equal(name_of(f, &f->ev[1]), "cudaRuntime#3999");
-    assert_string_equal(name_of(f, &f->ev[2]), "cudaRuntime#600");
+    assert_string_equal(ut_decoded_name(f, &f->ev[0]), "cudaRuntime#3999");
+    assert_string_equal(ut_decoded_name(f, &f->ev[1]), "cudaRuntime#3999");
+    assert_string_equal(ut_decoded_name(f, &f->ev[2]), "cudaRuntime#600");
     assert_int_equal(f->s->stats.unresolved_names, 2);
 }
 
 static void driver_api_records_are_ignored_not_malformed(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 4, 7, 900, 990, 61, 0);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.records, 1);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.ignored, 1);
@@ -403,12 +365,12 @@ static void driver_api_records_are_ignored_not_malformed(void **state)
 
 static void external_correlation_custom0_links_runtime_and_device(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_extcorr(f->buf, 3, 0, 71);              /* id 0 is valid */
     f->used += write_extcorr(f->buf + f->used, 1, 555, 71); /* another tool's kind */
     f->used += write_api(f->buf + f->used, 5, 211, 900, 990, 71, 0);
     f->used += write_kernel(f->buf + f->used, 10, 1000, 2000, 71, 0, 216);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.records, 4);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.ignored, 1);
@@ -431,13 +393,13 @@ static void external_correlation_custom0_links_runtime_and_device(void **state)
 
 static void zero_start_and_end_are_skipped_and_counted(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 0, 0, 81, 0, 216);
     f->used += write_memcpy(f->buf + f->used, 1, 8, 0, 0, 82, 96);
     f->used += write_memset(f->buf + f->used, 0, 8, 0, 0, 83);
     f->used += write_api(f->buf + f->used, 5, 211, 0, 0, 84, 0);
     f->used += write_kernel(f->buf + f->used, 10, 0, 5, 85, 0, 216); /* small values are valid */
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.zero_time, 4);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->ev[0].correlation, 85);
@@ -447,11 +409,11 @@ static void zero_start_and_end_are_skipped_and_counted(void **state)
 
 static void record_running_past_valid_size_is_rejected_and_counted(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 91, 0);
     write_kernel(f->buf + f->used, 10, 100, 200, 92, 0, 216);
     f->used += 200; /* the kernel record's last 16 bytes are not valid */
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->ev[0].correlation, 91);
@@ -460,13 +422,13 @@ static void record_running_past_valid_size_is_rejected_and_counted(void **state)
 
 static void unknown_kind_is_skipped_counted_and_walking_goes_on(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 101, 0);
     memset(f->buf + f->used, 0xA5, 32);
     ut_put32(f->buf, f->used, 0x0BAD);
     f->used += 32;
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 102, 0);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_records, 1);
@@ -474,31 +436,31 @@ static void unknown_kind_is_skipped_counted_and_walking_goes_on(void **state)
 
 static void kernel_with_zero_grid_is_malformed(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 100, 200, 111, 0, 216);
     ut_put32(f->buf, 52, 0); /* gridX */
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.malformed, 1);
 }
 
 static void iterator_pointer_outside_the_buffer_stops_the_walk(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 121, 0);
     f->d->next = wild_next;
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.malformed, 1);
 }
 
 static void iterator_repeating_a_pointer_stops_the_walk(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 131, 0);
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 132, 0);
     f->d->next = stuck_next;
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
 }
@@ -525,7 +487,7 @@ static int counting_next(uint8_t *buf, size_t valid, void **rec)
 }
 
 /* n launches: API record, kernel, external correlation, each API record followed by pad bytes. */
-static void write_launches(fixture *f, unsigned n, size_t pad)
+static void write_launches(ut_decoder_fixture *f, unsigned n, size_t pad)
 {
     f->used = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -539,12 +501,12 @@ static void write_launches(fixture *f, unsigned n, size_t pad)
 
 static void verified_kinds_are_stepped_without_the_library(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->d->next = counting_next;
     g_api_step = 40;
     write_launches(f, 20, 0); /* 20 * 280 bytes */
     g_next_calls = 0;
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     /* the first record, then one step from each kind (API, kernel, external): after that
      * every step is by size, and the end is the end of the valid bytes */
     assert_int_equal(g_next_calls, 4);
@@ -568,7 +530,7 @@ static void verified_kinds_are_stepped_without_the_library(void **state)
     assert_int_equal(f->d->stride_size[39], 24);
     /* the next buffer: every kind known, one call for its first record */
     g_next_calls = 0;
-    walk(f);
+    ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(g_next_calls, 1);
     assert_int_equal(f->s->stats.malformed_records, 0);
     assert_int_equal(f->s->nnotes, 0);
@@ -576,13 +538,13 @@ static void verified_kinds_are_stepped_without_the_library(void **state)
 
 static void iterator_only_walks_call_the_library_for_every_record(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->d->next = counting_next;
     f->d->iterator_only = 1;
     g_api_step = 40;
     write_launches(f, 20, 0);
     g_next_calls = 0;
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(g_next_calls, 61); /* 60 records and the end */
     assert_int_equal(c.emitted, 60);
     assert_int_equal(f->d->stride[5], DT_CF_STRIDE_UNSEEN);
@@ -591,12 +553,12 @@ static void iterator_only_walks_call_the_library_for_every_record(void **state)
 
 static void a_kind_the_library_steps_differently_stays_on_the_library(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->d->next = counting_next;
     g_api_step = 48; /* 8 bytes the layout does not know of after each API record */
     write_launches(f, 10, 8);
     g_next_calls = 0;
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 30);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(f->nev, 30);
@@ -622,29 +584,29 @@ static void a_kind_the_library_steps_differently_stays_on_the_library(void **sta
 /* A name's address is trusted within one buffer, and checked again in the next. */
 static void a_reused_name_address_is_checked_again_in_the_next_buffer(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     static char name[] = "_ZN1a1fEv";
     f->used = write_kernel(f->buf, 10, 100, 200, 1, 0, 216);
     ut_putptr(f->buf, 104, name);
     f->used += write_kernel(f->buf + f->used, 10, 300, 400, 2, 0, 216);
     ut_putptr(f->buf, 216 + 104, name);
-    walk(f);
+    ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(f->nev, 2);
-    assert_string_equal(name_of(f, &f->ev[0]), "_ZN1a1fEv");
+    assert_string_equal(ut_decoded_name(f, &f->ev[0]), "_ZN1a1fEv");
     assert_int_equal(f->ev[1].name_id, f->ev[0].name_id);
     memcpy(name, "_ZN1b1gEv", sizeof name); /* the vendor reused the address */
-    walk(f);
+    ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(f->nev, 4);
-    assert_string_equal(name_of(f, &f->ev[2]), "_ZN1b1gEv");
-    assert_string_equal(name_of(f, &f->ev[3]), "_ZN1b1gEv");
-    assert_string_equal(name_of(f, &f->ev[0]), "_ZN1a1fEv");
+    assert_string_equal(ut_decoded_name(f, &f->ev[2]), "_ZN1b1gEv");
+    assert_string_equal(ut_decoded_name(f, &f->ev[3]), "_ZN1b1gEv");
+    assert_string_equal(ut_decoded_name(f, &f->ev[0]), "_ZN1a1fEv");
 }
 
 /* Addresses that share a slot of the walk's name cache replace each other there: each
  * record still gets its own name. */
 static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     static _Alignas(8) char pool[1 << 16];
     const char *names[3] = {"_Z5alphav", "_Z4betav", "_Z5gammav"};
     char *at[3];
@@ -664,16 +626,16 @@ static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
                                 0, 216);
         ut_putptr(f->buf, 216 * (size_t)i + 104, at[order[i]]);
     }
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 12);
     assert_int_equal(f->nev, 12);
     for (int i = 0; i < 12; i++)
-        assert_string_equal(name_of(f, &f->ev[i]), names[order[i]]);
+        assert_string_equal(ut_decoded_name(f, &f->ev[i]), names[order[i]]);
 }
 
 static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 28, stand_in_next); /* CUDA 12.9 Update 1 */
     g_kernel_size = 208;
     g_memcpy_size = 88;
@@ -684,7 +646,7 @@ static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
     f->used = write_kernel(f->buf, 10, 100, 200, 141, 0, 208);
     f->used += write_memcpy(f->buf + f->used, 2, 16, 300, 400, 142, 88);
     f->used += write_kernel(f->buf + f->used, 10, 500, 600, 143, 0, 208);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 0);
     /* a Kernel9 buffer read with the CUDA 13.0 size: the last record runs past the end */
@@ -698,7 +660,7 @@ static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
 
 static void newer_library_falls_back_to_the_checked_prefix(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130100, stand_in_next); /* CUDA 13.1 */
     assert_int_equal(f->d->prefix_only, 1);
     assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel10");
@@ -711,10 +673,10 @@ static void newer_library_falls_back_to_the_checked_prefix(void **state)
 
 static void ppu_null_record_and_unknown_end_code_end_the_buffer(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_cf_decoder_init(f->d, &dt_cf_ppu_descriptor, f->s, 130001, null_end_next);
     f->used = write_api(f->buf, 5, 17, 10, 20, 151, 0);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 0);
     f->d->next = odd_end_next;
@@ -731,7 +693,7 @@ static void ppu_null_record_and_unknown_end_code_end_the_buffer(void **state)
 
 static void pool_full_and_out_of_window_walks_count_without_storing(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     f->used = write_extcorr(f->buf, 3, 1, 161);
     f->used += write_api(f->buf + f->used, 5, 211, 10, 20, 161, 0);
     f->used += write_kernel(f->buf + f->used, 10, 30, 40, 161, 0, 216);
@@ -777,121 +739,152 @@ static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void *
         assert_string_equal(dt_cf_cuda_runtime_names[want[i].cbid - 1].name, want[i].name);
 }
 
-/* MSPTI: packed records, u64 correlation at odd offsets, no cbid (a name pointer). */
-static const dt_cf_layout mspti_layouts[] = {
-    {2, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_KERNEL, dt_cf_decode_mspti_kernel, "msptiActivityKernel"},
-    {3, 0, UINT32_MAX, 48, 48, DEVTRACE_KIND_RUNTIME, dt_cf_decode_mspti_api, "msptiActivityApi"},
-    {6, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMSET, dt_cf_decode_mspti_memset, "msptiActivityMemset"},
-    {7, 0, UINT32_MAX, 56, 56, DEVTRACE_KIND_MEMCPY, dt_cf_decode_mspti_memcpy, "msptiActivityMemcpy"},
-    {8, 0, UINT32_MAX, 24, 24, DEVTRACE_KIND_EXTCORR, dt_cf_decode_mspti_external, "msptiActivityExternalCorrelation"},
-};
-static const uint8_t mspti_copy_kinds[] = {DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
-                                           DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD};
-static const dt_cf_descriptor mspti_like = {
-    .name = "mspti-test",
-    .vendor_api = "MSPTI",
-    .symbol_prefixes = {"mspti"},
-    .kinds = {.memcpy = 7, .memset = 6, .kernel = 2, .runtime = 3, .external_correlation = 8},
-    .results = {.success = 0, .max_limit_reached = 3, .multiple_subscribers = 2},
-    .external_kind_custom0 = 2,
-    .refuse_from_version = UINT32_MAX,
-    .layouts = mspti_layouts,
-    .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
-    .copy_kinds = mspti_copy_kinds,
-    .ncopy_kinds = sizeof mspti_copy_kinds,
-    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT | DT_CF_QUIRK_DROPPED_NO_CONTEXT,
-};
+/* ---- dispatch by the layouts' decoder ids ---- */
 
-static size_t mspti_size(uint32_t kind)
+/* Every CUPTI-family backend compiled in: each layout names a decoder that exists (one of the
+ * engine's, or a vendor's id with the descriptor's vendor_decode), so no kind is left unread
+ * by a mistake in a table. */
+static void every_compiled_layout_names_a_decoder_that_exists(void **state)
 {
-    return kind == 3 ? 48 : kind == 8 ? 24 : 56;
-}
-
-static int mspti_next(uint8_t *buf, size_t valid, void **rec)
-{
-    size_t off = 0;
-    if (*rec) {
-        uint32_t kind;
-        memcpy(&kind, *rec, 4);
-        off = (size_t)((uint8_t *)*rec - buf) + mspti_size(kind);
-    }
-    if (off + 4 > valid)
-        return 3;
-    *rec = buf + off;
-    return 0;
-}
-
-static void mspti_packed_records_decode_with_u64_correlation(void **state)
-{
-    fixture *f = *state;
-    static const char api_name[] = "aclrtMemcpy", k_name[] = "MatMulKernel";
-    dt_cf_decoder_init(f->d, &mspti_like, f->s, 0, mspti_next);
-    uint8_t *b = f->buf;
-    uint64_t big = 0x100000005ull; /* needs the upper half */
-    memset(b, 0, 240);
-    /* ExternalCorrelation 24 B: correlation u64 @16, CUSTOM0 = 2 */
-    ut_put32(b, 0, 8), ut_put32(b, 4, 2), ut_put64(b, 8, 900), ut_put64(b, 16, big);
-    b += 24;
-    /* Api 48 B: start@4 end@12 pid@20 tid@24 correlation@28 name@36 */
-    ut_put32(b, 0, 3), ut_put64(b, 4, 100), ut_put64(b, 12, 200), ut_put32(b, 20, 1), ut_put32(b, 24, 2),
-        ut_put64(b, 28, big);
-    ut_putptr(b, 36, api_name);
-    b += 48;
-    /* Kernel 56 B: start@4 end@12 device@20 stream@24 correlation@28 type@36 name@44 */
-    ut_put32(b, 0, 2), ut_put64(b, 4, 300), ut_put64(b, 12, 400), ut_put32(b, 20, 3), ut_put32(b, 24, 4),
-        ut_put64(b, 28, big);
-    ut_putptr(b, 44, k_name);
-    b += 56;
-    /* Memcpy 56 B: copyKind@4 (DTOH 3) bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    ut_put32(b, 0, 7), ut_put32(b, 4, 3), ut_put64(b, 8, 64), ut_put64(b, 16, 500), ut_put64(b, 24, 600),
-        ut_put32(b, 32, 3);
-    ut_put32(b, 36, 4), ut_put64(b, 40, big);
-    b += 56;
-    /* Memset 56 B: value@4 bytes@8 start@16 end@24 device@32 stream@36 correlation@40 */
-    ut_put32(b, 0, 6), ut_put32(b, 4, 7), ut_put64(b, 8, 32), ut_put64(b, 16, 700), ut_put64(b, 24, 800),
-        ut_put32(b, 32, 3);
-    ut_put32(b, 36, 4), ut_put64(b, 40, big);
-    b += 56;
-    f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
-    assert_int_equal(c.emitted, 5);
-    assert_int_equal(c.malformed, 0);
-    int seen = 0;
-    for (size_t i = 0; i < f->nev; i++) {
-        const devtrace_event *ev = &f->ev[i];
-        assert_int_equal(ev->correlation, big);
-        switch (ev->kind) {
-        case DEVTRACE_KIND_EXTCORR:
-            assert_int_equal(ev->external_id, 900);
-            seen |= 1;
-            break;
-        case DEVTRACE_KIND_RUNTIME:
-            assert_string_equal(name_of(f, ev), api_name);
-            assert_int_equal(ev->start_ns, 100);
-            assert_int_equal(ev->device, 1);
-            assert_int_equal(ev->stream, 2);
-            seen |= 2;
-            break;
-        case DEVTRACE_KIND_KERNEL:
-            assert_string_equal(name_of(f, ev), k_name);
-            assert_int_equal(ev->end_ns, 400);
-            assert_int_equal(ev->device, 3);
-            assert_int_equal(ev->stream, 4);
-            seen |= 4;
-            break;
-        case DEVTRACE_KIND_MEMCPY:
-            assert_int_equal(ev->u.memcpy.direction, DEVTRACE_COPY_DTOH);
-            assert_int_equal(ev->u.memcpy.bytes, 64);
-            seen |= 8;
-            break;
-        case DEVTRACE_KIND_MEMSET:
-            assert_int_equal(ev->u.memset.value, 7);
-            assert_int_equal(ev->u.memset.bytes, 32);
-            seen |= 16;
-            break;
+    (void)state;
+    int descriptors = 0;
+    for (const dt_backend *const *b = dt_backends(); *b; b++) {
+        if ((*b)->raw_decoder != &dt_cf_raw_decoder)
+            continue;
+        const dt_cf_descriptor *desc = (*b)->raw_tables;
+        descriptors++;
+        assert_true(desc->nlayouts > 0);
+        for (size_t i = 0; i < desc->nlayouts; i++) {
+            unsigned id = desc->layouts[i].decoder;
+            if (id >= DT_CF_DECODE_VENDOR) {
+                if (!desc->vendor_decode)
+                    fail_msg("%s: layout %s names vendor decoder %u, and the descriptor has none", desc->name,
+                             desc->layouts[i].name, id);
+            } else if (id < DT_CF_DECODE_CUPTI_KERNEL || id > DT_CF_DECODE_CUPTI_EXTERNAL) {
+                fail_msg("%s: layout %s names decoder %u, not one of the engine's", desc->name, desc->layouts[i].name,
+                         id);
+            }
         }
     }
-    assert_int_equal(seen, 31);
+    assert_true(descriptors >= 2); /* cupti and ppu at least (main's condition) */
+}
+
+/* A vendor's own decoders, reached through the layout's id: the descriptor's vendor_decode
+ * gets the layout (whose id says which of the vendor's decoders) and the walk's name cache. */
+enum { VENDOR_KIND = 33 }; /* stepped over in 8 bytes by stand_in_next */
+static int g_vendor_calls[2];
+static dt_cf_name_cache *g_vendor_names;
+static dt_cf_decoded vendor_decode(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
+                                   dt_cf_name_cache *nc)
+{
+    unsigned which = l->decoder - DT_CF_DECODE_VENDOR;
+    if (which > 1)
+        return DT_CF_MALFORMED;
+    g_vendor_calls[which]++;
+    g_vendor_names = nc;
+    uint32_t stamp;
+    memcpy(&stamp, rec + 4, sizeof stamp);
+    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, stamp, stamp + 1, stamp, 0, 0);
+    ev->name_id = dt_cf_vendor_string_cached(d, nc, which ? "vendorCall1" : "vendorCall0");
+    return DT_CF_EMIT;
+}
+
+/* CUPTI's layouts and one more, of VENDOR_KIND, naming decoder id; the descriptor's
+ * vendor_decode is the one above when with_decode. The tables stay valid while the
+ * fixture walks. */
+static dt_cf_layout g_layouts[DT_CF_CUPTI_NLAYOUTS + 1];
+static dt_cf_descriptor g_with_vendor;
+static void with_vendor_layout(ut_decoder_fixture *f, unsigned id, int with_decode)
+{
+    memcpy(g_layouts, dt_cf_cupti_layouts, sizeof dt_cf_cupti_layouts);
+    g_layouts[DT_CF_CUPTI_NLAYOUTS] =
+        (dt_cf_layout){VENDOR_KIND, 0, UINT32_MAX, 8, 8, DEVTRACE_KIND_RUNTIME, (uint16_t)id, "vendor"};
+    g_with_vendor = dt_cf_cupti_descriptor;
+    g_with_vendor.layouts = g_layouts;
+    g_with_vendor.nlayouts = DT_CF_CUPTI_NLAYOUTS + 1;
+    g_with_vendor.vendor_decode = with_decode ? vendor_decode : NULL;
+    dt_cf_decoder_init(f->d, &g_with_vendor, f->s, 130001, stand_in_next);
+    memset(g_vendor_calls, 0, sizeof g_vendor_calls);
+    g_vendor_names = NULL;
+}
+
+static void a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_id(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 1);
+    f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
+    ut_put32(f->buf + f->used, 0, VENDOR_KIND), ut_put32(f->buf + f->used, 4, 500);
+    f->used += 8;
+    f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 172, 0);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    assert_int_equal(c.emitted, 3);
+    assert_int_equal(c.malformed, 0);
+    assert_int_equal(g_vendor_calls[0], 0);
+    assert_int_equal(g_vendor_calls[1], 1);
+    assert_non_null(g_vendor_names); /* the walk's name cache, not NULL */
+    const devtrace_event *ev = &f->ev[1];
+    assert_int_equal(ev->start_ns, 500);
+    assert_string_equal(ut_decoded_name(f, ev), "vendorCall1");
+    assert_string_equal(ut_decoded_name(f, &f->ev[0]), "cudaGetDevice"); /* the engine's API decoder */
+}
+
+/* A layout with a vendor's id in a descriptor without vendor_decode is not used: its kind
+ * is unknown (malformed, stepped over by the iterator), never a call through NULL. */
+static void a_vendor_id_without_a_vendor_decode_leaves_its_kind_unknown(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 0);
+    assert_null(f->d->by_kind[VENDOR_KIND]);
+    ut_put32(f->buf, 0, VENDOR_KIND), ut_put32(f->buf, 4, 500);
+    f->used = 8 + write_api(f->buf + 8, 5, 17, 30, 40, 172, 0);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    assert_int_equal(c.emitted, 1);
+    assert_int_equal(c.malformed, 1);
+    assert_int_equal(g_vendor_calls[0] + g_vendor_calls[1], 0);
+}
+
+/* ---- the stride walk (dt_cf_stride_walk) ---- */
+
+static int g_iterator_calls;
+static int counted_never_next(uint8_t *buf, size_t valid, void **rec)
+{
+    (void)buf, (void)valid, (void)rec;
+    g_iterator_calls++;
+    return MAX_LIMIT;
+}
+
+/* A vendor scanner that is the engine's stride walk, as a vendor whose iterator cannot be
+ * used has it (mspti.c). */
+static void stride_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+{
+    dt_cf_stride_walk(d, buf, valid, mode, c, dt_cf_decode_record);
+}
+
+/* The stride walk steps by the layouts' sizes alone, the vendor's iterator never called; a
+ * kind without a layout (no size known) ends the buffer, counted once. */
+static void stride_walk_steps_by_the_layouts_and_never_calls_the_iterator(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    dt_cf_descriptor desc = dt_cf_cupti_descriptor;
+    desc.scan = stride_scan;
+    dt_cf_decoder_init(f->d, &desc, f->s, 130001, counted_never_next);
+    g_iterator_calls = 0;
+    f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
+    f->used += write_kernel(f->buf + f->used, 10, 30, 40, 172, 0, 216);
+    f->used += write_memcpy(f->buf + f->used, 1, 64, 50, 60, 173, 96);
+    size_t before_unknown = f->used;
+    memset(f->buf + f->used, 0, 32);
+    ut_put32(f->buf + f->used, 0, 41); /* no layout: its size is unknown */
+    f->used += 32;
+    f->used += write_api(f->buf + f->used, 5, 17, 70, 80, 174, 0); /* past it: not read */
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    assert_int_equal(g_iterator_calls, 0);
+    assert_int_equal(c.records, 3);
+    assert_int_equal(c.emitted, 3);
+    assert_int_equal(c.malformed, 1);
+    assert_int_equal(f->ev[1].kind, DEVTRACE_KIND_KERNEL);
+    assert_int_equal(f->ev[2].correlation, 173);
+    assert_int_equal(before_unknown, 40 + 216 + 96);
 }
 
 /* A vendor scanner (MCPTI style): 8-byte steps, resynchronising over what does not decode. */
@@ -922,7 +915,7 @@ static int never_next(uint8_t *buf, size_t valid, void **rec)
 
 static void descriptor_scanner_replaces_the_vendor_iterator(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_cf_descriptor with_scan = dt_cf_cupti_descriptor;
     with_scan.scan = resync_scan;
     dt_cf_decoder_init(f->d, &with_scan, f->s, 130001, never_next);
@@ -930,7 +923,7 @@ static void descriptor_scanner_replaces_the_vendor_iterator(void **state)
     memset(f->buf + f->used, 0, 16); /* 16 bytes of nothing between records */
     f->used += 16;
     f->used += write_kernel(f->buf + f->used, 10, 30, 40, 172, 0, 216);
-    dt_cf_walk_counts c = walk(f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(f->s->stats.malformed_records, 0);
@@ -968,7 +961,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(ppu_null_record_and_unknown_end_code_end_the_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(pool_full_and_out_of_window_walks_count_without_storing, setup, teardown),
         cmocka_unit_test(cuda_runtime_table_is_sorted_dense_and_names_the_design_calls),
-        cmocka_unit_test_setup_teardown(mspti_packed_records_decode_with_u64_correlation, setup, teardown),
+        cmocka_unit_test(every_compiled_layout_names_a_decoder_that_exists),
+        cmocka_unit_test_setup_teardown(a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_id, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_vendor_id_without_a_vendor_decode_leaves_its_kind_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(stride_walk_steps_by_the_layouts_and_never_calls_the_iterator, setup, teardown),
         cmocka_unit_test_setup_teardown(descriptor_scanner_replaces_the_vendor_iterator, setup, teardown),
     };
     return cmocka_run_group_tests_name("cupti_decode", tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "backends/mcpti_scan.h"
 #include "core/session.h"
 #include "unit_bytes.h"
+#include "unit_decoder.h"
 
 #define MAX_LIMIT 12
 #define INVALID_KIND 21
@@ -187,81 +188,41 @@ static int inside_next(uint8_t *buf, size_t valid, void **rec)
     return MAX_LIMIT;
 }
 
-/* ---- fixture ---- */
-
-typedef struct fixture {
-    dt_session *s;
-    dt_cf_decoder *d;
-    _Alignas(8) uint8_t buf[8192];
-    size_t used;
-    devtrace_event ev[64];
-    const char *names[64];
-    size_t nev;
-} fixture;
+/* ---- fixture (unit_decoder.h): MCPTI's descriptor, library version 18 ---- */
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    devtrace_error err = {0, ""};
-    f->s = dt_session_new_offline("mcpti", "unit test", "privateuse1_runtime", &err);
-    f->d = calloc(1, sizeof *f->d);
-    if (!f->s || !f->d)
-        return -1;
-    dt_cf_decoder_init(f->d, &dt_cf_mcpti_descriptor, f->s, 18, good_next);
     iter_reset();
-    *state = f;
-    return 0;
+    *state = ut_decoder_fixture_new(&dt_cf_mcpti_descriptor, 18, good_next, "privateuse1_runtime");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    devtrace_close(f->s);
-    free(f->d);
-    free(f);
+    ut_decoder_fixture_free(*state);
     return 0;
 }
 
-static void collect(void *user, devtrace_event *ev)
+/* Walks the buffer in mode with next as the library's iterator (NULL: offline). */
+static dt_cf_walk_counts walk_with(ut_decoder_fixture *f, dt_cf_next_fn next, dt_cf_walk_mode mode)
 {
-    fixture *f = user;
-    if (f->nev < 64) {
-        f->names[f->nev] = dt_intern_get(&f->s->names, ev->name_id);
-        f->ev[f->nev++] = *ev;
-    }
-}
-
-static dt_cf_walk_counts walk_with(fixture *f, dt_cf_next_fn next, dt_cf_walk_mode mode)
-{
-    dt_cf_walk_counts c;
     f->d->next = next;
     iter_reset();
-    dt_cf_walk_buffer(f->d, f->buf, f->used, mode, &c);
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
-    return c;
+    return ut_decoder_walk(f, mode);
 }
 
-static dt_cf_walk_counts walk(fixture *f, dt_cf_next_fn next)
+static dt_cf_walk_counts walk(ut_decoder_fixture *f, dt_cf_next_fn next)
 {
     return walk_with(f, next, DT_CF_WALK_DECODE);
 }
 
-static uint64_t stat_of(fixture *f, int which)
+static uint64_t stat_of(ut_decoder_fixture *f, int which)
 {
     return f->d->scan_stats[which];
 }
 
-static size_t count_kind(const fixture *f, int kind)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < f->nev; i++)
-        n += f->ev[i].kind == kind;
-    return n;
-}
-
 /* api(corr 101), ext(corr 102), kernel(102), memcpy(103), memset(104), api(105): 480 bytes. */
-static void build_valid_buffer(fixture *f)
+static void build_valid_buffer(ut_decoder_fixture *f)
 {
     uint8_t *b = f->buf;
     size_t o = 0;
@@ -274,17 +235,17 @@ static void build_valid_buffer(fixture *f)
     f->used = o;
 }
 
-static void expect_valid_buffer_events(fixture *f, const dt_cf_walk_counts *c)
+static void expect_valid_buffer_events(ut_decoder_fixture *f, const dt_cf_walk_counts *c)
 {
     assert_int_equal(c->records, 6);
     assert_int_equal(c->emitted, 6);
     assert_int_equal(c->malformed, 0);
     assert_int_equal(f->nev, 6);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_RUNTIME), 2);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_EXTCORR), 1);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_KERNEL), 1);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMCPY), 1);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMSET), 1);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_RUNTIME), 2);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_EXTCORR), 1);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_KERNEL), 1);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_MEMCPY), 1);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_MEMSET), 1);
     for (size_t i = 0; i < f->nev; i++) {
         const devtrace_event *e = &f->ev[i];
         if (e->kind == DEVTRACE_KIND_KERNEL) {
@@ -316,7 +277,7 @@ static void expect_valid_buffer_events(fixture *f, const dt_cf_walk_counts *c)
 
 static void valid_buffer_walks_with_the_iterator_alone(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     dt_cf_walk_counts c = walk(f, good_next);
     expect_valid_buffer_events(f, &c);
@@ -328,7 +289,7 @@ static void valid_buffer_walks_with_the_iterator_alone(void **state)
 
 static void valid_buffer_scans_to_the_same_events_without_an_iterator(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     dt_cf_walk_counts c = walk(f, NULL);
     expect_valid_buffer_events(f, &c);
@@ -342,7 +303,7 @@ static void valid_buffer_scans_to_the_same_events_without_an_iterator(void **sta
 
 static void stale_pointer_mid_buffer_is_scanned_past_and_every_record_kept_once(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     dt_cf_walk_counts c = walk(f, stale_next);
     expect_valid_buffer_events(f, &c);
@@ -353,7 +314,7 @@ static void stale_pointer_mid_buffer_is_scanned_past_and_every_record_kept_once(
 
 static void stale_pointer_before_the_last_record_and_at_the_end(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = 0;
     o += write_api(f->buf + o, 19, 1000, 1200, 101);
     o += write_ext(f->buf + o, 3, 42, 102);
@@ -364,7 +325,7 @@ static void stale_pointer_before_the_last_record_and_at_the_end(void **state)
     dt_cf_walk_counts c = walk(f, stale_next);
     assert_int_equal(c.emitted, 5);
     assert_int_equal(c.malformed, 0);
-    assert_int_equal(count_kind(f, DEVTRACE_KIND_EXTCORR), 3);
+    assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_EXTCORR), 3);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_REPEATED), 1);
 }
 
@@ -372,7 +333,7 @@ static void stale_pointer_before_the_last_record_and_at_the_end(void **state)
 
 static void garbage_between_records_is_one_malformed_run(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = write_api(f->buf, 19, 1000, 1200, 101);
     memset(f->buf + o, 0xA5, 40);
     o += 40;
@@ -390,7 +351,7 @@ static void garbage_between_records_is_one_malformed_run(void **state)
 
 static void garbage_that_starts_like_a_record_is_a_rejected_candidate(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = write_api(f->buf, 19, 1000, 1200, 101);
     memset(f->buf + o, 0xA5, 24);
     ut_put32(f->buf + o, 0, 5); /* reads as an API record: cbid 0xA5A5A5A5 fails */
@@ -407,7 +368,7 @@ static void garbage_that_starts_like_a_record_is_a_rejected_candidate(void **sta
 
 static void truncated_last_record_is_one_run_to_the_end(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = write_api(f->buf, 19, 1000, 1200, 101);
     write_kernel(f->buf + o, good_kernel(102));
     f->used = o + 100; /* the kernel's last 100 bytes are not valid */
@@ -421,7 +382,7 @@ static void truncated_last_record_is_one_run_to_the_end(void **state)
 
 static void a_buffer_of_only_garbage(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     memset(f->buf, 0xFF, 256);
     f->used = 256;
     dt_cf_walk_counts c = walk(f, good_next);
@@ -435,7 +396,7 @@ static void a_buffer_of_only_garbage(void **state)
 
 static void zeros_and_an_unaligned_size_are_garbage_too(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     memset(f->buf, 0, 64);
     f->used = 13;
     dt_cf_walk_counts c = walk(f, NULL);
@@ -536,7 +497,7 @@ static size_t build_bad(uint8_t *b, const rule_case *rc)
 
 static void every_kind_with_each_validation_rule_violated(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     for (size_t i = 0; i < sizeof rule_cases / sizeof rule_cases[0]; i++) {
         const rule_case *rc = &rule_cases[i];
         size_t n = build_bad(f->buf, rc);
@@ -595,7 +556,7 @@ static void short_and_unknown_records_are_not_ours_or_truncated(void **state)
  * end 2 as its start, completed 2^32 as its end: copy kind 0, 2 bytes, 2 -> 2^32 ns), at
  * +16 and +24 memsets (start 2 and end 2 read as kind MEMSET). Each passes its own fields'
  * checks; none lies within the session's clock samples. */
-static size_t build_truncated_kernel_tail(fixture *f)
+static size_t build_truncated_kernel_tail(ut_decoder_fixture *f)
 {
     size_t o = write_api(f->buf, 19, SAMPLE_LO + 1000, SAMPLE_LO + 1200, 501);
     kernel_args k = good_kernel(502);
@@ -610,7 +571,7 @@ static size_t build_truncated_kernel_tail(fixture *f)
 
 static void truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_add_clock_sample(f->s, SAMPLE_LO, 5000);
     dt_add_clock_sample(f->s, SAMPLE_HI, 1000005000);
     size_t tail = build_truncated_kernel_tail(f);
@@ -634,9 +595,9 @@ static void truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed(v
         assert_int_equal(stat_of(f, DT_MCPTI_STAT_RUNS) - runs_before, 1);
         /* the kernel (truncated) and the three look-alikes */
         assert_int_equal(stat_of(f, DT_MCPTI_STAT_REJECTED) - rejected_before, 4);
-        assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMCPY), 0);
-        assert_int_equal(count_kind(f, DEVTRACE_KIND_MEMSET), 0);
-        assert_int_equal(count_kind(f, DEVTRACE_KIND_RUNTIME), pass + 1);
+        assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_MEMCPY), 0);
+        assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_MEMSET), 0);
+        assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_RUNTIME), pass + 1);
     }
 }
 
@@ -644,7 +605,7 @@ static void truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed(v
  * checks alone: the same tail's look-alike memcpy is taken, as before the samples existed. */
 static void without_clock_samples_times_are_not_bounded(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t tail = build_truncated_kernel_tail(f);
     const dt_mcpti_time_bounds b = dt_mcpti_time_bounds_of(f->s);
     assert_false(b.known);
@@ -656,7 +617,7 @@ static void without_clock_samples_times_are_not_bounded(void **state)
  * MANAGED_STATIC (7), a memset's memory kind above 7: rejected, whatever the times. */
 static void copy_and_memory_kinds_outside_their_enumerations_are_rejected(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     const dt_mcpti_time_bounds none = dt_mcpti_time_bounds_of(NULL);
     uint8_t *b = f->buf;
     write_copy(b, 1, 4096, 9000, 9500, 103);
@@ -684,7 +645,7 @@ static void copy_and_memory_kinds_outside_their_enumerations_are_rejected(void *
 /* A record without timing (start == end == 0) is a record, whatever the bounds. */
 static void zero_time_records_pass_the_clock_bounds(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     dt_add_clock_sample(f->s, SAMPLE_LO, 5000);
     const dt_mcpti_time_bounds b = dt_mcpti_time_bounds_of(f->s);
     write_api(f->buf, 19, 0, 0, 601);
@@ -701,7 +662,7 @@ static void zero_time_records_pass_the_clock_bounds(void **state)
 
 static void zero_time_records_are_counted_and_small_timestamps_kept(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = 0;
     kernel_args zero = good_kernel(401);
     zero.start = zero.end = 0;
@@ -729,7 +690,7 @@ static void zero_time_records_are_counted_and_small_timestamps_kept(void **state
 
 static void the_record_cap_stops_a_scan_and_counts_the_rest(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     dt_cf_walk_counts c = {0};
     dt_mcpti_scan_result r;
@@ -752,15 +713,10 @@ static void the_record_cap_stops_a_scan_and_counts_the_rest(void **state)
 
 static void iterator_that_stops_early_leaves_the_rest_to_the_scanner(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     iter_limit = 3;
-    f->d->next = early_next;
-    iter_count = 0;
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
+    dt_cf_walk_counts c = walk(f, early_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_STOPPED_EARLY), 1);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_SCANNED_BYTES), 480 - 264);
@@ -768,22 +724,17 @@ static void iterator_that_stops_early_leaves_the_rest_to_the_scanner(void **stat
 
 static void iterator_that_jumps_over_a_record_leaves_it_to_the_scanner(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     iter_jump_at = 2; /* the kernel is jumped over */
-    f->d->next = jump_next;
-    iter_count = 0;
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
+    dt_cf_walk_counts c = walk(f, jump_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_SKIPPED), 1);
 }
 
 static void iterator_pointing_inside_a_record_is_not_followed(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     dt_cf_walk_counts c = walk(f, inside_next);
     expect_valid_buffer_events(f, &c);
@@ -794,7 +745,7 @@ static void iterator_pointing_inside_a_record_is_not_followed(void **state)
 
 static void outside_the_window_records_are_counted_per_kind_and_garbage_still_malformed(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     memset(f->buf + f->used, 0xA5, 16);
     f->used += 16;
@@ -813,7 +764,7 @@ static void outside_the_window_records_are_counted_per_kind_and_garbage_still_ma
 
 static void runtime_names_are_metax_ones_and_unknown_ids_show_their_number(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     size_t o = 0;
     o += write_api(f->buf + o, 118, 1000, 1100, 501); /* mcMemcpy */
     o += write_api(f->buf + o, 233, 1200, 1300, 502); /* not in the table */
@@ -829,16 +780,14 @@ static void runtime_names_are_metax_ones_and_unknown_ids_show_their_number(void 
     assert_int_equal(f->s->stats.unresolved_names, 2);
     /* the vendor's resolver (after the run) names 233: every such event renamed, no longer unresolved */
     dt_cf_apply_api_name(f->d, 233, "mcLaunchCooperativeKernel");
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
+    ut_decoder_collect_stored(f);
     assert_string_equal(f->names[1], "mcLaunchCooperativeKernel");
     assert_string_equal(f->names[3], "mcLaunchCooperativeKernel");
     assert_string_equal(f->names[2], "mcRuntime#211");
     assert_int_equal(f->s->stats.unresolved_names, 1);
     /* a resolver name for a known id replaces the table's; the count does not move */
     dt_cf_apply_api_name(f->d, 118, "mcMemcpy_v2");
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
+    ut_decoder_collect_stored(f);
     assert_string_equal(f->names[0], "mcMemcpy_v2");
     assert_int_equal(f->s->stats.unresolved_names, 1);
     assert_string_equal(dt_intern_get(&f->s->names, dt_cf_runtime_name(f->d, 233)), "mcLaunchCooperativeKernel");
@@ -848,7 +797,7 @@ static void runtime_names_are_metax_ones_and_unknown_ids_show_their_number(void 
 
 static void the_walk_is_told_in_a_note(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     walk(f, stale_next);
     walk(f, good_next);
@@ -863,7 +812,7 @@ static void the_walk_is_told_in_a_note(void **state)
 
 static void a_well_behaved_iterator_is_told_too(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     walk(f, good_next);
     dt_mcpti_finish(f->d);

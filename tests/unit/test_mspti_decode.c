@@ -2,10 +2,11 @@
  *
  * Records are written byte by byte at the offsets of vendor-abi.md's MSPTI section
  * (packed: a u64 at offset 4; never through our mirrors), walked by the real MSPTI
- * descriptor (dt_cf_mspti_descriptor: its layouts, decoders and its own size-table
- * walker; the vendor's GetNextRecord must never be called) and compared field by field:
- * u64 correlation ids, API records named by string without a cbid, no launch data,
- * memcpy kinds, CUSTOM0 = 2, the loss counters, and the trace keys that follow. */
+ * descriptor (dt_cf_mspti_descriptor: its layouts, its own decoders and its walker, the
+ * engine's stride walk; the vendor's GetNextRecord must never be called) and compared
+ * field by field: u64 correlation ids, API records named by string without a cbid, no
+ * launch data, memcpy kinds, CUSTOM0 = 2, the loss counters, and the trace keys that
+ * follow; and the same events from the engine's iterator walk over MSPTI's layouts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #include "backends/cupti_family.h"
 #include "unit_bytes.h"
+#include "unit_decoder.h"
 #include "unit_session.h"
 
 /* vendor-abi.md: kinds, sizes, external kind. */
@@ -100,73 +102,32 @@ static int forbidden_next(uint8_t *buf, size_t valid, void **rec)
     return 3; /* MAX_LIMIT_REACHED */
 }
 
-typedef struct fixture {
-    dt_session *s;
-    dt_cf_decoder *d;
-    _Alignas(8) uint8_t buf[4096];
-    size_t used;
-    devtrace_event ev[64];
-    size_t nev;
-} fixture;
+/* ---- fixture (unit_decoder.h): the real MSPTI descriptor, its iterator forbidden ---- */
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    devtrace_error err = {0, ""};
-    if (!f)
-        return -1;
-    f->s = dt_session_new_offline("mspti", "unit test", "privateuse1_runtime", &err);
-    f->d = calloc(1, sizeof *f->d);
-    if (!f->s || !f->d)
-        return -1;
-    dt_cf_decoder_init(f->d, &dt_cf_mspti_descriptor, f->s, 0, forbidden_next);
     g_next_calls = 0;
-    *state = f;
-    return 0;
+    *state = ut_decoder_fixture_new(&dt_cf_mspti_descriptor, 0, forbidden_next, "privateuse1_runtime");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    devtrace_close(f->s);
-    free(f->d);
-    free(f);
+    ut_decoder_fixture_free(*state);
     return 0;
 }
 
-static void collect(void *user, devtrace_event *ev)
+/* Walks the buffer as a live MSPTI session does, and checks that the iterator was not used. */
+static dt_cf_walk_counts walk(ut_decoder_fixture *f)
 {
-    fixture *f = user;
-    if (f->nev < 64)
-        f->ev[f->nev++] = *ev;
-}
-
-static dt_cf_walk_counts walk(fixture *f)
-{
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
-    f->nev = 0;
-    dt_store_visit(&f->s->store, collect, f);
+    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
     assert_int_equal(g_next_calls, 0);
     return c;
 }
 
-static const char *name_of(fixture *f, const devtrace_event *ev)
-{
-    return dt_intern_get(&f->s->names, ev->name_id);
-}
-
-static const devtrace_event *find_kind(fixture *f, int kind, size_t nth)
-{
-    for (size_t i = 0; i < f->nev; i++)
-        if (f->ev[i].kind == kind && nth-- == 0)
-            return &f->ev[i];
-    return NULL;
-}
-
 /* ---- tests ---- */
 
-static void descriptor_has_vendor_abi_numbers(void **state)
+static void descriptor_holds_the_vendor_abi_numbers(void **state)
 {
     (void)state;
     const dt_cf_descriptor *d = &dt_cf_mspti_descriptor;
@@ -186,7 +147,8 @@ static void descriptor_has_vendor_abi_numbers(void **state)
     assert_int_equal(d->results.multiple_subscribers, 2);
     assert_true(d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT);
     assert_false(d->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT); /* the header: (context, streamId, dropped) */
-    assert_non_null(d->scan);
+    assert_non_null(d->scan);                                 /* its walker: never msptiActivityGetNextRecord */
+    assert_non_null(d->vendor_decode);                        /* its own decoders */
     /* the memcpy kind is the usability check: it is what needs LD_PRELOAD */
     assert_int_equal(d->usable_check_kind, K_MEMCPY);
     assert_int_equal(d->result_hints[0].result, 6);
@@ -201,9 +163,9 @@ static void descriptor_has_vendor_abi_numbers(void **state)
     assert_false(d->more_kinds[2].optional);
 }
 
-static void every_record_at_its_offsets(void **state)
+/* One record of each kind, back to back: 24 + 48 + 56 + 56 + 56 bytes. */
+static void write_one_record_of_each_kind(ut_decoder_fixture *f)
 {
-    fixture *f = *state;
     uint8_t *b = f->buf;
     b += w_extcorr(b, CUSTOM0, 900, BIG);
     b += w_api(b, K_ACL_API, T0 + 100, T0 + 200, BIG, api_name);
@@ -211,21 +173,27 @@ static void every_record_at_its_offsets(void **state)
     b += w_memcpy(b, 3, 64, T0 + 500, T0 + 600, BIG + 1);
     b += w_memset(b, 0x5a, 32, T0 + 700, T0 + 800, BIG + 2);
     f->used = (size_t)(b - f->buf);
+}
+
+static void each_record_kind_is_read_at_its_packed_offsets(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    write_one_record_of_each_kind(f);
     assert_int_equal(f->used, 24 + 48 + 56 + 56 + 56);
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.records, 5);
     assert_int_equal(c.emitted, 5);
     assert_int_equal(c.malformed + c.zero_time + c.ignored, 0);
 
-    const devtrace_event *x = find_kind(f, DEVTRACE_KIND_EXTCORR, 0);
+    const devtrace_event *x = ut_decoded_event(f, DEVTRACE_KIND_EXTCORR, 0);
     assert_non_null(x);
     assert_int_equal(x->correlation, BIG);
     assert_int_equal(x->external_id, 900);
     assert_true(x->flags & DEVTRACE_EVENT_HAS_EXTERNAL);
 
-    const devtrace_event *a = find_kind(f, DEVTRACE_KIND_RUNTIME, 0);
+    const devtrace_event *a = ut_decoded_event(f, DEVTRACE_KIND_RUNTIME, 0);
     assert_non_null(a);
-    assert_string_equal(name_of(f, a), api_name);
+    assert_string_equal(ut_decoded_name(f, a), api_name);
     assert_int_equal(a->start_ns, T0 + 100);
     assert_int_equal(a->end_ns, T0 + 200);
     assert_int_equal(a->device, 4242); /* processId */
@@ -233,9 +201,9 @@ static void every_record_at_its_offsets(void **state)
     assert_int_equal(a->correlation, BIG);
     assert_false(a->flags & DEVTRACE_EVENT_HAS_CBID); /* named by string: no cbid */
 
-    const devtrace_event *k = find_kind(f, DEVTRACE_KIND_KERNEL, 0);
+    const devtrace_event *k = ut_decoded_event(f, DEVTRACE_KIND_KERNEL, 0);
     assert_non_null(k);
-    assert_string_equal(name_of(f, k), kernel_name);
+    assert_string_equal(ut_decoded_name(f, k), kernel_name);
     assert_int_equal(k->start_ns, T0 + 300);
     assert_int_equal(k->end_ns, T0 + 400);
     assert_int_equal(k->device, 3);
@@ -243,7 +211,7 @@ static void every_record_at_its_offsets(void **state)
     assert_int_equal(k->correlation, BIG);
     assert_false(k->flags & (DEVTRACE_EVENT_HAS_LAUNCH | DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_QUEUED));
 
-    const devtrace_event *m = find_kind(f, DEVTRACE_KIND_MEMCPY, 0);
+    const devtrace_event *m = ut_decoded_event(f, DEVTRACE_KIND_MEMCPY, 0);
     assert_non_null(m);
     assert_int_equal(m->u.memcpy.bytes, 64);
     assert_int_equal(m->u.memcpy.direction, DEVTRACE_COPY_DTOH);
@@ -253,7 +221,7 @@ static void every_record_at_its_offsets(void **state)
     assert_int_equal(m->stream, 9);
     assert_int_equal(m->correlation, BIG + 1);
 
-    const devtrace_event *s = find_kind(f, DEVTRACE_KIND_MEMSET, 0);
+    const devtrace_event *s = ut_decoded_event(f, DEVTRACE_KIND_MEMSET, 0);
     assert_non_null(s);
     assert_int_equal(s->u.memset.bytes, 32);
     assert_int_equal(s->u.memset.value, 0x5a);
@@ -264,9 +232,9 @@ static void every_record_at_its_offsets(void **state)
     assert_int_equal(s->correlation, BIG + 2);
 }
 
-static void every_api_level_is_a_runtime_event(void **state)
+static void every_api_record_level_is_a_runtime_event_named_by_its_string(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     static const char *const names[] = {"aclrtMemcpy", "aclrtMalloc", "GraphNode", "rtKernelLaunch"};
     static const uint32_t kinds[] = {K_API, K_ACL_API, K_NODE_API, K_RUNTIME_API};
     uint8_t *b = f->buf;
@@ -276,16 +244,16 @@ static void every_api_level_is_a_runtime_event(void **state)
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 4);
     for (int i = 0; i < 4; i++) {
-        const devtrace_event *a = find_kind(f, DEVTRACE_KIND_RUNTIME, (size_t)i);
+        const devtrace_event *a = ut_decoded_event(f, DEVTRACE_KIND_RUNTIME, (size_t)i);
         assert_non_null(a);
-        assert_string_equal(name_of(f, a), names[i]);
+        assert_string_equal(ut_decoded_name(f, a), names[i]);
         assert_int_equal(a->correlation, BIG + (uint64_t)i);
     }
 }
 
-static void memcpy_kinds_map_to_directions(void **state)
+static void memcpy_copy_kinds_map_to_directions_and_out_of_range_to_unknown(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     /* HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address: unknown), and out of range */
     static const uint32_t copy_kinds[] = {1, 2, 3, 4, 5, 0, 99};
     static const int want[] = {DEVTRACE_COPY_HTOH,    DEVTRACE_COPY_HTOD,    DEVTRACE_COPY_DTOH,   DEVTRACE_COPY_DTOD,
@@ -297,7 +265,7 @@ static void memcpy_kinds_map_to_directions(void **state)
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 7);
     for (size_t i = 0; i < 7; i++) {
-        const devtrace_event *m = find_kind(f, DEVTRACE_KIND_MEMCPY, i);
+        const devtrace_event *m = ut_decoded_event(f, DEVTRACE_KIND_MEMCPY, i);
         assert_non_null(m);
         assert_int_equal(m->correlation, i + 1);
         assert_int_equal(m->u.memcpy.direction, want[i]);
@@ -306,7 +274,7 @@ static void memcpy_kinds_map_to_directions(void **state)
 
 static void bad_records_are_counted_and_skipped_by_their_size(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     uint8_t *b = f->buf;
     b += w_kernel(b, 0, 0, 1, kernel_name);               /* no timing: zero_time */
     b += w_kernel(b, T0 + 500, T0 + 400, 2, kernel_name); /* ends before it starts: malformed */
@@ -326,15 +294,15 @@ static void bad_records_are_counted_and_skipped_by_their_size(void **state)
     assert_int_equal(c.emitted, 2);
     assert_int_equal(f->s->stats.malformed_records, 5);
     assert_int_equal(f->s->stats.zero_timestamp, 1);
-    const devtrace_event *k = find_kind(f, DEVTRACE_KIND_KERNEL, 0);
+    const devtrace_event *k = ut_decoded_event(f, DEVTRACE_KIND_KERNEL, 0);
     assert_non_null(k);
-    assert_string_equal(name_of(f, k), "(unnamed kernel)");
-    assert_non_null(find_kind(f, DEVTRACE_KIND_RUNTIME, 0));
+    assert_string_equal(ut_decoded_name(f, k), "(unnamed kernel)");
+    assert_non_null(ut_decoded_event(f, DEVTRACE_KIND_RUNTIME, 0));
 }
 
 static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     uint8_t *b = f->buf;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
     memset(b, 0, 72);
@@ -360,9 +328,9 @@ static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
     assert_int_equal(c.malformed, 1);
 }
 
-static void out_of_window_walk_counts_per_kind(void **state)
+static void out_of_window_walk_counts_each_kind_and_stores_nothing(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     uint8_t *b = f->buf;
     b += w_extcorr(b, CUSTOM0, 1, 1);
     b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
@@ -379,11 +347,64 @@ static void out_of_window_walk_counts_per_kind(void **state)
     assert_int_equal(g_next_calls, 0);
 }
 
+/* A stand-in for an iterator that steps by MSPTI's record sizes (which the real one, with
+ * its thread-local cursor, cannot be trusted to do). */
+static int stepping_next(uint8_t *buf, size_t valid, void **rec)
+{
+    size_t off = 0;
+    if (*rec) {
+        uint32_t kind;
+        memcpy(&kind, *rec, 4);
+        off = (size_t)((uint8_t *)*rec - buf) + (kind == K_EXTCORR   ? SIZE_EXTCORR
+                                                 : kind == K_ACL_API ? SIZE_API
+                                                                     : SIZE_KERNEL);
+    }
+    if (off + 4 > valid)
+        return 3; /* MAX_LIMIT_REACHED */
+    *rec = buf + off;
+    return 0;
+}
+
+/* MSPTI's decoders are reached by their layouts' ids whichever walk steps over the records:
+ * MSPTI's walker (the stride walk, its decoders inline) and the engine's iterator walk (the
+ * same layouts without the walker: through vendor_decode) store the same events, u64
+ * correlation ids whole. */
+static void iterator_walk_and_stride_walk_store_the_same_events(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    write_one_record_of_each_kind(f);
+    dt_cf_walk_counts by_sizes = walk(f);
+
+    dt_cf_descriptor with_iterator = dt_cf_mspti_descriptor;
+    with_iterator.scan = NULL;
+    ut_decoder_fixture *g = ut_decoder_fixture_new(&with_iterator, 0, stepping_next, "privateuse1_runtime");
+    assert_non_null(g);
+    memcpy(g->buf, f->buf, f->used);
+    g->used = f->used;
+    dt_cf_walk_counts by_iterator = ut_decoder_walk(g, DT_CF_WALK_DECODE);
+
+    assert_int_equal(by_sizes.emitted, 5);
+    assert_int_equal(by_iterator.emitted, 5);
+    assert_int_equal(by_iterator.records, by_sizes.records);
+    assert_int_equal(by_iterator.malformed + by_sizes.malformed, 0);
+    assert_int_equal(g->nev, f->nev);
+    for (size_t i = 0; i < f->nev; i++) {
+        assert_true(f->ev[i].correlation >= BIG); /* the u64 whole */
+        assert_string_equal(g->names[i], f->names[i]);
+        devtrace_event x = f->ev[i], y = g->ev[i];
+        x.name_id = y.name_id = 0; /* two sessions: the ids may differ, the names must not */
+        assert_memory_equal(&x, &y, sizeof x);
+    }
+    assert_string_equal(ut_decoded_name(g, ut_decoded_event(g, DEVTRACE_KIND_RUNTIME, 0)), api_name);
+    assert_string_equal(ut_decoded_name(g, ut_decoded_event(g, DEVTRACE_KIND_KERNEL, 0)), kernel_name);
+    ut_decoder_fixture_free(g);
+}
+
 /* The trace an MSPTI session writes: no cbid, no grid/block/registers/occupancy keys,
  * flows and External ids joined through u64 correlation ids. */
-static void trace_omits_what_mspti_does_not_have(void **state)
+static void trace_omits_the_keys_mspti_records_lack(void **state)
 {
-    fixture *f = *state;
+    ut_decoder_fixture *f = *state;
     uint8_t *b = f->buf;
     b += w_extcorr(b, CUSTOM0, 41, BIG);
     b += w_api(b, K_ACL_API, T0 + 100, T0 + 200, BIG, api_name);
@@ -418,14 +439,16 @@ static void trace_omits_what_mspti_does_not_have(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(descriptor_has_vendor_abi_numbers),
-        cmocka_unit_test_setup_teardown(every_record_at_its_offsets, setup, teardown),
-        cmocka_unit_test_setup_teardown(every_api_level_is_a_runtime_event, setup, teardown),
-        cmocka_unit_test_setup_teardown(memcpy_kinds_map_to_directions, setup, teardown),
+        cmocka_unit_test(descriptor_holds_the_vendor_abi_numbers),
+        cmocka_unit_test_setup_teardown(each_record_kind_is_read_at_its_packed_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_api_record_level_is_a_runtime_event_named_by_its_string, setup, teardown),
+        cmocka_unit_test_setup_teardown(memcpy_copy_kinds_map_to_directions_and_out_of_range_to_unknown, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(bad_records_are_counted_and_skipped_by_their_size, setup, teardown),
         cmocka_unit_test_setup_teardown(unknown_kind_or_truncated_record_ends_the_buffer, setup, teardown),
-        cmocka_unit_test_setup_teardown(out_of_window_walk_counts_per_kind, setup, teardown),
-        cmocka_unit_test_setup_teardown(trace_omits_what_mspti_does_not_have, setup, teardown),
+        cmocka_unit_test_setup_teardown(out_of_window_walk_counts_each_kind_and_stores_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(iterator_walk_and_stride_walk_store_the_same_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(trace_omits_the_keys_mspti_records_lack, setup, teardown),
     };
     return cmocka_run_group_tests_name("mspti decode", tests, NULL, NULL);
 }
