@@ -51,6 +51,13 @@ static void forced_backend_reason(const char *name, const char *program, char *w
  * cannot trace here, else that the program made no call through a traced runtime. */
 static void say_untraced(const dt_record_opts *o, dt_session *s, const char *forced_why)
 {
+    /* The rank and world size the process would have had ($RANK, $WORLD_SIZE: checked
+     * before the run), as the trace's name has them. */
+    const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
+    if (rank && *rank)
+        s->rank = atoi(rank);
+    if (world && *world)
+        s->world_size = atoi(world);
     if (forced_why[0]) {
         snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s: %s", o->backend, forced_why);
         devtrace_backend_info none = {.size = sizeof none};

@@ -102,6 +102,8 @@ def output_pattern_expands_pid_and_rank():
     assert r.returncode == 0, r.stderr
     files = [f for f in os.listdir(tmp) if f.startswith("rank3-") and f.endswith(".json")]
     assert len(files) == 1 and files[0][6:-5].isdigit(), files
+    trace = tc.load(os.path.join(tmp, files[0]))  # never traced, yet rank 3 of 8 as its name says
+    assert trace["distributedInfo"] == {"rank": 3, "world_size": 8}, trace["distributedInfo"]
 
 
 @case
