@@ -380,8 +380,9 @@ int dt_perfetto_write_file(dt_session *s, const char *path, unsigned workers, de
 
 int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen)
 {
-    if (dt_session_finalize(s) != 0)
-        return DEVTRACE_ESTATE;
+    int frc = dt_session_finalize(s);
+    if (frc != 0)
+        return frc; /* DEVTRACE_ESTATE (never started) or DEVTRACE_ENOMEM */
     trace_facts t;
     dt_jsonw w;
     if (dt_pf_facts_init(&t, s) != 0)
