@@ -1,5 +1,5 @@
-/* opencl_layer.h: what the parts of the OpenCL backend share (opencl.c, opencl_objects.c,
- * opencl_pending.c). Not a public header and not for other backends.
+/* opencl_layer.h: what the parts of the OpenCL backend share (opencl.c, opencl_wrappers.c,
+ * opencl_describe.c, opencl_objects.c, opencl_pending.c). Not a public header and not for other backends.
  *
  * The backend is an OpenCL ICD loader layer: the loader (ocl-icd, or the Khronos
  * loader) finds libdevtrace.so through $OPENCL_LAYERS, calls clInitLayer with its own
@@ -81,6 +81,16 @@ static inline uint64_t dt_cl_stamp_end(const dt_cl_recording *r)
 extern cl_icd_dispatch dt_cl_target;
 /* The recording session's backend state, or NULL: the wrappers' one load and branch. */
 extern dt_cl_recording *_Atomic dt_cl_recording_now;
+
+/* ------------------------------------------------------------ opencl_wrappers.c */
+
+/* Puts the layer's wrapper in layer for every function of opencl_api.h the target has. */
+void dt_cl_install_wrappers(cl_icd_dispatch *layer);
+/* Adds the device at index (discovery order) to the recording's session, with the clock
+ * sample its timer check took. */
+void dt_cl_publish_device(dt_cl_recording *r, int index);
+/* Pairs the host clock with CLOCK_REALTIME (the middle of two host readings). */
+void dt_cl_add_clock_sample(dt_cl_recording *r);
 
 /* ------------------------------------------------------------ opencl_objects.c */
 
@@ -214,7 +224,8 @@ void dt_cl_objects_after_fork(void);
 /* A copy of s that lives as long as the process: one per distinct string. */
 const char *dt_cl_pool_name(const char *s);
 
-/* Called when a device is registered: adds it to the recording session, if any. */
+/* Called when a device is registered: adds it to the recording session, if any
+ * (opencl_wrappers.c). */
 void dt_cl_device_registered(int index);
 
 /* ------------------------------------------------------------ opencl_describe.c */
