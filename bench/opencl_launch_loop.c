@@ -2,15 +2,21 @@
  * launch-bound OpenCL loop, run untraced and under `devtrace record` by devtrace-bench.
  *
  * On the first OpenCL device (a GPU if a platform has one, else any: PoCL's CPU device
- * here): N launches (default 20,000) of a 4096-float vector add with local size 64, then
- * a 128x128 GEMM, a fill and a blocking read-back, the way a framework's eager loop
- * drives a device. Arguments are set once; every kernel is launched once before the
+ * here): N launches (default 20,000) of a 4096-float vector add with local size 64, with
+ * a clFinish after every F of them (--finish-every F; default 0: none), then a 128x128
+ * GEMM, a fill and a blocking read-back, the way a framework's eager loop drives a
+ * device. Arguments are set once; every kernel is launched once before the
  * timed part so that the driver's first-launch compilation is not timed.
  *
  * Prints one line: `launch-loop: launches=N seconds=S per_launch_us=U check=ok`, where S
  * is the wall time from the first timed launch to the end of the read-back (clFinish
  * after it). Exit status: 0 ok; 1 an OpenCL call failed or the results are wrong;
- * 77 no OpenCL device (the benchmark reports the figure as not measurable). */
+ * 77 no OpenCL device (the benchmark reports the figure as not measurable).
+ *
+ * Run under valgrind --tool=callgrind --instr-atstart=no, the timed part alone is
+ * instrumented (every thread's instructions from the first timed launch to the end of
+ * the read-back): the instruction counts of docs/performance.md (OpenCL launch
+ * overhead). Outside valgrind the two requests cost a few instructions. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 
@@ -20,6 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 #define VECTOR_N 4096u
 #define LOCAL_SIZE 64u
@@ -78,12 +90,14 @@ static cl_mem buffer(cl_context ctx, size_t bytes, void *host)
 
 int main(int argc, char **argv)
 {
-    unsigned long launches = 20000;
+    unsigned long launches = 20000, finish_every = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--launches") && i + 1 < argc) {
             launches = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--finish-every") && i + 1 < argc) {
+            finish_every = strtoul(argv[++i], NULL, 10);
         } else {
-            fprintf(stderr, "usage: opencl-launch-loop [--launches N]\n");
+            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F]\n");
             return 2;
         }
     }
@@ -131,14 +145,19 @@ int main(int argc, char **argv)
     CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));
     CHECK_CL(clFinish(queue));
 
+    CALLGRIND_START_INSTRUMENTATION;
     double t0 = now_s();
-    for (unsigned long i = 0; i < launches; i++)
+    for (unsigned long i = 0; i < launches; i++) {
         CHECK_CL(clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
+        if (finish_every && (i + 1) % finish_every == 0)
+            CHECK_CL(clFinish(queue));
+    }
     CHECK_CL(clEnqueueNDRangeKernel(queue, gemm, 2, NULL, gemm_global, gemm_local, 0, NULL, NULL));
     CHECK_CL(clEnqueueFillBuffer(queue, dc, &one, sizeof one, 0, sizeof c / 2, 0, NULL, NULL));
     CHECK_CL(clEnqueueReadBuffer(queue, dC, CL_TRUE, 0, sizeof C, C, 0, NULL, NULL));
     CHECK_CL(clFinish(queue));
     double seconds = now_s() - t0;
+    CALLGRIND_STOP_INSTRUMENTATION;
 
     /* Results: C = ones(A) x B after the fill; c = a + b, its first half then 1. */
     CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));
