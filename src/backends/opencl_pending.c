@@ -10,9 +10,11 @@
  * (clFinish, clWaitForEvents, blocking reads and writes), and whenever its list has
  * grown past a threshold that doubles with what stays pending (so a thread that never
  * synchronises still reads its completed commands, at an amortised constant cost).
- * Resolving asks the command's status (clGetEventInfo); a complete command's
- * QUEUED/START/END times are read, the device event is emitted and the reference
- * released; a command that failed is counted, never emitted; a running one stays.
+ * Resolving asks the command's END time first (profiling times can be read only once the
+ * command is complete); a complete command's QUEUED and START are read then, the device
+ * event is emitted and the reference released; when END cannot be read, the status
+ * (clGetEventInfo) says why: a command that failed is counted, never emitted; a running
+ * one stays.
  *
  * Stop. A thread records only inside a guard (a per-thread depth counter): it enters,
  * then checks that the session still records. Stop clears the recording pointer, then
@@ -291,16 +293,16 @@ static uint64_t call_host_ns(const dt_cl_recording *r, const poll_clock *pc, uin
     return pc->ticks ? dt_ticks_between(pc->anchor, pc->now, stamp) : 0;
 }
 
-/* Reads the command's times into the device event, on the host clock. 0; 1 when the
- * driver gave start == end == 0 (timing not collected); -1 when they cannot be read. */
-static int read_times(const dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
+/* A completed command's times into the device event, on the host clock. END was read
+ * (by resolve_if_complete); 0, 1 when the driver gave start == end == 0 (timing not
+ * collected), -1 when START cannot be read. */
+static int read_times(const dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p, cl_ulong end)
 {
-    cl_ulong queued = 0, start = 0, end = 0;
+    cl_ulong queued = 0, start = 0;
     cl_int rq =
         dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL);
     if (dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
-            CL_SUCCESS ||
-        dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS)
+        CL_SUCCESS)
         return -1;
     if (start == 0 && end == 0)
         return 1;
@@ -317,9 +319,9 @@ static int read_times(const dt_cl_recording *r, const poll_clock *pc, dt_cl_pend
     return 0;
 }
 
-static void emit_device_event(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
+static void emit_device_event(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p, cl_ulong end)
 {
-    int rc = read_times(r, pc, p);
+    int rc = read_times(r, pc, p, end);
     if (rc < 0) {
         atomic_fetch_add(&r->unreadable_times, 1);
         DT_COUNT(r->session, dropped_vendor, 1);
@@ -333,21 +335,29 @@ static void emit_device_event(dt_cl_recording *r, const poll_clock *pc, dt_cl_pe
 }
 
 /* 1 when the record is finished with (emitted or counted; reference released), 0 when
- * its command still runs. Never waits. */
+ * its command still runs. Never waits. The command's END time is asked first: the
+ * profiling queries succeed only once the command is CL_COMPLETE (OpenCL 1.0 on: else
+ * CL_PROFILING_INFO_NOT_AVAILABLE), so a completed command needs no status query; the
+ * status (clGetEventInfo, which takes the event's lock in PoCL) is asked only when END
+ * cannot be read: running, failed, or times unreadable. */
 static int resolve_if_complete(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
 {
-    cl_int status = CL_COMPLETE;
-    cl_int rc = dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
-    if (rc == CL_SUCCESS && status > CL_COMPLETE)
-        return 0;
-    if (rc != CL_SUCCESS) {
-        atomic_fetch_add(&r->unreadable_times, 1);
-        DT_COUNT(r->session, dropped_vendor, 1);
-    } else if (status < 0) {
-        atomic_fetch_add(&r->failed_commands, 1);
-        DT_COUNT(r->session, dropped_vendor, 1);
+    cl_ulong end = 0;
+    if (dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+        CL_SUCCESS) {
+        emit_device_event(r, pc, p, end);
     } else {
-        emit_device_event(r, pc, p);
+        cl_int status = CL_COMPLETE;
+        cl_int rc =
+            dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        if (rc == CL_SUCCESS && status > CL_COMPLETE)
+            return 0;
+        if (rc == CL_SUCCESS && status < 0) {
+            atomic_fetch_add(&r->failed_commands, 1);
+        } else {
+            atomic_fetch_add(&r->unreadable_times, 1); /* complete, or its status unreadable: no times */
+        }
+        DT_COUNT(r->session, dropped_vendor, 1);
     }
     dt_cl_target.clReleaseEvent(p->event);
     return 1;
