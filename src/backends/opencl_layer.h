@@ -193,6 +193,13 @@ const dt_cl_device *dt_cl_device_at(int index);
  * learning from its QUEUED time (has_queued) and its enqueue call's host interval. */
 int64_t dt_cl_device_clock_offset(int index, int has_queued, uint64_t queued_ns, uint64_t call_start_ns,
                                   uint64_t call_end_ns);
+/* A cheaper check for the common case: 1 when a command whose (call start - QUEUED, call
+ * end - QUEUED) are within margin_ns of (lo_ns, hi_ns) cannot move the device's bounds
+ * (both strictly inside them by more than margin_ns; never for a device with a host
+ * timer): then dt_cl_device_clock_offset_counted counts it as checked and returns the
+ * offset dt_cl_device_clock_offset would have, with no exact stamps needed. */
+int dt_cl_device_clock_settled(int index, int64_t lo_ns, int64_t hi_ns, int64_t margin_ns);
+int64_t dt_cl_device_clock_offset_counted(int index);
 /* One line on how the device's timestamps were put on the host clock. */
 void dt_cl_device_clock_note(int index, char *out, size_t cap);
 

@@ -270,18 +270,29 @@ static uint64_t device_to_host(cl_ulong device_ns, int64_t offset)
 
 /* How a poll puts the enqueue calls' stamps on the host clock: ticks converted on the
  * line through the session's first tick sample and one taken at the poll (every call
- * polled lies between the two, and CLOCK_MONOTONIC_RAW is affine in the TSC). */
+ * polled lies between the two, and CLOCK_MONOTONIC_RAW is affine in the TSC). The line's
+ * slope in floating point too (fast): the device clock check of most commands needs the
+ * stamps only to within DT_CL_APPROX_NS (see read_times). */
 typedef struct poll_clock {
-    int ticks;
+    int ticks, fast;
     dt_clock_sample anchor, now;
+    double ns_per_tick;
 } poll_clock;
+
+/* Bound on the error of call_host_ns_approx (a double's rounding is below 1 ns here:
+ * stamps below 2^53 ticks past the anchor). */
+#define DT_CL_APPROX_NS 64
 
 static poll_clock poll_clock_now(const dt_cl_recording *r)
 {
-    poll_clock pc = {0, {0, 0}, {0, 0}};
+    poll_clock pc = {0, 0, {0, 0}, {0, 0}, 0};
     if (r->ticks && dt_ticks_pair(r->session->ticks.read, &pc.now) == 0) {
         pc.ticks = 1;
         pc.anchor = r->session->ticks.anchor;
+        pc.fast = pc.now.vendor_ns > pc.anchor.vendor_ns && pc.now.host_ns > pc.anchor.host_ns;
+        if (pc.fast)
+            pc.ns_per_tick =
+                (double)(pc.now.host_ns - pc.anchor.host_ns) / (double)(pc.now.vendor_ns - pc.anchor.vendor_ns);
     }
     return pc;
 }
@@ -291,6 +302,30 @@ static uint64_t call_host_ns(const dt_cl_recording *r, const poll_clock *pc, uin
     if (!r->ticks)
         return stamp;
     return pc->ticks ? dt_ticks_between(pc->anchor, pc->now, stamp) : 0;
+}
+
+/* call_host_ns to within DT_CL_APPROX_NS, with a multiply instead of a division (pc->fast). */
+static int64_t call_host_ns_approx(const poll_clock *pc, uint64_t stamp)
+{
+    return (int64_t)pc->anchor.host_ns + (int64_t)((double)(int64_t)(stamp - pc->anchor.vendor_ns) * pc->ns_per_tick);
+}
+
+/* The offset that puts the command's device times on the host clock, checking its QUEUED
+ * time against its enqueue call (dt_cl_device_clock_offset). When the call's stamps are
+ * ticks, the exact conversion (two divisions) is needed only when the command might move
+ * the device's bounds; the approximate one says when it cannot, and the result is the same. */
+static int64_t device_offset(const dt_cl_recording *r, const poll_clock *pc, const dt_cl_pending *p, int has_queued,
+                             cl_ulong queued)
+{
+    int device = (int)p->device.device;
+    if (has_queued && r->ticks && pc->fast) {
+        int64_t lo = call_host_ns_approx(pc, p->call_start_ns) - (int64_t)queued;
+        int64_t hi = call_host_ns_approx(pc, p->call_end_ns) - (int64_t)queued;
+        if (dt_cl_device_clock_settled(device, lo, hi, DT_CL_APPROX_NS))
+            return dt_cl_device_clock_offset_counted(device);
+    }
+    uint64_t call_start = call_host_ns(r, pc, p->call_start_ns), call_end = call_host_ns(r, pc, p->call_end_ns);
+    return dt_cl_device_clock_offset(device, has_queued && call_start, queued, call_start, call_end);
 }
 
 /* A completed command's times into the device event, on the host clock. END was read
@@ -308,8 +343,7 @@ static int read_times(const dt_cl_recording *r, const poll_clock *pc, dt_cl_pend
         return 1;
     devtrace_event *ev = &p->device;
     int has_queued = rq == CL_SUCCESS && queued != 0;
-    uint64_t call_start = call_host_ns(r, pc, p->call_start_ns), call_end = call_host_ns(r, pc, p->call_end_ns);
-    int64_t offset = dt_cl_device_clock_offset((int)ev->device, has_queued && call_start, queued, call_start, call_end);
+    int64_t offset = device_offset(r, pc, p, has_queued, queued);
     ev->start_ns = device_to_host(start, offset);
     ev->end_ns = device_to_host(end, offset);
     if (ev->kind == DEVTRACE_KIND_KERNEL && has_queued) {
