@@ -13,6 +13,10 @@
  * after it). Exit status: 0 ok; 1 an OpenCL call failed or the results are wrong;
  * 77 no OpenCL device (the benchmark reports the figure as not measurable).
  *
+ * --own-events (for measuring what any OpenCL-layer tracer must cost, without one): the
+ * queue has CL_QUEUE_PROFILING_ENABLE, every launch gets an event, and at each clFinish
+ * (or at the end) each event's QUEUED, START and END are read and the event released.
+ *
  * Run under valgrind --tool=callgrind --instr-atstart=no, the timed part alone is
  * instrumented (every thread's instructions from the first timed launch to the end of
  * the read-back): the instruction counts of docs/performance.md (OpenCL launch
@@ -88,16 +92,31 @@ static cl_mem buffer(cl_context ctx, size_t bytes, void *host)
     return m;
 }
 
+/* --own-events: what a tracer does with each completed command's event. */
+static void read_and_release(cl_event *events, unsigned long n)
+{
+    for (unsigned long i = 0; events && i < n; i++) {
+        cl_ulong queued, start, end;
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL));
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+        CHECK_CL(clReleaseEvent(events[i]));
+    }
+}
+
 int main(int argc, char **argv)
 {
     unsigned long launches = 20000, finish_every = 0;
+    int own_events = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--launches") && i + 1 < argc) {
             launches = strtoul(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--finish-every") && i + 1 < argc) {
             finish_every = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--own-events")) {
+            own_events = 1;
         } else {
-            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F]\n");
+            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F] [--own-events]\n");
             return 2;
         }
     }
@@ -109,7 +128,7 @@ int main(int argc, char **argv)
     cl_int status;
     cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     CHECK_CL(status);
-    cl_command_queue queue = clCreateCommandQueue(ctx, device, 0, &status);
+    cl_command_queue queue = clCreateCommandQueue(ctx, device, own_events ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
     CHECK_CL(status);
     cl_program program = clCreateProgramWithSource(ctx, 1, &source, NULL, &status);
     CHECK_CL(status);
@@ -147,15 +166,25 @@ int main(int argc, char **argv)
 
     CALLGRIND_START_INSTRUMENTATION;
     double t0 = now_s();
+    unsigned long batch = finish_every ? finish_every : launches, held = 0;
+    cl_event *events = own_events ? calloc(batch ? batch : 1, sizeof *events) : NULL;
+    if (own_events && !events)
+        return 1;
     for (unsigned long i = 0; i < launches; i++) {
-        CHECK_CL(clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
-        if (finish_every && (i + 1) % finish_every == 0)
+        CHECK_CL(
+            clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, events ? &events[held++] : NULL));
+        if (finish_every && (i + 1) % finish_every == 0) {
             CHECK_CL(clFinish(queue));
+            read_and_release(events, held);
+            held = 0;
+        }
     }
     CHECK_CL(clEnqueueNDRangeKernel(queue, gemm, 2, NULL, gemm_global, gemm_local, 0, NULL, NULL));
     CHECK_CL(clEnqueueFillBuffer(queue, dc, &one, sizeof one, 0, sizeof c / 2, 0, NULL, NULL));
     CHECK_CL(clEnqueueReadBuffer(queue, dC, CL_TRUE, 0, sizeof C, C, 0, NULL, NULL));
     CHECK_CL(clFinish(queue));
+    read_and_release(events, held);
+    free(events);
     double seconds = now_s() - t0;
     CALLGRIND_STOP_INSTRUMENTATION;
 
