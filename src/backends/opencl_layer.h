@@ -280,11 +280,13 @@ void dt_cl_guards_drain(void);
 
 /* Keeps a device event until its command completes. event: the command's event, one
  * reference owned by the layer (retain = 1 takes one first: the program's event).
+ * in_order_queue: the queue's record when the queue is in order, else NULL (a poll skips
+ * the commands queued after one still running there).
  * device: the device event but for its times (its device field: the device index).
  * call_*: the enqueue call's interval as stamped (dt_cl_stamp: ticks or the host clock; checks the device's timer). Returns 0, or -1 (out of memory or
  * the retain failed: nothing kept, the caller still owns what it owned). */
-int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
-                      uint64_t call_end_ns);
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const void *in_order_queue,
+                      const devtrace_event *device, uint64_t call_start_ns, uint64_t call_end_ns);
 /* Emits the device events of this thread's completed commands; never waits. */
 void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r);
 /* Whether this thread has enough pending events to poll now (amortised: the threshold

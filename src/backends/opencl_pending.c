@@ -41,8 +41,9 @@
 
 typedef struct dt_cl_pending {
     struct dt_cl_pending *next;
-    cl_event event;         /* one reference owned by the layer */
-    uint64_t call_start_ns; /* the enqueue call, as stamped (dt_cl_stamp: ticks or host clock) */
+    cl_event event;             /* one reference owned by the layer */
+    const void *in_order_queue; /* the queue when in order (its commands complete in order), else NULL */
+    uint64_t call_start_ns;     /* the enqueue call, as stamped (dt_cl_stamp: ticks or host clock) */
     uint64_t call_end_ns;
     devtrace_event device; /* complete but for its times; device = the device index */
 } dt_cl_pending;
@@ -53,10 +54,11 @@ typedef struct dt_cl_slab {
 } dt_cl_slab;
 
 struct dt_cl_thread {
-    struct dt_cl_thread *next; /* in the list of all records; never removed */
-    atomic_int guard_depth;    /* > 0 while inside a recording section */
-    atomic_int owned;          /* a running thread uses this record */
-    dt_cl_pending *pending;    /* owner's while recording; stop's after the drain */
+    struct dt_cl_thread *next;    /* in the list of all records; never removed */
+    atomic_int guard_depth;       /* > 0 while inside a recording section */
+    atomic_int owned;             /* a running thread uses this record */
+    dt_cl_pending *pending;       /* oldest first; owner's while recording, stop's after the drain */
+    dt_cl_pending **pending_tail; /* where the next one is linked */
     size_t npending;
     size_t poll_at;
     dt_cl_pending *free_entries;
@@ -117,6 +119,7 @@ static dt_cl_thread *new_record(void)
         return NULL;
     atomic_init(&t->owned, 1);
     t->poll_at = DT_CL_POLL_MIN;
+    t->pending_tail = &t->pending;
     t->next = atomic_load(&all_threads);
     while (!atomic_compare_exchange_weak(&all_threads, &t->next, t))
         ;
@@ -206,6 +209,7 @@ void dt_cl_threads_forget_after_fork(void)
         /* The parent's events mean nothing here: forget them (not released: the
          * child's OpenCL state is not the parent's). */
         t->pending = NULL;
+        t->pending_tail = &t->pending;
         set_npending(t, 0);
         t->poll_at = DT_CL_POLL_MIN;
     }
@@ -238,8 +242,8 @@ static void give_back_entry(dt_cl_thread *t, dt_cl_pending *p)
     t->free_entries = p;
 }
 
-int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
-                      uint64_t call_end_ns)
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const void *in_order_queue,
+                      const devtrace_event *device, uint64_t call_start_ns, uint64_t call_end_ns)
 {
     dt_cl_pending *p = take_free_entry(t);
     if (!p)
@@ -249,11 +253,13 @@ int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrac
         return -1;
     }
     p->event = event;
+    p->in_order_queue = in_order_queue;
     p->call_start_ns = call_start_ns;
     p->call_end_ns = call_end_ns;
     p->device = *device;
-    p->next = t->pending;
-    t->pending = p;
+    p->next = NULL;
+    *t->pending_tail = p;
+    t->pending_tail = &p->next;
     set_npending(t, t->npending + 1);
     return 0;
 }
@@ -397,20 +403,40 @@ static int resolve_if_complete(dt_cl_recording *r, const poll_clock *pc, dt_cl_p
     return 1;
 }
 
+#define DT_CL_BLOCKED_QUEUES 8u /* in-order queues a poll remembers as blocked */
+
+static int queue_blocked(const void *const *blocked, size_t n, const void *queue)
+{
+    for (size_t i = 0; i < n; i++)
+        if (blocked[i] == queue)
+            return 1;
+    return 0;
+}
+
+/* Resolves the thread's records, oldest first. Past a command still running on an
+ * in-order queue, that queue's later commands cannot have completed: they are not asked
+ * (up to DT_CL_BLOCKED_QUEUES such queues per poll; past that, every record is asked). */
 static size_t poll_thread(dt_cl_thread *t, dt_cl_recording *r)
 {
+    const void *blocked[DT_CL_BLOCKED_QUEUES];
+    size_t nblocked = 0;
     dt_cl_pending **link = &t->pending;
     poll_clock pc = poll_clock_now(r);
     while (*link) {
         dt_cl_pending *p = *link;
-        if (resolve_if_complete(r, &pc, p)) {
+        if (p->in_order_queue && queue_blocked(blocked, nblocked, p->in_order_queue)) {
+            link = &p->next;
+        } else if (resolve_if_complete(r, &pc, p)) {
             *link = p->next;
             give_back_entry(t, p);
             set_npending(t, t->npending - 1);
         } else {
+            if (p->in_order_queue && nblocked < DT_CL_BLOCKED_QUEUES)
+                blocked[nblocked++] = p->in_order_queue;
             link = &p->next;
         }
     }
+    t->pending_tail = link;
     t->poll_at = t->npending * 2 > DT_CL_POLL_MIN ? t->npending * 2 : DT_CL_POLL_MIN;
     return t->npending;
 }
@@ -431,6 +457,7 @@ static void abandon_incomplete(dt_cl_thread *t, dt_cl_recording *r)
         dt_cl_target.clReleaseEvent(p->event); /* the command itself runs on */
         give_back_entry(t, p);
     }
+    t->pending_tail = &t->pending;
     set_npending(t, 0);
 }
 

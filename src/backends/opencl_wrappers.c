@@ -179,7 +179,8 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
         d->flags |= DEVTRACE_EVENT_HAS_SHARED; /* known for the device the launch ran on */
     else
         d->u.kernel.static_shared = d->u.kernel.dynamic_shared = 0;
-    if (dt_cl_pending_add(t, event, e->app_event != NULL, d, c->start_ns, call_end_ns) != 0) {
+    const void *in_order = (q->app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) ? NULL : q;
+    if (dt_cl_pending_add(t, event, e->app_event != NULL, in_order, d, c->start_ns, call_end_ns) != 0) {
         atomic_fetch_add(&r->no_memory, 1);
         DT_COUNT(r->session, dropped_pool_full, 1);
         return 0;
