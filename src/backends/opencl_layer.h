@@ -265,6 +265,11 @@ typedef struct dt_cl_thread dt_cl_thread;
  * (one atomic add per block instead of one per call); ids are unique, not dense. */
 #define DT_CL_CORRELATION_BLOCK 1024u
 uint64_t dt_cl_next_correlation(dt_cl_thread *t);
+/* The calling thread's store cursor for st (t: dt_cl_thread_self()), kept across calls. */
+dt_store_cursor *dt_cl_thread_cursor(dt_cl_thread *t, dt_store *st);
+/* The id of a kernel name from dt_cl_pool_name (one copy per distinct string, never
+ * freed) in session s: the thread's last one kept, else interned. */
+uint32_t dt_cl_kernel_name_id(dt_cl_thread *t, dt_session *s, const char *pooled_name);
 /* The thread's id (dt_thread_id), kept in its record. */
 uint32_t dt_cl_thread_id(dt_cl_thread *t);
 

@@ -66,6 +66,15 @@ struct dt_cl_thread {
     uint64_t corr_next; /* this thread's block of correlation ids: [corr_next, corr_end) */
     uint64_t corr_end;
     uint32_t tid; /* 0: not known yet */
+    /* The last kernel name this thread launched, and its id in the session of generation
+     * name_generation (launches repeat a few kernels: the id without a table lookup). */
+    const char *name_ptr;
+    uint64_t name_generation;
+    uint32_t name_id;
+    /* Where this thread writes its runtime events in the store of generation
+     * cursor_generation (kept from call to call: no slot lookup per call). */
+    dt_store_cursor cursor;
+    uint64_t cursor_generation;
 };
 
 static dt_cl_thread *_Atomic all_threads;
@@ -134,7 +143,8 @@ static dt_cl_thread *thread_attach(void)
         t = new_record();
     if (!t)
         return NULL;
-    t->tid = 0; /* an adopted record was another thread's */
+    t->tid = 0;               /* an adopted record was another thread's */
+    t->cursor_generation = 0; /* ... and so was its place in the store */
     this_thread = t;
     pthread_setspecific(thread_exit_key, t);
     return t;
@@ -172,6 +182,28 @@ uint64_t dt_cl_next_correlation(dt_cl_thread *t)
     return t->corr_next++;
 }
 
+dt_store_cursor *dt_cl_thread_cursor(dt_cl_thread *t, dt_store *st)
+{
+    if (__builtin_expect(t->cursor_generation != st->generation, 0)) {
+        memset(&t->cursor, 0, sizeof t->cursor);
+        t->cursor_generation = st->generation;
+    }
+    return &t->cursor;
+}
+
+uint32_t dt_cl_kernel_name_id(dt_cl_thread *t, dt_session *s, const char *pooled_name)
+{
+    if (t->name_ptr == pooled_name && t->name_generation == s->generation)
+        return t->name_id;
+    uint32_t id = dt_intern_ptr(&s->names, pooled_name);
+    if (id) { /* 0: out of memory, asked again next time */
+        t->name_ptr = pooled_name;
+        t->name_generation = s->generation;
+        t->name_id = id;
+    }
+    return id;
+}
+
 uint32_t dt_cl_thread_id(dt_cl_thread *t)
 {
     if (__builtin_expect(!t->tid, 0))
@@ -204,6 +236,7 @@ void dt_cl_threads_forget_after_fork(void)
     for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next) {
         atomic_store(&t->guard_depth, 0);
         t->tid = 0; /* the child's thread has an id of its own */
+        t->cursor_generation = 0;
         if (t != this_thread)
             atomic_store(&t->owned, 0);
         /* The parent's events mean nothing here: forget them (not released: the

@@ -61,10 +61,10 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     dt_cl_recording *r = c->rec;
     uint64_t correlation = dt_cl_next_correlation(t);
     ext->has = dt_current_external(r->session, &ext->id);
-    dt_store_cursor cur = {0};
-    devtrace_event *ev = dt_store_cursor_next(&cur, &r->session->store); /* written in place */
+    dt_store_cursor *cur = dt_cl_thread_cursor(t, &r->session->store);
+    devtrace_event *ev = dt_store_cursor_next(cur, &r->session->store); /* written in place */
     if (!ev) {
-        dt_store_cursor_drop(&cur); /* the store is at its bound */
+        dt_store_cursor_drop(cur); /* the store is at its bound */
         return correlation;
     }
     dt_event_zero(ev);
@@ -81,7 +81,7 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
         ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         ev->external_id = ext->id;
     }
-    dt_store_cursor_commit(&cur);
+    dt_store_cursor_commit(cur);
     return correlation;
 }
 
@@ -174,7 +174,7 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
         d->external_id = ext->id;
     }
     if (e->kernel_name)
-        d->name_id = dt_intern_ptr(&r->session->names, e->kernel_name);
+        d->name_id = dt_cl_kernel_name_id(t, r->session, e->kernel_name);
     if (e->local_mem_device >= 0 && (uint32_t)e->local_mem_device == q->device_index)
         d->flags |= DEVTRACE_EVENT_HAS_SHARED; /* known for the device the launch ran on */
     else
