@@ -407,17 +407,23 @@ static void emit_device_event(dt_cl_recording *r, const poll_clock *pc, dt_cl_pe
     dt_emit(r->session, &p->device); /* a full store counts its own drops */
 }
 
+static cl_int read_end(const dt_cl_pending *p, cl_ulong *end)
+{
+    return dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL);
+}
+
 /* 1 when the record is finished with (emitted or counted; reference released), 0 when
  * its command still runs. Never waits. The command's END time is asked first: the
  * profiling queries succeed only once the command is CL_COMPLETE (OpenCL 1.0 on: else
  * CL_PROFILING_INFO_NOT_AVAILABLE), so a completed command needs no status query; the
  * status (clGetEventInfo, which takes the event's lock in PoCL) is asked only when END
- * cannot be read: running, failed, or times unreadable. */
+ * cannot be read: running, failed, or times unreadable. A command that completed between
+ * the two queries says CL_COMPLETE: its END is asked again (PoCL reads the status for the
+ * profiling query without the lock, so this happens). */
 static int resolve_if_complete(dt_cl_recording *r, const poll_clock *pc, dt_cl_pending *p)
 {
     cl_ulong end = 0;
-    if (dt_cl_target.clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
-        CL_SUCCESS) {
+    if (read_end(p, &end) == CL_SUCCESS) {
         emit_device_event(r, pc, p, end);
     } else {
         cl_int status = CL_COMPLETE;
@@ -425,12 +431,15 @@ static int resolve_if_complete(dt_cl_recording *r, const poll_clock *pc, dt_cl_p
             dt_cl_target.clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
         if (rc == CL_SUCCESS && status > CL_COMPLETE)
             return 0;
-        if (rc == CL_SUCCESS && status < 0) {
-            atomic_fetch_add(&r->failed_commands, 1);
+        if (rc == CL_SUCCESS && status == CL_COMPLETE && read_end(p, &end) == CL_SUCCESS) {
+            emit_device_event(r, pc, p, end);
         } else {
-            atomic_fetch_add(&r->unreadable_times, 1); /* complete, or its status unreadable: no times */
+            if (rc == CL_SUCCESS && status < 0)
+                atomic_fetch_add(&r->failed_commands, 1);
+            else
+                atomic_fetch_add(&r->unreadable_times, 1); /* complete, or its status unreadable: no times */
+            DT_COUNT(r->session, dropped_vendor, 1);
         }
-        DT_COUNT(r->session, dropped_vendor, 1);
     }
     dt_cl_target.clReleaseEvent(p->event);
     return 1;

@@ -8,6 +8,7 @@
  *     once with its times and released once;
  *   - past a command still running on an in-order queue, that queue's later commands are
  *     not asked at all; on an out-of-order queue every command is asked;
+ *   - a command that completes between its END query and its status query is emitted;
  *   - a failed command is counted (dropped_vendor), never emitted, and released.
  * Exit 0: pass; 1: a check failed. */
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include "backends/opencl_layer.h"
 #include "opencl_test.h" /* CHECK */
 
-enum { RUNNING, COMPLETE, FAILED };
+enum { RUNNING, COMPLETE, FAILED, COMPLETING /* completes while its status is asked */ };
 #define EVENTS 8
 static int state[EVENTS];
 static int profiling_reads[EVENTS], status_reads[EVENTS], releases[EVENTS];
@@ -44,6 +45,8 @@ static cl_int CL_API_CALL fake_event_info(cl_event e, cl_event_info what, size_t
     (void)what, (void)size, (void)size_ret;
     int i = index_of(e);
     status_reads[i]++;
+    if (state[i] == COMPLETING)
+        state[i] = COMPLETE;
     *(cl_int *)value = state[i] == RUNNING ? CL_RUNNING : state[i] == COMPLETE ? CL_COMPLETE : -5;
     return CL_SUCCESS;
 }
@@ -110,11 +113,13 @@ int main(void)
     CHECK(dt_cl_pending_count() == 4, "4 still pending, %llu", (unsigned long long)dt_cl_pending_count());
 
     /* Everything ends: 1 failed, the rest complete. */
-    state[1] = FAILED, state[3] = COMPLETE, state[4] = COMPLETE;
+    state[1] = FAILED, state[3] = COMPLETING, state[4] = COMPLETE;
     dt_cl_pending_poll(t, &r);
     CHECK(dt_cl_pending_count() == 0, "none pending, %llu", (unsigned long long)dt_cl_pending_count());
     for (int i = 0; i < 6; i++)
         CHECK(releases[i] == 1, "command %d released %d times", i, releases[i]);
+    CHECK(profiling_reads[3] == 4 && status_reads[3] == 1, "completed between the queries: END asked twice (%d reads)",
+          profiling_reads[3]);
     CHECK(s->stats.dropped_vendor == 1, "the failed command counted: dropped_vendor %llu",
           (unsigned long long)s->stats.dropped_vendor);
     CHECK(atomic_load(&r.failed_commands) == 1, "failed_commands %llu",
