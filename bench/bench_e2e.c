@@ -1,10 +1,20 @@
-/* bench_e2e.c: the end-to-end figure on PoCL: opencl-launch-loop (opencl_launch_loop.c)
- * run untraced and under `devtrace record -b opencl`, in interleaved pairs (the order
- * alternates), each run timing its own loop; the overhead per launch is the difference
- * of the two medians over the launches. A traced run counts only when its trace holds
- * every launch as a kernel event (so the figure is never that of a run that traced
- * nothing). The trace is written after the timed part (at exit), so the figure is what
- * tracing costs the program while it runs. */
+/* bench_e2e.c: the end-to-end figures on PoCL: opencl-launch-loop (opencl_launch_loop.c,
+ * a clFinish every 256 launches) run untraced, under `devtrace record -b opencl`, and
+ * under the peers that are present, in interleaved rounds (each round runs every mode
+ * once, the order rotating from round to round), each run timing its own loop. A mode's
+ * overhead per launch is the median over the rounds of its run's time less the untraced
+ * run's of the same round, over the launches. A traced run counts only when its trace
+ * holds every launch as a kernel event (so no figure is that of a run that traced
+ * nothing). The traces are written after the timed part (at exit), so a figure is what
+ * tracing costs the program while it runs.
+ *
+ * The peers (an optional row each; without one the row says which variable to set):
+ *   CLIntercept, the build folder (or install prefix) named by $DEVTRACE_CLINTERCEPT_DIR:
+ *     `cliloader -ccl -cdt` (host calls and the per-queue device timeline as a Chrome
+ *     trace, what devtrace records); its trace must hold every launch;
+ *   PoCL's own tracer, POCL_TRACING=text (one line per command status change to a file);
+ *     its log must hold every launch's completion.
+ * e2e.pocl.vs_cheapest_peer is devtrace's overhead over the cheapest peer's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -16,6 +26,24 @@
 
 #include "bench.h"
 
+#define E2E_FINISH_EVERY "256"
+
+typedef enum e2e_mode_id { E2E_UNTRACED, E2E_DEVTRACE, E2E_CLINTERCEPT, E2E_POCL_TRACING, E2E_MODES } e2e_mode_id;
+
+typedef struct e2e_mode {
+    const char *label;  /* in notes */
+    const char *figure; /* its overhead figure (NULL: the baseline) */
+    char *argv[24];
+    int keep_layers;      /* OPENCL_LAYERS stays (devtrace record sets it itself) */
+    const char *env_name; /* set for the run (PoCL's tracer), or NULL */
+    const char *env_value;
+    char check_path[4096]; /* the file that must hold every launch */
+    const char *check_needle;
+    int available;
+    char why[400]; /* why not available */
+    double *seconds;
+} e2e_mode;
+
 typedef struct run_result {
     int status; /* exit status, -1 when it did not run or died */
     double seconds;
@@ -23,87 +51,221 @@ typedef struct run_result {
 } run_result;
 
 /* Runs argv (stdout parsed for seconds=, stderr into errpath). */
-static run_result run(char *const argv[], int traced, const char *errpath)
+static run_result run(char *const argv[], int keep_layers, const char *errpath)
 {
     run_result r = {-1, NAN, ""};
     char out[4096];
-    r.status = bench_run_program(argv, traced, errpath, out, sizeof out, r.err, sizeof r.err);
+    r.status = bench_run_program(argv, keep_layers, errpath, out, sizeof out, r.err, sizeof r.err);
     const char *sec = strstr(out, "seconds=");
     if (sec && strstr(out, "check=ok"))
         r.seconds = strtod(sec + 8, NULL);
     return r;
 }
 
+/* One run of a mode; NAN (with why) when it failed or its trace misses launches. */
+static double run_mode(e2e_mode *m, uint32_t launches, const char *errpath, char *why, size_t whycap)
+{
+    if (m->check_path[0])
+        unlink(m->check_path);
+    if (m->env_name)
+        setenv(m->env_name, m->env_value, 1);
+    run_result r = run(m->argv, m->keep_layers, errpath);
+    if (m->env_name)
+        unsetenv(m->env_name);
+    if (r.status != 0 || !isfinite(r.seconds)) {
+        snprintf(why, whycap, "the %s run failed: %s", m->label, r.err[0] ? r.err : "no result line");
+        return NAN;
+    }
+    if (m->check_path[0]) {
+        long n = bench_count_lines(m->check_path, m->check_needle);
+        if (n < (long)launches) {
+            snprintf(why, whycap, "the %s run's trace (%.200s) holds %ld launches, fewer than the %u made", m->label,
+                     m->check_path, n, launches);
+            return NAN;
+        }
+    }
+    return r.seconds;
+}
+
+/* The CLIntercept launcher under $DEVTRACE_CLINTERCEPT_DIR (a build folder or an install
+ * prefix), or 0 with why. */
+static int find_cliloader(char *path, size_t cap, char *why, size_t whycap)
+{
+    const char *dir = getenv("DEVTRACE_CLINTERCEPT_DIR");
+    if (!dir || !*dir) {
+        snprintf(why, whycap,
+                 "CLIntercept not present: set DEVTRACE_CLINTERCEPT_DIR to its build folder (docs/performance.md, "
+                 "OpenCL launch overhead)");
+        return 0;
+    }
+    const char *candidates[] = {"cliloader/cliloader", "bin/cliloader", "cliloader"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        snprintf(path, cap, "%s/%s", dir, candidates[i]);
+        if (access(path, X_OK) == 0)
+            return 1;
+    }
+    snprintf(why, whycap, "DEVTRACE_CLINTERCEPT_DIR=%s has no cliloader (cliloader/cliloader or bin/cliloader)", dir);
+    return 0;
+}
+
+static void set_argv(e2e_mode *m, char *const *words)
+{
+    size_t n = 0;
+    while (words[n] && n + 1 < sizeof m->argv / sizeof m->argv[0]) {
+        m->argv[n] = words[n];
+        n++;
+    }
+    m->argv[n] = NULL;
+}
+
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
 {
     const char *fig = "e2e.pocl.overhead_us_per_launch";
+    const double target = 0.25, ratio_target = 0.15;
+    const char *ratio_fig = "e2e.pocl.vs_cheapest_peer";
     if (!paths->launch_loop[0] || access(paths->launch_loop, X_OK) != 0) {
-        bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "opencl-launch-loop was not built (no OpenCL found)");
+        bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "opencl-launch-loop was not built (no OpenCL found)");
         return;
     }
     if (!paths->cli[0] || access(paths->cli, X_OK) != 0) {
-        bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "the devtrace command was not built");
+        bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "the devtrace command was not built");
         return;
     }
-    char launches[32], trace[4096], errpath[4096];
+    static char launches[32], trace[4096], errpath[4096], dumpdir[3072], cliloader[4096], pocl_log[4096];
     snprintf(launches, sizeof launches, "%u", sz->e2e_launches);
     snprintf(trace, sizeof trace, "%s/e2e.json", paths->tmpdir);
     snprintf(errpath, sizeof errpath, "%s/e2e.err", paths->tmpdir);
-    char *plain[] = {(char *)paths->launch_loop, "--launches", launches, NULL};
-    char *traced[] = {(char *)paths->cli,         "record",     "-q",     "-b", "opencl", "-o", trace, "--",
-                      (char *)paths->launch_loop, "--launches", launches, NULL};
-    /* A first untraced run: PoCL's kernel cache, and whether there is a device at all. */
-    run_result r = run(plain, 0, errpath);
-    if (r.status == 77 || r.status != 0 || !isfinite(r.seconds)) {
-        bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "%s",
+    snprintf(dumpdir, sizeof dumpdir, "%s/e2e-clintercept", paths->tmpdir);
+    snprintf(pocl_log, sizeof pocl_log, "%s/e2e-pocl-trace.log", paths->tmpdir);
+    char *loop = (char *)paths->launch_loop;
+
+    e2e_mode modes[E2E_MODES];
+    memset(modes, 0, sizeof modes);
+    modes[E2E_UNTRACED] = (e2e_mode){.label = "untraced", .available = 1};
+    set_argv(&modes[E2E_UNTRACED], (char *[]){loop, "--launches", launches, "--finish-every", E2E_FINISH_EVERY, NULL});
+    modes[E2E_DEVTRACE] =
+        (e2e_mode){.label = "devtrace", .keep_layers = 1, .available = 1, .check_needle = "\"cat\": \"kernel\""};
+    snprintf(modes[E2E_DEVTRACE].check_path, sizeof modes[E2E_DEVTRACE].check_path, "%s", trace);
+    set_argv(&modes[E2E_DEVTRACE], (char *[]){(char *)paths->cli, "record", "-q", "-b", "opencl", "-o", trace, "--",
+                                              loop, "--launches", launches, "--finish-every", E2E_FINISH_EVERY, NULL});
+    modes[E2E_CLINTERCEPT] = (e2e_mode){.label = "CLIntercept",
+                                        .figure = "e2e.pocl.clintercept_overhead_us_per_launch",
+                                        .check_needle = "\"name\":\"vadd\""};
+    e2e_mode *cli = &modes[E2E_CLINTERCEPT];
+    cli->available = find_cliloader(cliloader, sizeof cliloader, cli->why, sizeof cli->why);
+    snprintf(cli->check_path, sizeof cli->check_path, "%s/clintercept_trace.json", dumpdir);
+    set_argv(cli, (char *[]){cliloader, "-q", "-ccl", "-cdt", "--dump-dir", dumpdir, loop, "--launches", launches,
+                             "--finish-every", E2E_FINISH_EVERY, NULL});
+    modes[E2E_POCL_TRACING] = (e2e_mode){.label = "PoCL tracer",
+                                         .figure = "e2e.pocl.pocl_tracing_overhead_us_per_launch",
+                                         .env_name = "POCL_TRACING",
+                                         .env_value = "text",
+                                         .check_needle = "ndrange_kernel | complete",
+                                         .available = 1};
+    snprintf(modes[E2E_POCL_TRACING].check_path, sizeof modes[E2E_POCL_TRACING].check_path, "%s", pocl_log);
+    set_argv(&modes[E2E_POCL_TRACING], modes[E2E_UNTRACED].argv);
+    setenv("POCL_TRACING_OPT", pocl_log, 1); /* read by PoCL only with POCL_TRACING set */
+
+    /* A first run of each mode: PoCL's kernel cache, whether there is a device at all,
+     * and whether each peer works here. */
+    char why[400];
+    double first = run_mode(&modes[E2E_UNTRACED], sz->e2e_launches, errpath, why, sizeof why);
+    if (!isfinite(first)) {
+        run_result r = run(modes[E2E_UNTRACED].argv, 0, errpath);
+        bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "%s",
                            r.status == 77 ? "no OpenCL device on this machine"
                            : r.err[0]     ? r.err
                                           : "opencl-launch-loop failed");
         return;
     }
-    int pairs = sz->e2e_pairs;
-    double *u = calloc((size_t)pairs, sizeof *u), *t = calloc((size_t)pairs, sizeof *t);
-    if (!u || !t)
-        return;
-    long kernels = 0;
-    for (int i = 0; i < pairs; i++) {
-        for (int k = 0; k < 2; k++) {
-            int traced_now = (k == 0) == (i % 2 == 1);
-            unlink(trace);
-            r = run(traced_now ? traced : plain, traced_now, errpath);
-            if (r.status != 0 || !isfinite(r.seconds)) {
-                bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0, "%s run failed: %s",
-                                   traced_now ? "the traced" : "an untraced", r.err[0] ? r.err : "no result line");
-                free(u), free(t);
+    for (int k = E2E_DEVTRACE; k < E2E_MODES; k++)
+        if (modes[k].available && !isfinite(run_mode(&modes[k], sz->e2e_launches, errpath, why, sizeof why))) {
+            if (k == E2E_DEVTRACE) {
+                bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "%s", why);
                 return;
             }
-            if (traced_now) {
-                kernels = bench_count_lines(trace, "\"cat\": \"kernel\"");
-                /* The loop's launches, the warm-up's vadd and GEMM, and the timed GEMM. */
-                if (kernels < (long)sz->e2e_launches + 3) {
-                    bench_unmeasurable(fig, "us", BENCH_AT_MOST, 1.0,
-                                       "the traced run's trace holds %ld kernel events, fewer than the %u launches",
-                                       kernels, sz->e2e_launches);
-                    free(u), free(t);
-                    return;
+            modes[k].available = 0;
+            snprintf(modes[k].why, sizeof modes[k].why, "%s", why);
+        }
+
+    int rounds = sz->e2e_pairs;
+    for (int k = 0; k < E2E_MODES; k++)
+        modes[k].seconds = calloc((size_t)rounds, sizeof(double));
+    double *diff = calloc((size_t)rounds, sizeof(double));
+    int ok = diff != NULL;
+    for (int k = 0; k < E2E_MODES; k++)
+        ok = ok && modes[k].seconds;
+    for (int i = 0; ok && i < rounds; i++) {
+        for (int j = 0; j < E2E_MODES; j++) {
+            e2e_mode *m = &modes[(i + j) % E2E_MODES]; /* the order rotates */
+            if (!m->available)
+                continue;
+            double s = run_mode(m, sz->e2e_launches, errpath, why, sizeof why);
+            if (!isfinite(s)) {
+                bench_unmeasurable(m->figure ? m->figure : fig, "us", m->figure ? BENCH_INFO : BENCH_AT_MOST,
+                                   m->figure ? 0 : target, "%s", why);
+                if (m == &modes[E2E_DEVTRACE] || m == &modes[E2E_UNTRACED]) {
+                    ok = 0;
+                    break;
                 }
-                t[i] = r.seconds;
-            } else {
-                u[i] = r.seconds;
+                m->available = 0;
+                m->why[0] = '\0'; /* reported */
+                continue;
             }
+            m->seconds[i] = s;
         }
     }
-    unlink(trace);
+    if (ok) {
+        double n = (double)sz->e2e_launches, overhead[E2E_MODES] = {0};
+        for (int k = E2E_DEVTRACE; k < E2E_MODES; k++) {
+            if (!modes[k].available)
+                continue;
+            for (int i = 0; i < rounds; i++)
+                diff[i] = modes[k].seconds[i] - modes[E2E_UNTRACED].seconds[i];
+            overhead[k] = bench_median(diff, rounds) * 1e6 / n;
+        }
+        char note[400];
+        snprintf(note, sizeof note,
+                 "%u launches of a 4096-float vector add (local 64), a clFinish every %s, then GEMM, fill, "
+                 "read-back; %d interleaved rounds, median of the per-round differences",
+                 sz->e2e_launches, E2E_FINISH_EVERY, rounds);
+        bench_report(fig, overhead[E2E_DEVTRACE], "us", BENCH_AT_MOST, target, note);
+        bench_report("e2e.pocl.untraced_us_per_launch", bench_median(modes[E2E_UNTRACED].seconds, rounds) * 1e6 / n,
+                     "us", BENCH_INFO, 0, NULL);
+        bench_report("e2e.pocl.traced_us_per_launch", bench_median(modes[E2E_DEVTRACE].seconds, rounds) * 1e6 / n, "us",
+                     BENCH_INFO, 0, NULL);
+        int cheapest = -1;
+        for (int k = E2E_CLINTERCEPT; k < E2E_MODES; k++) {
+            if (modes[k].available) {
+                bench_report(modes[k].figure, overhead[k], "us", BENCH_INFO, 0, "same rounds as devtrace's");
+                if (cheapest < 0 || overhead[k] < overhead[cheapest])
+                    cheapest = k;
+            } else if (modes[k].why[0]) {
+                bench_unmeasurable(modes[k].figure, "us", BENCH_INFO, 0, "%s", modes[k].why);
+            }
+        }
+        if (cheapest < 0)
+            bench_unmeasurable(ratio_fig, "ratio", BENCH_AT_MOST, ratio_target,
+                               "no peer ran (CLIntercept: DEVTRACE_CLINTERCEPT_DIR; PoCL's tracer: POCL_TRACING)");
+        else if (overhead[cheapest] <= 0)
+            bench_unmeasurable(ratio_fig, "ratio", BENCH_AT_MOST, ratio_target,
+                               "the cheapest peer (%s) measured no overhead in these rounds", modes[cheapest].label);
+        else {
+            snprintf(note, sizeof note, "devtrace's overhead over %s's, the cheapest peer here", modes[cheapest].label);
+            bench_report(ratio_fig, overhead[E2E_DEVTRACE] / overhead[cheapest], "ratio", BENCH_AT_MOST, ratio_target,
+                         note);
+        }
+    }
+    unsetenv("POCL_TRACING_OPT");
+    for (int k = 0; k < E2E_MODES; k++) {
+        if (modes[k].check_path[0])
+            unlink(modes[k].check_path);
+        free(modes[k].seconds);
+    }
+    free(diff);
+    char report[4200];
+    snprintf(report, sizeof report, "%s/clintercept_report.txt", dumpdir);
+    unlink(report);
     unlink(errpath);
-    double mu = bench_median(u, pairs), mt = bench_median(t, pairs);
-    double n = (double)sz->e2e_launches;
-    char note[320];
-    snprintf(note, sizeof note,
-             "%u launches of a 4096-float vector add (local 64), then GEMM, fill, read-back; %d interleaved "
-             "pairs, median; %ld kernel events in the trace",
-             sz->e2e_launches, pairs, kernels);
-    bench_report(fig, (mt - mu) * 1e6 / n, "us", BENCH_AT_MOST, 1.0, note);
-    bench_report("e2e.pocl.untraced_us_per_launch", mu * 1e6 / n, "us", BENCH_INFO, 0, NULL);
-    bench_report("e2e.pocl.traced_us_per_launch", mt * 1e6 / n, "us", BENCH_INFO, 0, NULL);
-    free(u), free(t);
+    rmdir(dumpdir);
 }

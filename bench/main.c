@@ -49,7 +49,7 @@ static const bench_sizes full_sizes = {
     .memory_events = 10000000,
     .drain_events = 1000000,
     .e2e_launches = 20000,
-    .e2e_pairs = 7,
+    .e2e_pairs = 9,
     .trace_bytes = 1ull << 30,
     .torch_ops = 100000,
 };

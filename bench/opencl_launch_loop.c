@@ -2,15 +2,25 @@
  * launch-bound OpenCL loop, run untraced and under `devtrace record` by devtrace-bench.
  *
  * On the first OpenCL device (a GPU if a platform has one, else any: PoCL's CPU device
- * here): N launches (default 20,000) of a 4096-float vector add with local size 64, then
- * a 128x128 GEMM, a fill and a blocking read-back, the way a framework's eager loop
- * drives a device. Arguments are set once; every kernel is launched once before the
+ * here): N launches (default 20,000) of a 4096-float vector add with local size 64, with
+ * a clFinish after every F of them (--finish-every F; default 0: none), then a 128x128
+ * GEMM, a fill and a blocking read-back, the way a framework's eager loop drives a
+ * device. Arguments are set once; every kernel is launched once before the
  * timed part so that the driver's first-launch compilation is not timed.
  *
  * Prints one line: `launch-loop: launches=N seconds=S per_launch_us=U check=ok`, where S
  * is the wall time from the first timed launch to the end of the read-back (clFinish
  * after it). Exit status: 0 ok; 1 an OpenCL call failed or the results are wrong;
- * 77 no OpenCL device (the benchmark reports the figure as not measurable). */
+ * 77 no OpenCL device (the benchmark reports the figure as not measurable).
+ *
+ * --own-events (for measuring what any OpenCL-layer tracer must cost, without one): the
+ * queue has CL_QUEUE_PROFILING_ENABLE, every launch gets an event, and at each clFinish
+ * (or at the end) each event's QUEUED, START and END are read and the event released.
+ *
+ * Run under valgrind --tool=callgrind --instr-atstart=no, the timed part alone is
+ * instrumented (every thread's instructions from the first timed launch to the end of
+ * the read-back): the instruction counts of docs/performance.md (OpenCL launch
+ * overhead). Outside valgrind the two requests cost a few instructions. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 
@@ -20,6 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 #define VECTOR_N 4096u
 #define LOCAL_SIZE 64u
@@ -76,14 +92,31 @@ static cl_mem buffer(cl_context ctx, size_t bytes, void *host)
     return m;
 }
 
+/* --own-events: what a tracer does with each completed command's event. */
+static void read_and_release(cl_event *events, unsigned long n)
+{
+    for (unsigned long i = 0; events && i < n; i++) {
+        cl_ulong queued, start, end;
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL));
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+        CHECK_CL(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+        CHECK_CL(clReleaseEvent(events[i]));
+    }
+}
+
 int main(int argc, char **argv)
 {
-    unsigned long launches = 20000;
+    unsigned long launches = 20000, finish_every = 0;
+    int own_events = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--launches") && i + 1 < argc) {
             launches = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--finish-every") && i + 1 < argc) {
+            finish_every = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--own-events")) {
+            own_events = 1;
         } else {
-            fprintf(stderr, "usage: opencl-launch-loop [--launches N]\n");
+            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F] [--own-events]\n");
             return 2;
         }
     }
@@ -95,7 +128,7 @@ int main(int argc, char **argv)
     cl_int status;
     cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     CHECK_CL(status);
-    cl_command_queue queue = clCreateCommandQueue(ctx, device, 0, &status);
+    cl_command_queue queue = clCreateCommandQueue(ctx, device, own_events ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
     CHECK_CL(status);
     cl_program program = clCreateProgramWithSource(ctx, 1, &source, NULL, &status);
     CHECK_CL(status);
@@ -131,14 +164,29 @@ int main(int argc, char **argv)
     CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));
     CHECK_CL(clFinish(queue));
 
+    CALLGRIND_START_INSTRUMENTATION;
     double t0 = now_s();
-    for (unsigned long i = 0; i < launches; i++)
-        CHECK_CL(clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
+    unsigned long batch = finish_every ? finish_every : launches, held = 0;
+    cl_event *events = own_events ? calloc(batch ? batch : 1, sizeof *events) : NULL;
+    if (own_events && !events)
+        return 1;
+    for (unsigned long i = 0; i < launches; i++) {
+        CHECK_CL(
+            clEnqueueNDRangeKernel(queue, vadd, 1, NULL, &global, &local, 0, NULL, events ? &events[held++] : NULL));
+        if (finish_every && (i + 1) % finish_every == 0) {
+            CHECK_CL(clFinish(queue));
+            read_and_release(events, held);
+            held = 0;
+        }
+    }
     CHECK_CL(clEnqueueNDRangeKernel(queue, gemm, 2, NULL, gemm_global, gemm_local, 0, NULL, NULL));
     CHECK_CL(clEnqueueFillBuffer(queue, dc, &one, sizeof one, 0, sizeof c / 2, 0, NULL, NULL));
     CHECK_CL(clEnqueueReadBuffer(queue, dC, CL_TRUE, 0, sizeof C, C, 0, NULL, NULL));
     CHECK_CL(clFinish(queue));
+    read_and_release(events, held);
+    free(events);
     double seconds = now_s() - t0;
+    CALLGRIND_STOP_INSTRUMENTATION;
 
     /* Results: C = ones(A) x B after the fill; c = a + b, its first half then 1. */
     CHECK_CL(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL));

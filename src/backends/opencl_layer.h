@@ -1,5 +1,5 @@
-/* opencl_layer.h: what the parts of the OpenCL backend share (opencl.c, opencl_objects.c,
- * opencl_pending.c). Not a public header and not for other backends.
+/* opencl_layer.h: what the parts of the OpenCL backend share (opencl.c, opencl_wrappers.c,
+ * opencl_describe.c, opencl_objects.c, opencl_pending.c). Not a public header and not for other backends.
  *
  * The backend is an OpenCL ICD loader layer: the loader (ocl-icd, or the Khronos
  * loader) finds libdevtrace.so through $OPENCL_LAYERS, calls clInitLayer with its own
@@ -81,6 +81,16 @@ static inline uint64_t dt_cl_stamp_end(const dt_cl_recording *r)
 extern cl_icd_dispatch dt_cl_target;
 /* The recording session's backend state, or NULL: the wrappers' one load and branch. */
 extern dt_cl_recording *_Atomic dt_cl_recording_now;
+
+/* ------------------------------------------------------------ opencl_wrappers.c */
+
+/* Puts the layer's wrapper in layer for every function of opencl_api.h the target has. */
+void dt_cl_install_wrappers(cl_icd_dispatch *layer);
+/* Adds the device at index (discovery order) to the recording's session, with the clock
+ * sample its timer check took. */
+void dt_cl_publish_device(dt_cl_recording *r, int index);
+/* Pairs the host clock with CLOCK_REALTIME (the middle of two host readings). */
+void dt_cl_add_clock_sample(dt_cl_recording *r);
 
 /* ------------------------------------------------------------ opencl_objects.c */
 
@@ -183,6 +193,13 @@ const dt_cl_device *dt_cl_device_at(int index);
  * learning from its QUEUED time (has_queued) and its enqueue call's host interval. */
 int64_t dt_cl_device_clock_offset(int index, int has_queued, uint64_t queued_ns, uint64_t call_start_ns,
                                   uint64_t call_end_ns);
+/* A cheaper check for the common case: 1 when a command whose (call start - QUEUED, call
+ * end - QUEUED) are within margin_ns of (lo_ns, hi_ns) cannot move the device's bounds
+ * (both strictly inside them by more than margin_ns; never for a device with a host
+ * timer): then dt_cl_device_clock_offset_counted counts it as checked and returns the
+ * offset dt_cl_device_clock_offset would have, with no exact stamps needed. */
+int dt_cl_device_clock_settled(int index, int64_t lo_ns, int64_t hi_ns, int64_t margin_ns);
+int64_t dt_cl_device_clock_offset_counted(int index);
 /* One line on how the device's timestamps were put on the host clock. */
 void dt_cl_device_clock_note(int index, char *out, size_t cap);
 
@@ -214,7 +231,8 @@ void dt_cl_objects_after_fork(void);
 /* A copy of s that lives as long as the process: one per distinct string. */
 const char *dt_cl_pool_name(const char *s);
 
-/* Called when a device is registered: adds it to the recording session, if any. */
+/* Called when a device is registered: adds it to the recording session, if any
+ * (opencl_wrappers.c). */
 void dt_cl_device_registered(int index);
 
 /* ------------------------------------------------------------ opencl_describe.c */
@@ -247,6 +265,11 @@ typedef struct dt_cl_thread dt_cl_thread;
  * (one atomic add per block instead of one per call); ids are unique, not dense. */
 #define DT_CL_CORRELATION_BLOCK 1024u
 uint64_t dt_cl_next_correlation(dt_cl_thread *t);
+/* The calling thread's store cursor for st (t: dt_cl_thread_self()), kept across calls. */
+dt_store_cursor *dt_cl_thread_cursor(dt_cl_thread *t, dt_store *st);
+/* The id of a kernel name from dt_cl_pool_name (one copy per distinct string, never
+ * freed) in session s: the thread's last one kept, else interned. */
+uint32_t dt_cl_kernel_name_id(dt_cl_thread *t, dt_session *s, const char *pooled_name);
 /* The thread's id (dt_thread_id), kept in its record. */
 uint32_t dt_cl_thread_id(dt_cl_thread *t);
 
@@ -262,11 +285,13 @@ void dt_cl_guards_drain(void);
 
 /* Keeps a device event until its command completes. event: the command's event, one
  * reference owned by the layer (retain = 1 takes one first: the program's event).
+ * in_order_queue: the queue's record when the queue is in order, else NULL (a poll skips
+ * the commands queued after one still running there).
  * device: the device event but for its times (its device field: the device index).
  * call_*: the enqueue call's interval as stamped (dt_cl_stamp: ticks or the host clock; checks the device's timer). Returns 0, or -1 (out of memory or
  * the retain failed: nothing kept, the caller still owns what it owned). */
-int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const devtrace_event *device, uint64_t call_start_ns,
-                      uint64_t call_end_ns);
+int dt_cl_pending_add(dt_cl_thread *t, cl_event event, int retain, const void *in_order_queue,
+                      const devtrace_event *device, uint64_t call_start_ns, uint64_t call_end_ns);
 /* Emits the device events of this thread's completed commands; never waits. */
 void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r);
 /* Whether this thread has enough pending events to poll now (amortised: the threshold

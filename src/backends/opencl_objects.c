@@ -343,6 +343,27 @@ int64_t dt_cl_device_clock_offset(int index, int has_queued, uint64_t queued_ns,
     return lo == INT64_MIN ? 0 : calibrated_offset(d);
 }
 
+int dt_cl_device_clock_settled(int index, int64_t lo_ns, int64_t hi_ns, int64_t margin_ns)
+{
+    if (index < 0 || index >= dt_cl_device_count())
+        return 0;
+    const dt_cl_device *d = &known_devices[index];
+    if (d->has_host_timer)
+        return 0;
+    /* The bounds only ever tighten (other threads may tighten them meanwhile): a command
+     * strictly inside them by more than its error leaves them as they are. */
+    int64_t lo = atomic_load_explicit(&d->queued_lo_ns, memory_order_relaxed);
+    int64_t hi = atomic_load_explicit(&d->queued_hi_ns, memory_order_relaxed);
+    return lo > INT64_MIN + margin_ns && hi < INT64_MAX - margin_ns && lo_ns < lo - margin_ns && hi_ns > hi + margin_ns;
+}
+
+int64_t dt_cl_device_clock_offset_counted(int index)
+{
+    dt_cl_device *d = &known_devices[index];
+    atomic_fetch_add_explicit(&d->commands_checked, 1, memory_order_relaxed);
+    return calibrated_offset(d);
+}
+
 void dt_cl_device_clock_note(int index, char *out, size_t cap)
 {
     const dt_cl_device *d = dt_cl_device_at(index);

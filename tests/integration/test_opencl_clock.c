@@ -7,7 +7,10 @@
  *   - a device on the host clock (QUEUED inside the call, or just after it): offset 0;
  *   - a device clock ahead of or behind the host clock: the offset that puts every
  *     QUEUED time at or after its call's start, within the shortest call-to-QUEUED gap;
- *   - a device with clGetDeviceAndHostTimer: the measured offset, whatever the commands say.
+ *   - a device with clGetDeviceAndHostTimer: the measured offset, whatever the commands say;
+ *   - the check's shortcut (dt_cl_device_clock_settled): a command known to within a margin
+ *     to lie strictly inside the bounds is counted with the same offset; one within the
+ *     margin of a bound, a device not checked yet and a device with a host timer are not.
  * Exit 0: pass; 1: a check failed. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -75,6 +78,14 @@ int main(void)
     expect_note(same, "no completed command");
     CHECK(feed(same, 0, inside, 4) == 0, "a device on the host clock needs no offset");
     expect_note(same, "device timer is CLOCK_MONOTONIC_RAW");
+    expect_note(same, "checked on 4 commands");
+    /* Its bounds now: call start - QUEUED at most -2500, call end - QUEUED at least 8000. */
+    CHECK(dt_cl_device_clock_settled(same, -3000, 12000, 64), "a command well inside the bounds is settled");
+    CHECK(dt_cl_device_clock_offset_counted(same) == 0, "a settled command: the same offset");
+    expect_note(same, "checked on 5 commands");
+    CHECK(!dt_cl_device_clock_settled(same, -2450, 12000, 64), "within the margin of the lower bound: exact check");
+    CHECK(!dt_cl_device_clock_settled(same, -3000, 8050, 64), "within the margin of the upper bound: exact check");
+    CHECK(!dt_cl_device_clock_settled(device(0x1100), -3000, 12000, 64), "a device with no command checked yet");
 
     const int64_t late[] = {25000, 400000, 30000};
     int stamped_late = device(0x2000);
@@ -95,6 +106,7 @@ int main(void)
     CHECK(offset >= (int64_t)HOST_TIMER_LAG_NS - MS && offset <= (int64_t)HOST_TIMER_LAG_NS + MS,
           "clGetDeviceAndHostTimer said 1 s; offset %" PRId64 " ns", offset);
     expect_note(timed, "measured with clGetDeviceAndHostTimer");
+    CHECK(!dt_cl_device_clock_settled(timed, -3000, 12000, 64), "a device with a host timer is never settled");
 
     CHECK(dt_cl_device_index((cl_device_id)(uintptr_t)0x1000) == same, "a device registered twice");
     printf("ok: %d fake devices\n", dt_cl_device_count());
