@@ -422,12 +422,12 @@ int dt_cmd_record(int argc, char **argv)
         }
         top = untraced;
     }
-    if (none_traced)
+    if (none_traced && top) /* top is NULL only when per-process outputs left out the top's own */
         say_untraced(&o, top, forced_why);
     int code = describe_end(&o, top, &res);
     if (o.raw && none_traced)
         fprintf(stderr, "devtrace record: --raw %s was not written: the program never started tracing\n", o.raw);
-    else if (o.raw && !dt_record_backend_saves_raw(top->backend_name))
+    else if (o.raw && top && !dt_record_backend_saves_raw(top->backend_name))
         dt_record_say_raw_not_written(o.raw, top->backend_name, "was not written", "");
 
     int failed = 0;
