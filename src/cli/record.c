@@ -427,8 +427,14 @@ int dt_cmd_record(int argc, char **argv)
     int code = describe_end(&o, top, &res);
     if (o.raw && none_traced)
         fprintf(stderr, "devtrace record: --raw %s was not written: the program never started tracing\n", o.raw);
-    else if (o.raw && top && !dt_record_backend_saves_raw(top->backend_name))
-        dt_record_say_raw_not_written(o.raw, top->backend_name, "was not written", "");
+    else if (o.raw) {
+        /* The backend that traced: the top program's, else (its own trace left out of the
+         * per-process outputs: it never traced) the first traced process's. */
+        uint32_t first_pid;
+        const dt_session *traced = top ? top : dt_tree_output(&tree, 0, &first_pid);
+        if (traced && !dt_record_backend_saves_raw(traced->backend_name))
+            dt_record_say_raw_not_written(o.raw, traced->backend_name, "was not written", "");
+    }
 
     int failed = 0;
     char **taken = calloc(outputs + 1, sizeof *taken);

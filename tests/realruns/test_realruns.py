@@ -164,6 +164,21 @@ def percent_p_gives_one_file_per_process():
 
 
 @case
+def percent_p_with_raw_when_only_children_trace_says_the_raw_was_not_written():
+    # The top program (sh) never traces, so its own trace is not among the per-process files;
+    # the OpenCL backend cannot save raw captures, and the recorder says so for the children.
+    for f in os.listdir(args.out):
+        if f.startswith("rawper-"):
+            os.unlink(os.path.join(args.out, f))
+    raw = out("rawper.dtraw")
+    r = record(["-q", "-o", os.path.join(args.out, "rawper-%p.json"), "--raw", raw], [TWO])
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "--raw %s was not written: the opencl backend cannot save raw captures" % raw in r.stderr, r.stderr
+    assert not os.path.exists(raw)
+    assert len([f for f in os.listdir(args.out) if f.startswith("rawper-")]) == 2
+
+
+@case
 def no_children_traces_the_top_program_only():
     path = out("nochildren.json")
     r = record(["-o", path, "--no-children"], [TWO])
