@@ -213,14 +213,16 @@ typedef struct path_list {
     size_t n, cap;
 } path_list;
 
+/* 0, or -1 said on stderr (out of memory). */
 static int add_path(path_list *l, const char *path)
 {
     char **p = dt_room_for_one(l->paths, l->n, &l->cap, sizeof *p, 16);
-    if (!p)
+    if (p)
+        l->paths = p;
+    if (!p || !(l->paths[l->n] = strdup(path))) {
+        fprintf(stderr, "devtrace report: out of memory listing the traces to read (at %s)\n", path);
         return -1;
-    l->paths = p;
-    if (!(l->paths[l->n] = strdup(path)))
-        return -1;
+    }
     l->n++;
     return 0;
 }
