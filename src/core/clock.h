@@ -43,6 +43,10 @@ uint64_t dt_monotonic_ns(void);
 
 /* Periodic vendor clock samples (taken as buffers complete): at most one per 100 ms. */
 #define DT_CLOCK_SAMPLE_PERIOD_NS 100000000ull
+/* A vendor clock sample is retried until its host bracket is under DT_CLOCK_BRACKET_NS, at most
+ * DT_CLOCK_BRACKET_TRIES reads (dt_sample_vendor_clock). */
+#define DT_CLOCK_BRACKET_NS 20000ull
+#define DT_CLOCK_BRACKET_TRIES 8
 /* Is a periodic sample due? 1 when DT_CLOCK_SAMPLE_PERIOD_NS or more have passed since
  * *last_ns (monotonic ns), which is then set to now: of callers racing, one takes it. */
 int dt_clock_sample_due(_Atomic uint64_t *last_ns);

@@ -355,11 +355,24 @@ void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns)
 int dt_sample_vendor_clock(dt_session *s, int (*read_vendor)(uint64_t *ns), int success, uint64_t *vendor_ns,
                            uint64_t *host_ns)
 {
-    uint64_t vendor = 0, h0 = dt_realtime_ns();
-    int rc = read_vendor(&vendor);
-    uint64_t h1 = dt_realtime_ns(), host = h0 + (h1 - h0) / 2;
-    if (rc != success)
-        return -1;
+    /* The vendor read bracketed by two host reads, the host time their midpoint. A thread
+     * preempted inside the bracket would pair the vendor time with a host time off by up to
+     * half the preemption (milliseconds on a loaded machine: percents of the rate between two
+     * samples 100 ms apart), so the read is retried, keeping the narrowest bracket, until one
+     * is under DT_CLOCK_BRACKET_NS or DT_CLOCK_BRACKET_TRIES were made. */
+    uint64_t vendor = 0, host = 0, width = UINT64_MAX;
+    for (int i = 0; i < DT_CLOCK_BRACKET_TRIES && width > DT_CLOCK_BRACKET_NS; i++) {
+        uint64_t v = 0, h0 = dt_realtime_ns();
+        int rc = read_vendor(&v);
+        uint64_t h1 = dt_realtime_ns();
+        if (rc != success)
+            return -1;
+        if (h1 - h0 < width) {
+            width = h1 - h0;
+            vendor = v;
+            host = h0 + (h1 - h0) / 2;
+        }
+    }
     dt_add_clock_sample(s, vendor, host);
     if (vendor_ns)
         *vendor_ns = vendor;

@@ -269,9 +269,39 @@ static void test_start_honours_the_choice(void **state)
     devtrace_close(s);
 }
 
+/* A vendor clock 1 s ahead of CLOCK_REALTIME whose first read stalls 3 ms inside the
+ * bracket (as a preempted thread would): the sample pairs a later, narrow read instead, so
+ * its host time is the vendor time less 1 s to within the bracket, not 1.5 ms off. */
+static int stalled_reads;
+static int vendor_read_stalling_once(uint64_t *ns)
+{
+    *ns = dt_realtime_ns() + 1000000000ull;
+    if (stalled_reads++ == 0) {
+        struct timespec stall = {0, 3000000};
+        nanosleep(&stall, NULL);
+    }
+    return 0;
+}
+
+static void test_a_vendor_read_stalled_inside_its_bracket_is_taken_again(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    stalled_reads = 0;
+    uint64_t vendor = 0, host = 0;
+    assert_int_equal(dt_sample_vendor_clock(s, vendor_read_stalling_once, 0, &vendor, &host), 0);
+    assert_true(stalled_reads >= 2);
+    assert_int_equal(s->nsamples, 1);
+    assert_int_equal(s->samples[0].vendor_ns, vendor);
+    int64_t off = (int64_t)(vendor - 1000000000ull) - (int64_t)host;
+    assert_in_range(off < 0 ? -off : off, 0, DT_CLOCK_BRACKET_NS);
+    devtrace_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_vendor_read_stalled_inside_its_bracket_is_taken_again),
         cmocka_unit_test(test_env_unset_or_empty_is_automatic),
         cmocka_unit_test(test_env_clock_forces_the_backend_clock),
         cmocka_unit_test(test_env_tsc_forces_the_counter_where_there_is_one),
