@@ -40,8 +40,11 @@ for exe in "$work/consumer_pc" "$work/consumer_pc_static" "$work/cmake-build/con
   out=$("$exe") || fail "$exe exited $?"
   [[ "$out" == *"consumer: ok"* ]] || fail "$exe printed: $out"
 done
-ldd "$work/cmake-build/consumer_shared" | grep -q "$prefix/$libdir/libdevtrace.so.0" ||
-  fail "consumer_shared does not load the installed libdevtrace.so.0"
+# ldd's output is read whole: `ldd | grep -q` fails under pipefail when grep exits first and
+# ldd dies of SIGPIPE.
+libs=$(ldd "$work/cmake-build/consumer_shared")
+[[ "$libs" == *"$prefix/$libdir/libdevtrace.so.0"* ]] ||
+  fail "consumer_shared does not load the installed libdevtrace.so.0: $libs"
 echo "built and ran: pkg-config (shared, static), find_package (devtrace::devtrace, devtrace::devtrace_static)"
 
 # The installed command traces the consumer; DEVTRACE_LIBRARY unset, so it finds its collector itself.
