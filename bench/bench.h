@@ -24,7 +24,8 @@ typedef struct bench_sizes {
     uint64_t memory_events;     /* events stored for bytes/event */
     uint64_t drain_events;      /* events drained */
     uint32_t e2e_launches;      /* launches of the PoCL loop */
-    int e2e_pairs;              /* untraced/traced pairs of runs */
+    int e2e_pairs;              /* untraced/traced pairs of runs (the PyTorch figure) */
+    int e2e_rounds;             /* interleaved rounds of the PoCL loop's modes */
     uint64_t trace_bytes;       /* bytes of the Kineto trace devtrace report's reader reads */
     uint32_t torch_ops;         /* torch.add calls per run of the PyTorch per-op figure */
 } bench_sizes;

@@ -28,7 +28,14 @@
 
 #define E2E_FINISH_EVERY "256"
 
-typedef enum e2e_mode_id { E2E_UNTRACED, E2E_DEVTRACE, E2E_CLINTERCEPT, E2E_POCL_TRACING, E2E_MODES } e2e_mode_id;
+typedef enum e2e_mode_id {
+    E2E_UNTRACED,
+    E2E_DEVTRACE,
+    E2E_FLOOR,
+    E2E_CLINTERCEPT,
+    E2E_POCL_TRACING,
+    E2E_MODES
+} e2e_mode_id;
 
 typedef struct e2e_mode {
     const char *label;  /* in notes */
@@ -40,30 +47,42 @@ typedef struct e2e_mode {
     char check_path[4096]; /* the file that must hold every launch */
     const char *check_needle;
     int available;
-    char why[400]; /* why not available */
-    double *seconds;
+    char why[400];                             /* why not available */
+    double *seconds, *thread_cpu, *parent_cpu; /* per round */
 } e2e_mode;
 
 typedef struct run_result {
     int status; /* exit status, -1 when it did not run or died */
     double seconds;
+    double thread_cpu; /* the timed part's CPU time of the program's thread */
+    double parent_cpu; /* ... and of its parent's threads (the recorder, under devtrace record) */
     char err[256];
 } run_result;
+
+/* The number after key in out, or NAN. */
+static double field(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    return p ? strtod(p + strlen(key), NULL) : NAN;
+}
 
 /* Runs argv (stdout parsed for seconds=, stderr into errpath). */
 static run_result run(char *const argv[], int keep_layers, const char *errpath)
 {
-    run_result r = {-1, NAN, ""};
+    run_result r = {-1, NAN, NAN, NAN, ""};
     char out[4096];
     r.status = bench_run_program(argv, keep_layers, errpath, out, sizeof out, r.err, sizeof r.err);
-    const char *sec = strstr(out, "seconds=");
-    if (sec && strstr(out, "check=ok"))
-        r.seconds = strtod(sec + 8, NULL);
+    if (strstr(out, "check=ok")) {
+        r.seconds = field(out, " seconds=");
+        r.thread_cpu = field(out, " thread_cpu_seconds=");
+        r.parent_cpu = field(out, " parent_cpu_seconds=");
+    }
     return r;
 }
 
-/* One run of a mode; NAN (with why) when it failed or its trace misses launches. */
-static double run_mode(e2e_mode *m, uint32_t launches, const char *errpath, char *why, size_t whycap)
+/* One run of a mode (its figures in round i of m's arrays when they are there); its
+ * seconds, or NAN (with why) when it failed or its trace misses launches. */
+static double run_mode(e2e_mode *m, int round, uint32_t launches, const char *errpath, char *why, size_t whycap)
 {
     if (m->check_path[0])
         unlink(m->check_path);
@@ -84,7 +103,45 @@ static double run_mode(e2e_mode *m, uint32_t launches, const char *errpath, char
             return NAN;
         }
     }
+    if (m->seconds) {
+        m->seconds[round] = r.seconds;
+        m->thread_cpu[round] = r.thread_cpu;
+        m->parent_cpu[round] = r.parent_cpu;
+    }
     return r.seconds;
+}
+
+/* Round by round, a[i] - b[i] (per launch, in us) into d; the median of d. */
+static double median_difference(const double *a, const double *b, int rounds, double launches, double *d)
+{
+    for (int i = 0; i < rounds; i++)
+        d[i] = (a[i] - (b ? b[i] : 0)) * 1e6 / launches;
+    return bench_median(d, rounds);
+}
+
+/* The 95% bootstrap interval of the median of d[0..n) (2,000 resamples, a fixed seed: the
+ * same rounds give the same interval). 0, or -1 when out of memory. */
+static int median_interval(const double *d, int n, double *low, double *high)
+{
+    enum { resamples = 2000 };
+    double *medians = malloc(resamples * sizeof *medians), *pick = malloc((size_t)n * sizeof *pick);
+    if (!medians || !pick) {
+        free(medians), free(pick);
+        return -1;
+    }
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (int r = 0; r < resamples; r++) {
+        for (int i = 0; i < n; i++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            pick[i] = d[(state >> 33) % (uint64_t)n];
+        }
+        medians[r] = bench_median(pick, n);
+    }
+    bench_median(medians, resamples); /* sorts them */
+    *low = medians[resamples / 40];
+    *high = medians[resamples - 1 - resamples / 40];
+    free(medians), free(pick);
+    return 0;
 }
 
 /* The CLIntercept launcher under $DEVTRACE_CLINTERCEPT_DIR (a build folder or an install
@@ -148,6 +205,9 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
     snprintf(modes[E2E_DEVTRACE].check_path, sizeof modes[E2E_DEVTRACE].check_path, "%s", trace);
     set_argv(&modes[E2E_DEVTRACE], (char *[]){(char *)paths->cli, "record", "-q", "-b", "opencl", "-o", trace, "--",
                                               loop, "--launches", launches, "--finish-every", E2E_FINISH_EVERY, NULL});
+    modes[E2E_FLOOR] = (e2e_mode){.label = "floor", .figure = "e2e.pocl.floor_overhead_us_per_launch", .available = 1};
+    set_argv(&modes[E2E_FLOOR],
+             (char *[]){loop, "--launches", launches, "--finish-every", E2E_FINISH_EVERY, "--own-events", NULL});
     modes[E2E_CLINTERCEPT] = (e2e_mode){.label = "CLIntercept",
                                         .figure = "e2e.pocl.clintercept_overhead_us_per_launch",
                                         .check_needle = "\"name\":\"vadd\""};
@@ -169,7 +229,7 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
     /* A first run of each mode: PoCL's kernel cache, whether there is a device at all,
      * and whether each peer works here. */
     char why[400];
-    double first = run_mode(&modes[E2E_UNTRACED], sz->e2e_launches, errpath, why, sizeof why);
+    double first = run_mode(&modes[E2E_UNTRACED], 0, sz->e2e_launches, errpath, why, sizeof why);
     if (!isfinite(first)) {
         run_result r = run(modes[E2E_UNTRACED].argv, 0, errpath);
         bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "%s",
@@ -179,7 +239,7 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
         return;
     }
     for (int k = E2E_DEVTRACE; k < E2E_MODES; k++)
-        if (modes[k].available && !isfinite(run_mode(&modes[k], sz->e2e_launches, errpath, why, sizeof why))) {
+        if (modes[k].available && !isfinite(run_mode(&modes[k], 0, sz->e2e_launches, errpath, why, sizeof why))) {
             if (k == E2E_DEVTRACE) {
                 bench_unmeasurable(fig, "us", BENCH_AT_MOST, target, "%s", why);
                 return;
@@ -188,20 +248,21 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
             snprintf(modes[k].why, sizeof modes[k].why, "%s", why);
         }
 
-    int rounds = sz->e2e_pairs;
-    for (int k = 0; k < E2E_MODES; k++)
-        modes[k].seconds = calloc((size_t)rounds, sizeof(double));
-    double *diff = calloc((size_t)rounds, sizeof(double));
-    int ok = diff != NULL;
-    for (int k = 0; k < E2E_MODES; k++)
-        ok = ok && modes[k].seconds;
+    int rounds = sz->e2e_rounds;
+    double *figures = calloc((size_t)(3 * E2E_MODES + 1) * (size_t)rounds, sizeof(double));
+    int ok = figures != NULL;
+    for (int k = 0; ok && k < E2E_MODES; k++) {
+        modes[k].seconds = figures + (size_t)(3 * k) * (size_t)rounds;
+        modes[k].thread_cpu = modes[k].seconds + rounds;
+        modes[k].parent_cpu = modes[k].thread_cpu + rounds;
+    }
+    double *diff = ok ? figures + (size_t)(3 * E2E_MODES) * (size_t)rounds : NULL;
     for (int i = 0; ok && i < rounds; i++) {
         for (int j = 0; j < E2E_MODES; j++) {
             e2e_mode *m = &modes[(i + j) % E2E_MODES]; /* the order rotates */
             if (!m->available)
                 continue;
-            double s = run_mode(m, sz->e2e_launches, errpath, why, sizeof why);
-            if (!isfinite(s)) {
+            if (!isfinite(run_mode(m, i, sz->e2e_launches, errpath, why, sizeof why))) {
                 bench_unmeasurable(m->figure ? m->figure : fig, "us", m->figure ? BENCH_INFO : BENCH_AT_MOST,
                                    m->figure ? 0 : target, "%s", why);
                 if (m == &modes[E2E_DEVTRACE] || m == &modes[E2E_UNTRACED]) {
@@ -212,28 +273,43 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
                 m->why[0] = '\0'; /* reported */
                 continue;
             }
-            m->seconds[i] = s;
         }
     }
     if (ok) {
         double n = (double)sz->e2e_launches, overhead[E2E_MODES] = {0};
-        for (int k = E2E_DEVTRACE; k < E2E_MODES; k++) {
-            if (!modes[k].available)
-                continue;
-            for (int i = 0; i < rounds; i++)
-                diff[i] = modes[k].seconds[i] - modes[E2E_UNTRACED].seconds[i];
-            overhead[k] = bench_median(diff, rounds) * 1e6 / n;
-        }
+        const e2e_mode *base = &modes[E2E_UNTRACED];
+        for (int k = E2E_DEVTRACE; k < E2E_MODES; k++)
+            if (modes[k].available)
+                overhead[k] = median_difference(modes[k].seconds, base->seconds, rounds, n, diff);
+        double low = NAN, high = NAN;
+        median_difference(modes[E2E_DEVTRACE].seconds, base->seconds, rounds, n, diff);
+        if (rounds >= 5)
+            median_interval(diff, rounds, &low, &high);
         char note[400];
         snprintf(note, sizeof note,
                  "%u launches of a 4096-float vector add (local 64), a clFinish every %s, then GEMM, fill, "
-                 "read-back; %d interleaved rounds, median of the per-round differences",
-                 sz->e2e_launches, E2E_FINISH_EVERY, rounds);
+                 "read-back; %d interleaved rounds, median of the per-round differences (95%% interval %.2f to %.2f)",
+                 sz->e2e_launches, E2E_FINISH_EVERY, rounds, low, high);
         bench_report(fig, overhead[E2E_DEVTRACE], "us", BENCH_AT_MOST, target, note);
-        bench_report("e2e.pocl.untraced_us_per_launch", bench_median(modes[E2E_UNTRACED].seconds, rounds) * 1e6 / n,
-                     "us", BENCH_INFO, 0, NULL);
+        if (isfinite(high))
+            bench_report("e2e.pocl.overhead_interval_high_us_per_launch", high, "us", BENCH_INFO, 0,
+                         "the upper end of the median's 95% bootstrap interval");
+        bench_report("e2e.pocl.untraced_us_per_launch", bench_median(base->seconds, rounds) * 1e6 / n, "us", BENCH_INFO,
+                     0, NULL);
         bench_report("e2e.pocl.traced_us_per_launch", bench_median(modes[E2E_DEVTRACE].seconds, rounds) * 1e6 / n, "us",
                      BENCH_INFO, 0, NULL);
+        bench_report(modes[E2E_FLOOR].figure, overhead[E2E_FLOOR], "us", BENCH_INFO, 0,
+                     "the loop with its own profiled events, read and released: what any OpenCL-layer tracer pays");
+        /* CPU time: what the wall clock of this loop (its threads waiting on each other) does not show. */
+        bench_report("e2e.pocl.thread_cpu_overhead_us_per_launch",
+                     median_difference(modes[E2E_DEVTRACE].thread_cpu, base->thread_cpu, rounds, n, diff), "us",
+                     BENCH_INFO, 0, "CPU time devtrace adds to the program's thread, the floor's included");
+        bench_report("e2e.pocl.floor_thread_cpu_overhead_us_per_launch",
+                     median_difference(modes[E2E_FLOOR].thread_cpu, base->thread_cpu, rounds, n, diff), "us",
+                     BENCH_INFO, 0, "the floor's, on the program's thread");
+        bench_report("e2e.pocl.recorder_cpu_us_per_launch",
+                     median_difference(modes[E2E_DEVTRACE].parent_cpu, NULL, rounds, n, diff), "us", BENCH_INFO, 0,
+                     "the recorder's CPU time while the loop runs (on the other CPUs)");
         int cheapest = -1;
         for (int k = E2E_CLINTERCEPT; k < E2E_MODES; k++) {
             if (modes[k].available) {
@@ -260,9 +336,8 @@ void bench_e2e(const bench_sizes *sz, const bench_paths *paths)
     for (int k = 0; k < E2E_MODES; k++) {
         if (modes[k].check_path[0])
             unlink(modes[k].check_path);
-        free(modes[k].seconds);
     }
-    free(diff);
+    free(figures);
     char report[4200];
     snprintf(report, sizeof report, "%s/clintercept_report.txt", dumpdir);
     unlink(report);

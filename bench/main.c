@@ -50,6 +50,7 @@ static const bench_sizes full_sizes = {
     .drain_events = 1000000,
     .e2e_launches = 20000,
     .e2e_pairs = 9,
+    .e2e_rounds = 25,
     .trace_bytes = 1ull << 30,
     .torch_ops = 100000,
 };
@@ -64,6 +65,7 @@ static const bench_sizes quick_sizes = {
     .drain_events = 1000000,
     .e2e_launches = 5000,
     .e2e_pairs = 3,
+    .e2e_rounds = 3,
     .trace_bytes = 64ull << 20,
     .torch_ops = 30000,
 };
@@ -78,6 +80,7 @@ static const bench_sizes smoke_sizes = {
     .drain_events = 5000,
     .e2e_launches = 100,
     .e2e_pairs = 1,
+    .e2e_rounds = 1,
     .trace_bytes = 1ull << 20,
     .torch_ops = 1000,
 };

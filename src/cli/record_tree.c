@@ -171,13 +171,21 @@ static void list_process(dt_tree_conn *c)
     c->listed = 1;
 }
 
+/* Reads what the connection has straight into its reader's buffer, 64 KiB or more at a
+ * time (what the buffer has room for), until the socket is empty or closed. Out of
+ * memory, what arrives is read and lost (said in the trace's notes), so that the program
+ * never blocks on a full socket. */
 static void read_connection(dt_tree_conn *c)
 {
-    char buf[1 << 16];
     for (;;) {
-        ssize_t n = read(c->fd, buf, sizeof buf);
+        unsigned char lost[4096];
+        unsigned char *to = dt_wire_reader_space(&c->reader, 1 << 16);
+        size_t room = to ? dt_wire_reader_room(&c->reader) : sizeof lost;
+        ssize_t n = read(c->fd, to ? to : lost, room);
         if (n > 0) {
-            if (dt_wire_feed(&c->reader, c->session, buf, (size_t)n) != 0)
+            if (to)
+                dt_wire_reader_commit(&c->reader, c->session, (size_t)n);
+            else
                 dt_add_note(c->session, "recorder ran out of memory receiving events");
             list_process(c);
             continue;

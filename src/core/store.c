@@ -250,6 +250,7 @@ int dt_store_append(dt_store *st, const devtrace_event *ev)
     }
     c->events[n] = *ev;
     atomic_store_explicit(&c->count, n + 1, memory_order_release);
+    dt_store_prefetch_after(&c->events[n]);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -172,32 +173,41 @@ static int apply_names(dt_wire_reader *r, dt_session *s, const unsigned char *p,
     return n == 0 ? 0 : -1;
 }
 
+/* The events of one message, remapped, written straight into the session's store (one
+ * run: the chunk's count published once per message, not once per event). */
 static int apply_events(dt_wire_reader *r, dt_session *s, const unsigned char *p, size_t n)
 {
     if (n % sizeof(devtrace_event))
         return -1;
+    dt_store_cursor run = {0};
     for (size_t i = 0; i < n; i += sizeof(devtrace_event)) {
-        devtrace_event ev;
-        memcpy(&ev, p + i, sizeof ev);
-        if (ev.kind == DEVTRACE_KIND_NONE || ev.kind >= DEVTRACE_KIND_COUNT) {
+        uint8_t kind = p[i + offsetof(devtrace_event, kind)];
+        if (kind == DEVTRACE_KIND_NONE || kind >= DEVTRACE_KIND_COUNT) {
             r->malformed++;
             continue;
         }
         if (!s) {
-            r->discarded[ev.kind]++; /* between capture windows */
+            r->discarded[kind]++; /* between capture windows */
             continue;
         }
-        ev.name_id = ev.name_id < r->name_map_len ? r->name_map[ev.name_id] : 0;
-        if (r->meta)
-            ev.name_id = target_name(r, s, ev.name_id);
-        ev.flags &= (uint16_t)~DT_EVENT_FLOW;
-        if (!dt_lane_is_host(&ev))
-            ev.device += r->device_base;
-        if (ev.correlation)
-            ev.correlation += r->correlation_base;
-        dt_emit(s, &ev); /* a full store counts its own drops */
         r->events++;
+        devtrace_event *ev = dt_store_run_next(&run, &s->store);
+        if (!ev) {
+            dt_store_cursor_drop(&run); /* the store is at its bound: counted there */
+            continue;
+        }
+        memcpy(ev, p + i, sizeof *ev);
+        ev->name_id = ev->name_id < r->name_map_len ? r->name_map[ev->name_id] : 0;
+        if (r->meta)
+            ev->name_id = target_name(r, s, ev->name_id);
+        ev->flags &= (uint16_t)~DT_EVENT_FLOW;
+        if (!dt_lane_is_host(ev))
+            ev->device += r->device_base;
+        if (ev->correlation)
+            ev->correlation += r->correlation_base;
+        dt_store_run_commit(&run);
     }
+    dt_store_run_close(&run);
     return 0;
 }
 
@@ -332,19 +342,28 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
     }
 }
 
-int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n)
+void *dt_wire_reader_space(dt_wire_reader *r, size_t want)
 {
-    if (r->len + n > r->cap) {
+    if (r->cap - r->len < want) {
         size_t cap = r->cap ? r->cap : 1 << 20;
-        while (cap < r->len + n)
+        while (cap - r->len < want)
             cap *= 2;
         unsigned char *b = realloc(r->buf, cap);
         if (!b)
-            return -1;
+            return NULL;
         r->buf = b;
         r->cap = cap;
     }
-    memcpy(r->buf + r->len, data, n);
+    return r->buf + r->len;
+}
+
+size_t dt_wire_reader_room(const dt_wire_reader *r)
+{
+    return r->cap - r->len;
+}
+
+void dt_wire_reader_commit(dt_wire_reader *r, dt_session *s, size_t n)
+{
     r->len += n;
     size_t off = 0;
     while (r->len - off >= sizeof(wire_header)) {
@@ -361,8 +380,19 @@ int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n)
             r->malformed++;
         off += sizeof h + (size_t)h.length;
     }
+    if (off == 0)
+        return; /* a message still arriving stays where it is */
     memmove(r->buf, r->buf + off, r->len - off);
     r->len -= off;
+}
+
+int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n)
+{
+    void *to = dt_wire_reader_space(r, n);
+    if (!to)
+        return -1;
+    memcpy(to, data, n);
+    dt_wire_reader_commit(r, s, n);
     return 0;
 }
 

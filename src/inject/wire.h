@@ -92,6 +92,13 @@ void dt_wire_reader_feed_into(dt_wire_reader *r, dt_session *s);
  * a corrupt length stops the stream (counted). s may be NULL only for a reader that keeps
  * its metadata; for another, each message fed without a session is counted as malformed. */
 int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n);
+/* The same without the copy, for reading a socket straight into the reader's buffer:
+ * dt_wire_reader_space makes room for at least want more bytes and returns where they go
+ * (NULL when out of memory; dt_wire_reader_room says how many fit there), and
+ * dt_wire_reader_commit takes the n bytes written there as fed. */
+void *dt_wire_reader_space(dt_wire_reader *r, size_t want);
+size_t dt_wire_reader_room(const dt_wire_reader *r);
+void dt_wire_reader_commit(dt_wire_reader *r, dt_session *s, size_t n);
 /* Bytes of an incomplete last message (the program ended mid-message). */
 size_t dt_wire_pending(const dt_wire_reader *r);
 

@@ -1,0 +1,205 @@
+/* test_wire.c: the recorder's end of the collector stream (src/inject/wire.c).
+ *
+ * Covers: events fed in any split (one byte at a time) arrive in the session's store with
+ * their names mapped, their device lanes and correlation ids moved by the reader's bases
+ * and the internal flow flag cleared, a host lane left where it is; an event of no kind
+ * counted as malformed; a message still arriving waits in the reader's buffer, in place,
+ * until its last byte; events past the session's store bound are counted as dropped
+ * there; a corrupt header stops the stream and is counted. The stream is what
+ * dt_wire_send writes, read back from a file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/store.h"
+#include "inject/wire.h"
+
+typedef struct stream {
+    unsigned char *bytes;
+    size_t len;
+} stream;
+
+/* The bytes dt_wire_send writes for a NAMES message (id 5: "vadd") and an EVENTS one. */
+static stream make_stream(const devtrace_event *events, size_t nevents)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    unsigned char names[8 + 4];
+    uint32_t id = 5, len = 4;
+    memcpy(names, &id, 4);
+    memcpy(names + 4, &len, 4);
+    memcpy(names + 8, "vadd", 4);
+    assert_int_equal(dt_wire_send(fileno(f), DT_WIRE_NAMES, names, sizeof names), 0);
+    assert_int_equal(dt_wire_send(fileno(f), DT_WIRE_EVENTS, events, nevents * sizeof *events), 0);
+    stream s = {NULL, (size_t)lseek(fileno(f), 0, SEEK_END)};
+    s.bytes = malloc(s.len);
+    assert_non_null(s.bytes);
+    assert_int_equal(pread(fileno(f), s.bytes, s.len, 0), (ssize_t)s.len);
+    fclose(f);
+    return s;
+}
+
+static devtrace_event event(int kind, uint32_t name_id, uint32_t device, uint64_t correlation)
+{
+    devtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = (uint16_t)kind;
+    ev.name_id = name_id;
+    ev.device = device;
+    ev.correlation = correlation;
+    ev.start_ns = 1000 + correlation;
+    ev.end_ns = 2000 + correlation;
+    return ev;
+}
+
+static dt_session *offline(void)
+{
+    devtrace_error err;
+    dt_session *s = dt_session_new_offline("opencl", "emulated", NULL, &err);
+    assert_non_null(s);
+    return s;
+}
+
+typedef struct stored {
+    devtrace_event ev[8];
+    int n;
+} stored;
+
+static void keep(void *user, devtrace_event *ev)
+{
+    stored *st = user;
+    if (st->n < 8)
+        st->ev[st->n] = *ev;
+    st->n++;
+}
+
+static stored stored_events(dt_session *s)
+{
+    stored st = {.n = 0};
+    dt_store_visit(&s->store, keep, &st);
+    return st;
+}
+
+static void events_arrive_mapped_in_any_split(void **state)
+{
+    (void)state;
+    devtrace_event in[3] = {event(DEVTRACE_KIND_KERNEL, 5, 1, 3), event(DEVTRACE_KIND_NONE, 5, 1, 4),
+                            event(DEVTRACE_KIND_RUNTIME, 5, 77, 3)};
+    in[0].flags = DT_EVENT_FLOW | DEVTRACE_EVENT_HOST_CLOCK;
+    stream bytes = make_stream(in, 3);
+    dt_session *s = offline();
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    r.device_base = 4;
+    r.correlation_base = 100;
+    for (size_t i = 0; i < bytes.len; i++)
+        assert_int_equal(dt_wire_feed(&r, s, bytes.bytes + i, 1), 0);
+    assert_int_equal(dt_wire_pending(&r), 0);
+    assert_int_equal(r.malformed, 1); /* the event of no kind */
+    assert_int_equal(r.events, 2);
+    stored st = stored_events(s);
+    assert_int_equal(st.n, 2);
+    assert_int_equal(st.ev[0].kind, DEVTRACE_KIND_KERNEL);
+    assert_string_equal(dt_intern_get(&s->names, st.ev[0].name_id), "vadd");
+    assert_int_equal(st.ev[0].device, 5);                        /* 1 + the device base */
+    assert_int_equal(st.ev[0].correlation, 103);                 /* 3 + the correlation base */
+    assert_int_equal(st.ev[0].flags, DEVTRACE_EVENT_HOST_CLOCK); /* the flow flag is the recorder's own */
+    assert_int_equal(st.ev[0].start_ns, 1003);
+    assert_int_equal(st.ev[0].end_ns, 2003);
+    assert_int_equal(st.ev[1].kind, DEVTRACE_KIND_RUNTIME);
+    assert_int_equal(st.ev[1].device, 77); /* a host lane (the process) stays */
+    assert_int_equal(st.ev[1].correlation, 103);
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes.bytes);
+}
+
+static void a_message_still_arriving_waits_in_place(void **state)
+{
+    (void)state;
+    devtrace_event in[2] = {event(DEVTRACE_KIND_KERNEL, 5, 0, 1), event(DEVTRACE_KIND_KERNEL, 5, 0, 2)};
+    stream bytes = make_stream(in, 2);
+    dt_session *s = offline();
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    size_t first = bytes.len - 10; /* all but the last event's last 10 bytes */
+    unsigned char *to = dt_wire_reader_space(&r, first);
+    assert_non_null(to);
+    assert_true(dt_wire_reader_room(&r) >= first);
+    memcpy(to, bytes.bytes, first);
+    dt_wire_reader_commit(&r, s, first);
+    size_t events_message = 16 + 2 * sizeof(devtrace_event) - 10;
+    assert_int_equal(dt_wire_pending(&r), events_message); /* the names were applied, the events wait */
+    assert_int_equal(stored_events(s).n, 0);
+    assert_ptr_equal(dt_wire_reader_space(&r, 10), r.buf + events_message); /* not moved */
+    memcpy(r.buf + events_message, bytes.bytes + first, 10);
+    dt_wire_reader_commit(&r, s, 10);
+    assert_int_equal(dt_wire_pending(&r), 0);
+    stored st = stored_events(s);
+    assert_int_equal(st.n, 2);
+    assert_int_equal(st.ev[0].correlation, 1);
+    assert_int_equal(st.ev[1].correlation, 2);
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes.bytes);
+}
+
+static void events_past_the_store_bound_are_counted(void **state)
+{
+    (void)state;
+    devtrace_event in[5];
+    for (int i = 0; i < 5; i++)
+        in[i] = event(DEVTRACE_KIND_KERNEL, 5, 0, (uint64_t)i + 1);
+    stream bytes = make_stream(in, 5);
+    dt_session *s = offline();
+    s->store.max_events = 3;
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    assert_int_equal(dt_wire_feed(&r, s, bytes.bytes, bytes.len), 0);
+    assert_int_equal(r.events, 5);
+    assert_int_equal(dt_store_count(&s->store), 3);
+    assert_int_equal(dt_store_dropped(&s->store), 2);
+    stored st = stored_events(s);
+    assert_int_equal(st.ev[2].correlation, 3); /* the first three, in order */
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes.bytes);
+}
+
+static void a_corrupt_header_stops_the_stream(void **state)
+{
+    (void)state;
+    devtrace_event in[1] = {event(DEVTRACE_KIND_KERNEL, 5, 0, 1)};
+    stream bytes = make_stream(in, 1);
+    size_t events_at = bytes.len - 16 - sizeof(devtrace_event);
+    bytes.bytes[events_at + 4] = 1; /* the reserved word */
+    dt_session *s = offline();
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    assert_int_equal(dt_wire_feed(&r, s, bytes.bytes, bytes.len), 0);
+    assert_int_equal(r.malformed, 1);
+    assert_int_equal(r.events, 0);
+    assert_int_equal(dt_wire_pending(&r), 0); /* nothing after it is kept */
+    assert_int_equal(stored_events(s).n, 0);
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes.bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(events_arrive_mapped_in_any_split),
+        cmocka_unit_test(a_message_still_arriving_waits_in_place),
+        cmocka_unit_test(events_past_the_store_bound_are_counted),
+        cmocka_unit_test(a_corrupt_header_stops_the_stream),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
