@@ -270,6 +270,15 @@ static int read_host_clock(uint64_t *ns)
     return 0;
 }
 
+/* A sample pairing the backend's host clock with CLOCK_REALTIME, bracketed and retried
+ * like every backend's (dt_sample_vendor_clock: a read preempted inside its bracket is
+ * taken again). */
+void dt_cl_add_clock_sample(dt_cl_recording *r)
+{
+    dt_sample_vendor_clock(r->session, read_host_clock, 0, NULL, NULL);
+    atomic_store_explicit(&r->last_sample_ns, dt_cl_host_ns(), memory_order_relaxed);
+}
+
 static int opencl_start(dt_session *s, void *state)
 {
     static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

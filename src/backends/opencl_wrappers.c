@@ -85,15 +85,6 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     return correlation;
 }
 
-void dt_cl_add_clock_sample(dt_cl_recording *r)
-{
-    uint64_t h0 = dt_cl_host_ns();
-    uint64_t realtime = dt_realtime_ns();
-    uint64_t h1 = dt_cl_host_ns();
-    atomic_store_explicit(&r->last_sample_ns, h1, memory_order_relaxed);
-    dt_add_clock_sample(r->session, h0 + (h1 - h0) / 2, realtime);
-}
-
 /* Reads this thread's completed commands when due (inside a section), and adds a clock
  * sample at most once a second (CLOCK_MONOTONIC_RAW and CLOCK_REALTIME differ in rate
  * by the NTP frequency correction: more samples, a closer map). */
