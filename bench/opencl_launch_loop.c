@@ -142,6 +142,58 @@ static double cpu_of_process_s(pid_t pid)
     return seen ? (double)total / 1e9 : NAN;
 }
 
+/* --threads: every thread's CPU time over the timed part, this process's and its parent's. */
+typedef struct thread_time {
+    int tid;
+    char name[32];
+    unsigned long long ns;
+} thread_time;
+#define MAX_THREADS 64
+
+static int read_threads(pid_t pid, thread_time *out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    int n = 0;
+    for (struct dirent *e; dir && n < MAX_THREADS && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[128];
+        thread_time *t = &out[n];
+        t->tid = atoi(e->d_name);
+        snprintf(file, sizeof file, "/proc/%d/task/%d/comm", (int)pid, t->tid);
+        FILE *f = fopen(file, "r");
+        if (!f || !fgets(t->name, sizeof t->name, f))
+            snprintf(t->name, sizeof t->name, "?");
+        t->name[strcspn(t->name, "\n")] = '\0';
+        if (f)
+            fclose(f);
+        snprintf(file, sizeof file, "/proc/%d/task/%d/schedstat", (int)pid, t->tid);
+        f = fopen(file, "r");
+        if (f && fscanf(f, "%llu", &t->ns) == 1)
+            n++;
+        if (f)
+            fclose(f);
+    }
+    if (dir)
+        closedir(dir);
+    return n;
+}
+
+static void print_threads(const char *who, const thread_time *before, int nb, const thread_time *after, int na,
+                          unsigned long launches)
+{
+    for (int i = 0; i < na; i++) {
+        unsigned long long ns = after[i].ns;
+        for (int j = 0; j < nb; j++)
+            if (before[j].tid == after[i].tid)
+                ns -= before[j].ns;
+        printf("thread: %s %d %s cpu_us_per_launch=%.3f\n", who, after[i].tid, after[i].name,
+               launches ? (double)ns / 1e3 / (double)launches : 0.0);
+    }
+}
+
 /* --own-events: what a tracer does with each completed command's event. */
 static void read_and_release(cl_event *events, unsigned long n)
 {
@@ -157,16 +209,18 @@ static void read_and_release(cl_event *events, unsigned long n)
 int main(int argc, char **argv)
 {
     unsigned long launches = 20000, finish_every = 0;
-    int own_events = 0;
+    int own_events = 0, threads = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--launches") && i + 1 < argc) {
             launches = strtoul(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--finish-every") && i + 1 < argc) {
             finish_every = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--threads")) {
+            threads = 1;
         } else if (!strcmp(argv[i], "--own-events")) {
             own_events = 1;
         } else {
-            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F] [--own-events]\n");
+            fprintf(stderr, "usage: opencl-launch-loop [--launches N] [--finish-every F] [--own-events] [--threads]\n");
             return 2;
         }
     }
@@ -216,6 +270,9 @@ int main(int argc, char **argv)
 
     CALLGRIND_START_INSTRUMENTATION;
     pid_t parent = getppid();
+    static thread_time self_before[MAX_THREADS], parent_before[MAX_THREADS];
+    int nself = threads ? read_threads(getpid(), self_before) : 0;
+    int nparent = threads ? read_threads(parent, parent_before) : 0;
     double parent0 = cpu_of_process_s(parent), cpu0 = cpu_self_s(), thread0 = cpu_thread_s();
     double t0 = now_s();
     unsigned long batch = finish_every ? finish_every : launches, held = 0;
@@ -238,8 +295,14 @@ int main(int argc, char **argv)
     read_and_release(events, held);
     free(events);
     double seconds = now_s() - t0;
-    double thread_cpu = cpu_thread_s() - thread0;
+    double main_cpu = cpu_thread_s() - thread0;
     double cpu = cpu_self_s() - cpu0, parent_cpu = cpu_of_process_s(parent) - parent0;
+    if (threads) {
+        static thread_time self_after[MAX_THREADS], parent_after[MAX_THREADS];
+        int na = read_threads(getpid(), self_after), np = read_threads(parent, parent_after);
+        print_threads("program", self_before, nself, self_after, na, launches);
+        print_threads("parent", parent_before, nparent, parent_after, np, launches);
+    }
     CALLGRIND_STOP_INSTRUMENTATION;
 
     /* Results: C = ones(A) x B after the fill; c = a + b, its first half then 1. */
@@ -258,7 +321,7 @@ int main(int argc, char **argv)
     clReleaseCommandQueue(queue), clReleaseContext(ctx);
     printf("launch-loop: launches=%lu seconds=%.6f per_launch_us=%.3f thread_cpu_seconds=%.6f cpu_seconds=%.6f "
            "parent_cpu_seconds=%.6f check=%s\n",
-           launches, seconds, launches ? seconds * 1e6 / (double)launches : 0.0, thread_cpu, cpu, parent_cpu,
+           launches, seconds, launches ? seconds * 1e6 / (double)launches : 0.0, main_cpu, cpu, parent_cpu,
            ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }

@@ -126,6 +126,10 @@ void dt_store_destroy(dt_store *st)
         next = c->next;
         free(c);
     }
+    for (dt_chunk *c = st->spare, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
     for (dt_slot *s = st->slots, *next; s; s = next) {
         next = s->next;
         free(s->current);
@@ -198,10 +202,36 @@ static void file_chunk(dt_store *st, dt_chunk *c)
 {
     hand_new_events(st, c);
     pthread_mutex_lock(&st->lock);
-    c->next = NULL; /* appended, so that a visit sees each thread's events in order */
-    *st->full_tail = c;
-    st->full_tail = &c->next;
+    if (st->recycle && st->on_full && c->alloc_events == DT_CHUNK_EVENTS) {
+        c->next = st->spare; /* its events were all handed over */
+        __atomic_store_n(&st->spare, c, __ATOMIC_RELAXED); /* also read without the lock */
+    } else {
+        c->next = NULL; /* appended, so that a visit sees each thread's events in order */
+        *st->full_tail = c;
+        st->full_tail = &c->next;
+    }
     pthread_mutex_unlock(&st->lock);
+}
+
+/* A recycled chunk, emptied, or NULL. It is emptied under hand_lock: a
+ * dt_store_hand_partial that read it as some thread's current chunk before it was filed
+ * may still hand its events, and then sees the new ones, each once. */
+static dt_chunk *take_spare(dt_store *st)
+{
+    if (!__atomic_load_n(&st->spare, __ATOMIC_RELAXED))
+        return NULL;
+    pthread_mutex_lock(&st->lock);
+    dt_chunk *c = st->spare;
+    if (c)
+        __atomic_store_n(&st->spare, c->next, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&st->lock);
+    if (c) {
+        pthread_mutex_lock(&st->hand_lock);
+        atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+        c->handed = 0;
+        pthread_mutex_unlock(&st->hand_lock);
+    }
+    return c;
 }
 
 static dt_chunk *new_chunk(dt_store *st)
@@ -209,12 +239,22 @@ static dt_chunk *new_chunk(dt_store *st)
     uint32_t cap = reserve_capacity(st);
     if (!cap)
         return NULL;
-    dt_chunk *c = provider_take();
-    if (!c && !(c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event))))
-        return NULL;
+    dt_chunk *c = take_spare(st);
+    if (c) {
+        c->next = NULL;
+        c->capacity = cap;
+        return c;
+    }
+    uint32_t alloc = DT_CHUNK_EVENTS;
+    if (!(c = provider_take())) {
+        alloc = cap;
+        if (!(c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event))))
+            return NULL;
+    }
     c->next = NULL;
     atomic_init(&c->count, 0);
-    c->capacity = (uint16_t)cap;
+    c->capacity = cap;
+    c->alloc_events = alloc;
     c->handed = 0;
     return c;
 }

@@ -34,7 +34,8 @@ typedef struct dt_chunk {
     struct dt_chunk *next;
     _Atomic uint32_t count; /* published with release by the owner thread */
     uint32_t capacity;
-    uint32_t handed; /* events [0, handed) were given to on_full (under the store's hand_lock) */
+    uint32_t handed;       /* events [0, handed) were given to on_full (under the store's hand_lock) */
+    uint32_t alloc_events; /* the events it has room for (capacity may be fewer: the bound) */
     devtrace_event events[];
 } dt_chunk;
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
@@ -80,6 +81,13 @@ struct dt_store {
     dt_chunk_full_fn on_full;
     void *on_full_user;
     pthread_mutex_t hand_lock; /* serialises on_full and every chunk's handed count */
+    /* Set with on_full when what on_full was given is not needed here again (a traced
+     * program's store: what was shipped is the recorder's): a filed chunk, its events
+     * handed over, is kept for reuse instead of in full (not visited, not counted), so
+     * that the program's memory stays a few chunks however long it runs, and no new
+     * chunk's pages are faulted in after the first few. */
+    int recycle;
+    dt_chunk *spare; /* recycled chunks, full size (under lock; owned) */
 };
 
 int dt_store_init(dt_store *st, uint64_t max_events);

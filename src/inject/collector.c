@@ -505,6 +505,7 @@ void dt_collector_autostart(const char *backend_name)
         return;
     }
     s->store.on_full = on_chunk_full;
+    s->store.recycle = 1; /* what was shipped is the recorder's: chunks are reused */
     s->store.on_full_user = s;
     s->owner_collector = 1;
     arm_capture_op(s);

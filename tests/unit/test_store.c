@@ -5,7 +5,8 @@
  * and shared by threads; many threads appending at once, every event stored exactly
  * once; the on_full hook (full chunks while appending, partial ones from
  * dt_store_flush_thread and dt_store_file_all) seeing every event exactly once; one
- * thread appending to two stores in turn. Events carry (thread index, sequence number)
+ * thread appending to two stores in turn; a recycling store (a traced program's) reusing
+ * the chunks it handed over, alone and while dt_store_hand_partial runs. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -746,6 +747,81 @@ static void test_hand_partial_while_threads_append_hands_every_event_once(void *
     dt_store_destroy(&st);
 }
 
+/* Records the distinct chunks on_full was given events from (by the address of the
+ * chunk's first event: a call with handed 0 starts there). */
+typedef struct chunk_seen {
+    hook_tally tally;
+    const devtrace_event *firsts[64];
+    int nfirsts;
+} chunk_seen;
+
+static void on_full_chunks(void *user, const devtrace_event *events, size_t n)
+{
+    chunk_seen *c = user;
+    on_full_tally(&c->tally, events, n);
+    int known = 0;
+    for (int i = 0; i < c->nfirsts; i++)
+        known |= c->firsts[i] == events;
+    if (!known && c->nfirsts < 64)
+        c->firsts[c->nfirsts++] = events;
+}
+
+static void test_a_recycling_store_reuses_its_handed_chunks(void **state)
+{
+    (void)state;
+    enum { CHUNKS = 20 };
+    for (int recycle = 0; recycle <= 1; recycle++) {
+        dt_store st;
+        assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+        chunk_seen c;
+        memset(&c, 0, sizeof c);
+        hook_tally_init(&c.tally, 1, CHUNKS * DT_CHUNK_EVENTS + 5);
+        st.on_full = on_full_chunks;
+        st.on_full_user = &c;
+        st.recycle = recycle;
+        append_seq(&st, 0, CHUNKS * DT_CHUNK_EVENTS + 5);
+        assert_int_equal(c.tally.calls, CHUNKS);
+        assert_int_equal(c.tally.events, CHUNKS * DT_CHUNK_EVENTS);
+        /* Recycling, one thread fills one chunk again and again: each, filed, is the
+         * spare its next chunk is taken from. Without, every chunk is new and kept. */
+        assert_int_equal(c.nfirsts, recycle ? 1 : CHUNKS);
+        assert_int_equal(dt_store_count(&st), recycle ? 5 : CHUNKS * DT_CHUNK_EVENTS + 5);
+        dt_store_file_all(&st);
+        assert_int_equal(c.tally.events, CHUNKS * DT_CHUNK_EVENTS + 5);
+        assert_int_equal(hook_not_once(&c.tally), 0); /* every event handed once, none overwritten first */
+        assert_int_equal(c.tally.bad, 0);
+        free(c.tally.seen);
+        dt_store_destroy(&st);
+    }
+}
+
+static void test_recycling_while_hand_partial_runs_hands_every_event_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 4, PER = 6 * DT_CHUNK_EVENTS + 77 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    hook_tally h;
+    hook_tally_init(&h, THREADS, PER);
+    st.on_full = on_full_tally;
+    st.on_full_user = &h;
+    st.recycle = 1;
+    hander hd = {&st, 0, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
+    worker w[THREADS];
+    run_workers(&st, w, THREADS, PER, 0);
+    atomic_store(&hd.stop, 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    dt_store_file_all(&st);
+    assert_true(hd.rounds > 0);
+    assert_int_equal(h.bad, 0);
+    assert_int_equal(h.events, (uint64_t)THREADS * PER);
+    assert_int_equal(hook_not_once(&h), 0);
+    free(h.seen);
+    dt_store_destroy(&st);
+}
+
 static void test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each(void **state)
 {
     (void)state;
@@ -809,6 +885,8 @@ int main(void)
         cmocka_unit_test(test_flush_thread_from_many_threads_hands_over_every_event_once),
         cmocka_unit_test(test_hand_partial_gives_what_is_new_and_leaves_the_chunk_to_its_thread),
         cmocka_unit_test(test_hand_partial_while_threads_append_hands_every_event_once),
+        cmocka_unit_test(test_a_recycling_store_reuses_its_handed_chunks),
+        cmocka_unit_test(test_recycling_while_hand_partial_runs_hands_every_event_once),
         cmocka_unit_test(test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each),
         cmocka_unit_test(test_destroy_accepts_null_and_a_zeroed_store),
     };
