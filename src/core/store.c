@@ -203,7 +203,7 @@ static void file_chunk(dt_store *st, dt_chunk *c)
     hand_new_events(st, c);
     pthread_mutex_lock(&st->lock);
     if (st->recycle && st->on_full && c->alloc_events == DT_CHUNK_EVENTS) {
-        c->next = st->spare; /* its events were all handed over */
+        c->next = st->spare;                               /* its events were all handed over */
         __atomic_store_n(&st->spare, c, __ATOMIC_RELAXED); /* also read without the lock */
     } else {
         c->next = NULL; /* appended, so that a visit sees each thread's events in order */
@@ -367,7 +367,8 @@ void dt_store_hand_partial(dt_store *st)
 {
     /* The chunks current now, a batch at a time (on_full is not called under the store's
      * lock, which appenders filing a chunk take after hand_lock). A chunk filed meanwhile
-     * stays valid (chunks are freed only with the store), and hand_new_events gives only
+     * stays valid (chunks are freed only with the store; a recycled one is emptied under
+     * hand_lock, see take_spare), and hand_new_events gives only
      * what its filing did not; a slot made meanwhile shifts the list by one, so a slot may
      * be seen twice (harmless) or wait for the next call. */
     enum { batch = 64 };
