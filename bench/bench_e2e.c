@@ -6,7 +6,11 @@
  * run's of the same round, over the launches. A traced run counts only when its trace
  * holds every launch as a kernel event (so no figure is that of a run that traced
  * nothing). The traces are written after the timed part (at exit), so a figure is what
- * tracing costs the program while it runs.
+ * tracing costs the program while it runs. The floor (the loop with its own profiled
+ * events) runs in the same rounds; the median of devtrace's differences comes with its 95%
+ * bootstrap interval; and the CPU time the loop reads for its main thread and for its
+ * parent (the recorder) is reported too: the wall clock of this loop hides work added to
+ * the program's thread (docs/performance.md, OpenCL launch overhead).
  *
  * The peers (an optional row each; without one the row says which variable to set):
  *   CLIntercept, the build folder (or install prefix) named by $DEVTRACE_CLINTERCEPT_DIR:

@@ -8,10 +8,16 @@
  * device. Arguments are set once; every kernel is launched once before the
  * timed part so that the driver's first-launch compilation is not timed.
  *
- * Prints one line: `launch-loop: launches=N seconds=S per_launch_us=U check=ok`, where S
- * is the wall time from the first timed launch to the end of the read-back (clFinish
- * after it). Exit status: 0 ok; 1 an OpenCL call failed or the results are wrong;
- * 77 no OpenCL device (the benchmark reports the figure as not measurable).
+ * Prints one line: `launch-loop: launches=N seconds=S per_launch_us=U thread_cpu_seconds=T
+ * cpu_seconds=C parent_cpu_seconds=P check=ok`, where S is the wall time from the first
+ * timed launch to the end of the read-back (clFinish after it), and T, C and P the CPU
+ * time over the same part of the main thread, of every thread of the process, and of
+ * every thread of its parent (the recorder, under `devtrace record`): on this loop, whose
+ * threads wait for each other, the wall clock hides work added to the main thread, and
+ * its CPU time shows it. --threads prints every thread's first ("thread: program|parent
+ * TID NAME cpu_us_per_launch=X"). Exit status: 0 ok; 1 an OpenCL call failed or the
+ * results are wrong; 77 no OpenCL device (the benchmark reports the figure as not
+ * measurable).
  *
  * --own-events (for measuring what any OpenCL-layer tracer must cost, without one): the
  * queue has CL_QUEUE_PROFILING_ENABLE, every launch gets an event, and at each clFinish
