@@ -721,30 +721,38 @@ static void *hand_partial_loop(void *arg)
     return NULL;
 }
 
-static void test_hand_partial_while_threads_append_hands_every_event_once(void **state)
+/* Four threads append PER events each while another thread hands over what is new, again
+ * and again: every event reaches on_full exactly once. */
+static void hand_partial_while_threads_append(int recycle, uint64_t per)
 {
-    (void)state;
-    enum { THREADS = 4, PER = 2 * DT_CHUNK_EVENTS + 77 };
+    enum { THREADS = 4 };
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     hook_tally h;
-    hook_tally_init(&h, THREADS, PER);
+    hook_tally_init(&h, THREADS, per);
     st.on_full = on_full_tally;
     st.on_full_user = &h;
+    st.recycle = recycle;
     hander hd = {&st, 0, 0};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
     worker w[THREADS];
-    run_workers(&st, w, THREADS, PER, 0);
+    run_workers(&st, w, THREADS, per, 0);
     atomic_store(&hd.stop, 1);
     assert_int_equal(pthread_join(t, NULL), 0);
     dt_store_file_all(&st);
     assert_true(hd.rounds > 0);
     assert_int_equal(h.bad, 0);
-    assert_int_equal(h.events, (uint64_t)THREADS * PER);
+    assert_int_equal(h.events, (uint64_t)THREADS * per);
     assert_int_equal(hook_not_once(&h), 0);
     free(h.seen);
     dt_store_destroy(&st);
+}
+
+static void test_hand_partial_while_threads_append_hands_every_event_once(void **state)
+{
+    (void)state;
+    hand_partial_while_threads_append(0, 2 * DT_CHUNK_EVENTS + 77);
 }
 
 /* Records the distinct chunks on_full was given events from (by the address of the
@@ -798,28 +806,7 @@ static void test_a_recycling_store_reuses_its_handed_chunks(void **state)
 static void test_recycling_while_hand_partial_runs_hands_every_event_once(void **state)
 {
     (void)state;
-    enum { THREADS = 4, PER = 6 * DT_CHUNK_EVENTS + 77 };
-    dt_store st;
-    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
-    hook_tally h;
-    hook_tally_init(&h, THREADS, PER);
-    st.on_full = on_full_tally;
-    st.on_full_user = &h;
-    st.recycle = 1;
-    hander hd = {&st, 0, 0};
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
-    worker w[THREADS];
-    run_workers(&st, w, THREADS, PER, 0);
-    atomic_store(&hd.stop, 1);
-    assert_int_equal(pthread_join(t, NULL), 0);
-    dt_store_file_all(&st);
-    assert_true(hd.rounds > 0);
-    assert_int_equal(h.bad, 0);
-    assert_int_equal(h.events, (uint64_t)THREADS * PER);
-    assert_int_equal(hook_not_once(&h), 0);
-    free(h.seen);
-    dt_store_destroy(&st);
+    hand_partial_while_threads_append(1, 6 * DT_CHUNK_EVENTS + 77); /* chunks recycled several times */
 }
 
 static void test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each(void **state)

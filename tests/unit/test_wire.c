@@ -20,6 +20,7 @@
 
 #include "core/store.h"
 #include "inject/wire.h"
+#include "unit_session.h"
 
 typedef struct stream {
     unsigned char *bytes;
@@ -46,16 +47,12 @@ static stream make_stream(const devtrace_event *events, size_t nevents)
     return s;
 }
 
+/* An event with a name, a device lane and a correlation id (unit_session.h's, and times). */
 static devtrace_event event(int kind, uint32_t name_id, uint32_t device, uint64_t correlation)
 {
-    devtrace_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = (uint16_t)kind;
+    devtrace_event ev = ut_event(kind, 1000 + correlation, 2000 + correlation, correlation);
     ev.name_id = name_id;
     ev.device = device;
-    ev.correlation = correlation;
-    ev.start_ns = 1000 + correlation;
-    ev.end_ns = 2000 + correlation;
     return ev;
 }
 
