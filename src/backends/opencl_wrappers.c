@@ -301,6 +301,18 @@ DT_CL_API_REFCOUNT(DT_CL_DEFINE_REFCOUNT)
 DT_CL_API_SPECIAL(DT_CL_DECLARE_WRAPPER)
 #undef DT_CL_DECLARE_WRAPPER
 
+/* The end of a context's creation (either call): the call recorded when it began
+ * recording, the context learnt with its devices (none given: the context's own). */
+static cl_context context_created(const dt_cl_call *c, int recording, dt_cl_fn fn, cl_int status, cl_context context,
+                                  cl_uint num_devices, const cl_device_id *devices)
+{
+    if (recording)
+        call_end(c, fn, status, 0);
+    if (context)
+        dt_cl_context_learn(context, num_devices, devices);
+    return context;
+}
+
 static cl_context CL_API_CALL wrap_clCreateContext(
     const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
@@ -308,15 +320,9 @@ static cl_context CL_API_CALL wrap_clCreateContext(
     dt_cl_call call;
     int recording = call_begin(&call);
     cl_int own_status = CL_SUCCESS;
-    if (!errcode_ret)
-        errcode_ret = &own_status;
-    cl_context context =
-        dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    if (recording)
-        call_end(&call, DT_CL_FN_clCreateContext, *errcode_ret, 0);
-    if (context)
-        dt_cl_context_learn(context, num_devices, devices);
-    return context;
+    cl_int *status = errcode_ret ? errcode_ret : &own_status;
+    cl_context context = dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, status);
+    return context_created(&call, recording, DT_CL_FN_clCreateContext, *status, context, num_devices, devices);
 }
 
 static cl_context CL_API_CALL wrap_clCreateContextFromType(
@@ -326,15 +332,9 @@ static cl_context CL_API_CALL wrap_clCreateContextFromType(
     dt_cl_call call;
     int recording = call_begin(&call);
     cl_int own_status = CL_SUCCESS;
-    if (!errcode_ret)
-        errcode_ret = &own_status;
-    cl_context context =
-        dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    if (recording)
-        call_end(&call, DT_CL_FN_clCreateContextFromType, *errcode_ret, 0);
-    if (context)
-        dt_cl_context_learn(context, 0, NULL);
-    return context;
+    cl_int *status = errcode_ret ? errcode_ret : &own_status;
+    cl_context context = dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, status);
+    return context_created(&call, recording, DT_CL_FN_clCreateContextFromType, *status, context, 0, NULL);
 }
 
 static cl_command_queue CL_API_CALL wrap_clCreateCommandQueue(cl_context context, cl_device_id device,
