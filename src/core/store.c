@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static atomic_uint_fast64_t store_generations = 1;
@@ -28,6 +29,24 @@ static _Thread_local struct {
 
 static dt_chunk_provider provider = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0};
 
+/* Faults in every page of [p, p + n) for writing: with one madvise(MADV_POPULATE_WRITE)
+ * (Linux 5.14) for the whole pages, without a trap per page; by touching each page where
+ * the kernel does not have it. */
+static void populate(void *p, size_t n)
+{
+    uintptr_t page = 4096, start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + n) & ~(page - 1);
+    ((volatile char *)p)[0] = 0; /* the page the chunk starts in */
+#ifdef MADV_POPULATE_WRITE
+    if (end > start && madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0) {
+        ((volatile char *)p)[n - 1] = 0; /* the page it ends in */
+        return;
+    }
+#endif
+    for (size_t off = 0; off < n; off += page)
+        ((volatile char *)p)[off] = 0;
+    ((volatile char *)p)[n - 1] = 0;
+}
+
 static void *provider_main(void *arg)
 {
     dt_chunk_provider *p = arg;
@@ -40,8 +59,7 @@ static void *provider_main(void *arg)
         pthread_mutex_unlock(&p->lock);
         dt_chunk *c = malloc(DT_CHUNK_BYTES);
         if (c)
-            for (size_t off = 0; off < DT_CHUNK_BYTES; off += 4096)
-                ((volatile char *)c)[off] = 0;
+            populate(c, DT_CHUNK_BYTES);
         pthread_mutex_lock(&p->lock);
         if (!c)
             break; /* out of memory: appenders allocate their own */
