@@ -132,10 +132,10 @@ static inline devtrace_event *dt_store_cursor_next(dt_store_cursor *cur, dt_stor
     return dt_store_cursor_refill(cur);
 }
 
-/* Asks for the cache lines of the place after ev, for writing. A thread that stores an
- * event now and then (a launch's, microseconds apart) would otherwise wait for memory at
- * each one: a chunk's lines are not in any cache until written (the provider touched one
- * line a page), and the hardware's prefetcher does not follow writes that far apart. A
+/* Asks for the cache lines of the place after ev, for writing: a thread that stores an
+ * event now and then (a launch's, microseconds apart) may find the next place's lines
+ * gone from its caches by then, and wait for them at the next store. Two instructions;
+ * on PoCL its gain was within the noise (docs/performance.md, OpenCL launch overhead). A
  * prefetch never faults, past the chunk's end too. */
 static inline void dt_store_prefetch_after(const devtrace_event *ev)
 {
