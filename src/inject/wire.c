@@ -181,7 +181,8 @@ static int apply_events(dt_wire_reader *r, dt_session *s, const unsigned char *p
         return -1;
     dt_store_cursor run = {0};
     for (size_t i = 0; i < n; i += sizeof(devtrace_event)) {
-        uint8_t kind = p[i + offsetof(devtrace_event, kind)];
+        uint16_t kind;
+        memcpy(&kind, p + i + offsetof(devtrace_event, kind), sizeof kind);
         if (kind == DEVTRACE_KIND_NONE || kind >= DEVTRACE_KIND_COUNT) {
             r->malformed++;
             continue;

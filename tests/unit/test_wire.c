@@ -3,8 +3,8 @@
  * Covers: events fed in any split (one byte at a time) arrive in the session's store with
  * their names mapped, their device lanes and correlation ids moved by the reader's bases
  * and the internal flow flag cleared, a host lane left where it is; an event of no kind
- * counted as malformed; a message still arriving waits in the reader's buffer, in place,
- * until its last byte; events past the session's store bound are counted as dropped
+ * (the whole 16-bit field read) counted as malformed; a message still arriving waits in
+ * the reader's buffer, in place, until its last byte; events past the session's store bound are counted as dropped
  * there; a corrupt header stops the stream and is counted. The stream is what
  * dt_wire_send writes, read back from a file. */
 #include <setjmp.h>
@@ -87,10 +87,11 @@ static stored stored_events(dt_session *s)
 static void events_arrive_mapped_in_any_split(void **state)
 {
     (void)state;
-    devtrace_event in[3] = {event(DEVTRACE_KIND_KERNEL, 5, 1, 3), event(DEVTRACE_KIND_NONE, 5, 1, 4),
-                            event(DEVTRACE_KIND_RUNTIME, 5, 77, 3)};
+    devtrace_event in[4] = {event(DEVTRACE_KIND_KERNEL, 5, 1, 3), event(DEVTRACE_KIND_NONE, 5, 1, 4),
+                            event(DEVTRACE_KIND_RUNTIME, 5, 77, 3),
+                            event(0x100 | DEVTRACE_KIND_KERNEL, 5, 1, 5)}; /* no kind: its low byte is one */
     in[0].flags = DT_EVENT_FLOW | DEVTRACE_EVENT_HOST_CLOCK;
-    stream bytes = make_stream(in, 3);
+    stream bytes = make_stream(in, 4);
     dt_session *s = offline();
     dt_wire_reader r;
     dt_wire_reader_init(&r);
@@ -99,7 +100,7 @@ static void events_arrive_mapped_in_any_split(void **state)
     for (size_t i = 0; i < bytes.len; i++)
         assert_int_equal(dt_wire_feed(&r, s, bytes.bytes + i, 1), 0);
     assert_int_equal(dt_wire_pending(&r), 0);
-    assert_int_equal(r.malformed, 1); /* the event of no kind */
+    assert_int_equal(r.malformed, 2); /* the events of no kind */
     assert_int_equal(r.events, 2);
     stored st = stored_events(s);
     assert_int_equal(st.n, 2);
