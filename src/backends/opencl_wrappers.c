@@ -320,9 +320,11 @@ static cl_context CL_API_CALL wrap_clCreateContext(
     dt_cl_call call;
     int recording = call_begin(&call);
     cl_int own_status = CL_SUCCESS;
-    cl_int *status = errcode_ret ? errcode_ret : &own_status;
-    cl_context context = dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, status);
-    return context_created(&call, recording, DT_CL_FN_clCreateContext, *status, context, num_devices, devices);
+    if (!errcode_ret)
+        errcode_ret = &own_status;
+    cl_context context =
+        dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    return context_created(&call, recording, DT_CL_FN_clCreateContext, *errcode_ret, context, num_devices, devices);
 }
 
 static cl_context CL_API_CALL wrap_clCreateContextFromType(
@@ -332,9 +334,11 @@ static cl_context CL_API_CALL wrap_clCreateContextFromType(
     dt_cl_call call;
     int recording = call_begin(&call);
     cl_int own_status = CL_SUCCESS;
-    cl_int *status = errcode_ret ? errcode_ret : &own_status;
-    cl_context context = dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, status);
-    return context_created(&call, recording, DT_CL_FN_clCreateContextFromType, *status, context, 0, NULL);
+    if (!errcode_ret)
+        errcode_ret = &own_status;
+    cl_context context =
+        dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    return context_created(&call, recording, DT_CL_FN_clCreateContextFromType, *errcode_ret, context, 0, NULL);
 }
 
 static cl_command_queue CL_API_CALL wrap_clCreateCommandQueue(cl_context context, cl_device_id device,
