@@ -121,33 +121,6 @@ static double cpu_thread_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The CPU time of every live thread of process pid so far, in seconds: the sum of the
- * first field (ns on the CPU) of /proc/PID/task/TID/schedstat. NAN when unreadable. */
-static double cpu_of_process_s(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return NAN;
-    unsigned long long total = 0;
-    int seen = 0;
-    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char file[128];
-        snprintf(file, sizeof file, "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
-        FILE *f = fopen(file, "r");
-        unsigned long long ns;
-        if (f && fscanf(f, "%llu", &ns) == 1)
-            total += ns, seen = 1;
-        if (f)
-            fclose(f);
-    }
-    closedir(dir);
-    return seen ? (double)total / 1e9 : NAN;
-}
-
 /* --threads: every thread's CPU time over the timed part, this process's and its parent's. */
 typedef struct thread_time {
     int tid;
@@ -185,6 +158,18 @@ static int read_threads(pid_t pid, thread_time *out)
     if (dir)
         closedir(dir);
     return n;
+}
+
+/* The CPU time of every live thread of process pid so far (up to MAX_THREADS of them), in
+ * seconds: the sum of read_threads'. NAN when unreadable. */
+static double cpu_of_process_s(pid_t pid)
+{
+    static thread_time threads[MAX_THREADS];
+    int n = read_threads(pid, threads);
+    unsigned long long total = 0;
+    for (int i = 0; i < n; i++)
+        total += threads[i].ns;
+    return n ? (double)total / 1e9 : NAN;
 }
 
 static void print_threads(const char *who, const thread_time *before, int nb, const thread_time *after, int na,
