@@ -34,6 +34,7 @@ typedef struct bench_sizes {
 typedef struct bench_paths {
     const char *cli;         /* the devtrace command, or "" */
     const char *launch_loop; /* bench/opencl-launch-loop, or "" */
+    const char *library;     /* the libdevtrace.so the callback figures load (another build's, to compare) */
     const char *tmpdir;      /* a scratch folder for trace files */
 } bench_paths;
 

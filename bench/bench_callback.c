@@ -51,27 +51,27 @@ static struct {
     int loaded;
 } lib;
 
-#define SHARED_SYM(field, name)                                                   \
-    do {                                                                          \
-        void *f_ = dlsym(h, name);                                                \
-        if (!f_) {                                                                \
-            snprintf(why, sizeof why, "%s has no %s", DT_BENCH_SHARED_LIB, name); \
-            return why;                                                           \
-        }                                                                         \
-        memcpy(&lib.field, &f_, sizeof f_);                                       \
+#define SHARED_SYM(field, name)                                    \
+    do {                                                           \
+        void *f_ = dlsym(h, name);                                 \
+        if (!f_) {                                                 \
+            snprintf(why, sizeof why, "%s has no %s", path, name); \
+            return why;                                            \
+        }                                                          \
+        memcpy(&lib.field, &f_, sizeof f_);                        \
     } while (0)
 
-/* Opens libdevtrace.so (once); NULL, or why it could not. */
-static const char *shared_load(void)
+/* Opens libdevtrace.so at path (once); NULL, or why it could not. */
+static const char *shared_load(const char *path)
 {
     static char why[512];
     if (lib.loaded)
         return lib.loaded > 0 ? NULL : why;
     lib.loaded = -1;
-    void *h = dlopen(DT_BENCH_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
+    void *h = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
-        const char *e = dlerror();
-        snprintf(why, sizeof why, "cannot load %s: %s", DT_BENCH_SHARED_LIB, e ? e : "unknown error");
+        const char *e = path && *path ? dlerror() : "this build has no shared library";
+        snprintf(why, sizeof why, "cannot load %s: %s", path ? path : "libdevtrace.so", e ? e : "unknown error");
         return why;
     }
     SHARED_SYM(config_init, "devtrace_config_init");
@@ -218,10 +218,239 @@ static void measure_opencl(const char *name, int nthreads, uint64_t calls, int r
     free(added), free(idle), free(on);
 }
 
+/* ---- launches: clEnqueueNDRangeKernel on a profiling queue, a clFinish every 256 ----
+ *
+ * The fake target answers what the layer asks about a launch: the queue (its context,
+ * its device, CL_QUEUE_PROFILING_ENABLE), the kernel's name, and each command's QUEUED,
+ * START and END. Its commands are complete as soon as they are enqueued, and its events
+ * are slots of a ring, never freed. The same stub work (a clock read and the slot
+ * written) is done with or without an event asked for, so that only devtrace's work
+ * differs between the runs compared: the runtime event, the launch described, the
+ * pending record, and at the clFinish the three profiling reads, the device event and
+ * the release. The device's other queries are refused (a device with no properties). */
+
+#define FAKE_QUEUE ((cl_command_queue)(uintptr_t)0x3000)
+#define FAKE_KERNEL ((cl_kernel)(uintptr_t)0x5000)
+#define FAKE_KERNEL_FAILING ((cl_kernel)(uintptr_t)0x5100) /* its launches fail: no event, no device event */
+#define FAKE_CONTEXT ((cl_context)(uintptr_t)0x4000)
+#define FAKE_DEVICE ((cl_device_id)(uintptr_t)0x2000)
+#define FAKE_EVENTS 4096u /* more than the commands pending between two clFinish */
+#define LAUNCHES_PER_FINISH 256u
+
+typedef struct fake_command {
+    cl_ulong queued, start, end;
+} fake_command;
+
+static fake_command fake_commands[FAKE_EVENTS];
+static unsigned fake_next;
+
+static cl_ulong fake_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts); /* PoCL's profiling clock, and the layer's host clock */
+    return (cl_ulong)ts.tv_sec * 1000000000u + (cl_ulong)ts.tv_nsec;
+}
+
+static cl_int CL_API_CALL stub_enqueue_nd_range(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                                                const size_t *offset, const size_t *global, const size_t *local,
+                                                cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    (void)q, (void)work_dim, (void)offset, (void)global, (void)local, (void)nwait, (void)wait;
+    fake_command *c = &fake_commands[fake_next++ % FAKE_EVENTS];
+    c->queued = fake_clock_ns();
+    c->start = c->queued + 100;
+    c->end = c->queued + 200;
+    bench_keep(c);
+    if (kernel == FAKE_KERNEL_FAILING)
+        return CL_INVALID_KERNEL_ARGS;
+    if (event)
+        *event = (cl_event)(void *)c;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_finish(cl_command_queue q)
+{
+    bench_keep(q);
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_event_profiling(cl_event event, cl_profiling_info what, size_t size, void *value,
+                                               size_t *size_ret)
+{
+    const fake_command *c = (const fake_command *)(void *)event;
+    cl_ulong v = what == CL_PROFILING_COMMAND_QUEUED  ? c->queued
+                 : what == CL_PROFILING_COMMAND_START ? c->start
+                 : what == CL_PROFILING_COMMAND_END   ? c->end
+                                                      : 0;
+    if (!v || size < sizeof v)
+        return CL_INVALID_VALUE;
+    memcpy(value, &v, sizeof v);
+    if (size_ret)
+        *size_ret = sizeof v;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_event_info(cl_event event, cl_event_info what, size_t size, void *value,
+                                          size_t *size_ret)
+{
+    (void)event;
+    cl_int complete = CL_COMPLETE;
+    if (what != CL_EVENT_COMMAND_EXECUTION_STATUS || size < sizeof complete)
+        return CL_INVALID_VALUE;
+    memcpy(value, &complete, sizeof complete);
+    if (size_ret)
+        *size_ret = sizeof complete;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_event_ref(cl_event event)
+{
+    bench_keep(event);
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_queue_ref(cl_command_queue q)
+{
+    bench_keep(q);
+    return CL_SUCCESS;
+}
+
+/* Copies v (bytes) into an info query's answer. */
+static cl_int stub_answer(const void *v, size_t bytes, size_t size, void *value, size_t *size_ret)
+{
+    if (size_ret)
+        *size_ret = bytes;
+    if (value) {
+        if (size < bytes)
+            return CL_INVALID_VALUE;
+        memcpy(value, v, bytes);
+    }
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size, void *value,
+                                          size_t *size_ret)
+{
+    cl_context context = FAKE_CONTEXT;
+    cl_device_id device = FAKE_DEVICE;
+    cl_command_queue_properties props = CL_QUEUE_PROFILING_ENABLE;
+    bench_keep(q);
+    switch (what) {
+    case CL_QUEUE_CONTEXT:
+        return stub_answer(&context, sizeof context, size, value, size_ret);
+    case CL_QUEUE_DEVICE:
+        return stub_answer(&device, sizeof device, size, value, size_ret);
+    case CL_QUEUE_PROPERTIES:
+        return stub_answer(&props, sizeof props, size, value, size_ret);
+    default:
+        return CL_INVALID_VALUE;
+    }
+}
+
+static cl_int CL_API_CALL stub_kernel_info(cl_kernel kernel, cl_kernel_info what, size_t size, void *value,
+                                           size_t *size_ret)
+{
+    (void)kernel;
+    static const char name[] = "bench_kernel";
+    return what == CL_KERNEL_FUNCTION_NAME ? stub_answer(name, sizeof name, size, value, size_ret) : CL_INVALID_VALUE;
+}
+
+static cl_int CL_API_CALL stub_device_info(cl_device_id device, cl_device_info what, size_t size, void *value,
+                                           size_t *size_ret)
+{
+    (void)device, (void)what, (void)size, (void)value, (void)size_ret;
+    return CL_INVALID_VALUE;
+}
+
+static cl_int CL_API_CALL stub_context_info(cl_context context, cl_context_info what, size_t size, void *value,
+                                            size_t *size_ret)
+{
+    (void)context, (void)what, (void)size, (void)value, (void)size_ret;
+    return CL_INVALID_VALUE;
+}
+
+static uint64_t run_launches(const cl_icd_dispatch *table, cl_kernel kernel, uint64_t launches)
+{
+    size_t global = 4096, local = 64;
+    uint64_t t0 = bench_thread_cpu_ns();
+    for (uint64_t i = 1; i <= launches; i++) {
+        table->clEnqueueNDRangeKernel(FAKE_QUEUE, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (i % LAUNCHES_PER_FINISH == 0)
+            table->clFinish(FAKE_QUEUE);
+    }
+    return bench_thread_cpu_ns() - t0;
+}
+
+/* Per launch on the launching thread: devtrace recording over the layer idle (the median
+ * of reps alternations), and the events the last repetition's trace kept. */
+static double launch_added_ns(cl_kernel kernel, uint64_t launches, int reps, uint64_t *events, char *why, size_t whylen)
+{
+    double *added = calloc((size_t)reps, sizeof *added);
+    double result = -1;
+    for (int i = 0; added && i < reps; i++) {
+        double off = (double)run_launches(layer_table, kernel, launches) / (double)launches;
+        devtrace_session *s = shared_recording("opencl", why, whylen);
+        if (!s)
+            break;
+        double on = (double)run_launches(layer_table, kernel, launches) / (double)launches;
+        uint64_t kept = shared_finish(s, i == reps - 1);
+        added[i] = on - off;
+        if (i == reps - 1) {
+            *events = kept;
+            result = bench_median(added, reps);
+        }
+    }
+    free(added);
+    return result;
+}
+
+static void measure_opencl_launch(uint64_t launches, int reps)
+{
+    char why[512], note[400];
+    uint64_t events = 0;
+    double full = launch_added_ns(FAKE_KERNEL, launches, reps, &events, why, sizeof why);
+    if (full < 0) {
+        bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
+        return;
+    }
+    snprintf(note, sizeof note,
+             "clEnqueueNDRangeKernel through libdevtrace.so's layer to a fake target whose commands complete at "
+             "once, a clFinish every %u, %llu launches, the launching thread's CPU, recording vs idle, %llu events "
+             "in the last repetition's trace (a runtime event per call, a kernel per launch), median of %d",
+             LAUNCHES_PER_FINISH, (unsigned long long)launches, (unsigned long long)events, reps);
+    bench_report("callback.opencl.launch", full, "ns/launch", BENCH_INFO, 0, note);
+    /* The same with launches that fail: the launch described and its runtime event (with
+     * the status), no device event. */
+    double bare = launch_added_ns(FAKE_KERNEL_FAILING, launches, reps, &events, why, sizeof why);
+    if (bare < 0) {
+        bench_unmeasurable("callback.opencl.launch.runtime_only", "ns/launch", BENCH_INFO, 0, "%s", why);
+        return;
+    }
+    snprintf(note, sizeof note,
+             "the same with launches the target fails: the launch described and its runtime event alone (%llu "
+             "events in the last trace), so callback.opencl.launch less this is the device event's part (the "
+             "pending record, its three reads, the device event stored, the release)",
+             (unsigned long long)events);
+    bench_report("callback.opencl.launch.runtime_only", bare, "ns/launch", BENCH_INFO, 0, note);
+}
+
 static int install_layer(void)
 {
     memset(&fake_target, 0, sizeof fake_target);
     fake_target.clSetKernelArg = stub_set_kernel_arg;
+    fake_target.clEnqueueNDRangeKernel = stub_enqueue_nd_range;
+    fake_target.clFinish = stub_finish;
+    fake_target.clFlush = stub_finish;
+    fake_target.clRetainCommandQueue = stub_queue_ref;
+    fake_target.clReleaseCommandQueue = stub_queue_ref;
+    fake_target.clGetEventProfilingInfo = stub_event_profiling;
+    fake_target.clGetEventInfo = stub_event_info;
+    fake_target.clRetainEvent = stub_event_ref;
+    fake_target.clReleaseEvent = stub_event_ref;
+    fake_target.clGetCommandQueueInfo = stub_queue_info;
+    fake_target.clGetKernelInfo = stub_kernel_info;
+    fake_target.clGetDeviceInfo = stub_device_info;
+    fake_target.clGetContextInfo = stub_context_info;
     cl_uint entries = 0;
     const cl_icd_dispatch *layer = NULL;
     cl_int(CL_API_CALL * init_layer)(cl_uint, const cl_icd_dispatch *, cl_uint *, const cl_icd_dispatch **);
@@ -236,28 +465,31 @@ static int install_layer(void)
     return 0;
 }
 
-static void bench_opencl_layer(const bench_sizes *sz)
+static void bench_opencl_layer(const bench_sizes *sz, const char *library)
 {
-    const char *why = shared_load();
+    const char *why = shared_load(library);
     if (!why && install_layer() != 0)
         why = lib.init_layer ? "clInitLayer refused the fake target" : "libdevtrace.so has no clInitLayer";
     if (why) {
         bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
         bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+        bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
         return;
     }
     measure_opencl("callback.opencl.1t", 1, sz->callback_calls, sz->reps, 50);
     measure_opencl("callback.opencl.16t", MT_THREADS, sz->callback_calls_mt, sz->reps, 100);
+    measure_opencl_launch(sz->callback_calls / 8, sz->reps);
 }
 
 #else
 
-static void bench_opencl_layer(const bench_sizes *sz)
+static void bench_opencl_layer(const bench_sizes *sz, const char *library)
 {
-    (void)sz;
+    (void)sz, (void)library;
     static const char why[] = "this build has no OpenCL backend (the OpenCL headers CL/cl_layer.h were not found)";
     bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
     bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+    bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
 }
 
 #endif
@@ -387,9 +619,9 @@ static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uin
     free(added), free(off), free(dispatch), free(own);
 }
 
-static void bench_roctracer(const bench_sizes *sz)
+static void bench_roctracer(const bench_sizes *sz, const char *library)
 {
-    const char *why = shared_load();
+    const char *why = shared_load(library);
     if (why) {
         bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
         bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
@@ -416,9 +648,9 @@ static void bench_roctracer(const bench_sizes *sz)
 
 #else
 
-static void bench_roctracer(const bench_sizes *sz)
+static void bench_roctracer(const bench_sizes *sz, const char *library)
 {
-    (void)sz;
+    (void)sz, (void)library;
 #ifndef DT_HAVE_ROCTRACER
     static const char why[] = "not measurable yet: no ROCtracer backend in this build (src/backends/roctracer.c)";
 #else
@@ -467,8 +699,7 @@ static void bench_clock_read(void)
 
 void bench_callback(const bench_sizes *sz, const bench_paths *paths)
 {
-    (void)paths;
     bench_clock_read();
-    bench_opencl_layer(sz);
-    bench_roctracer(sz);
+    bench_opencl_layer(sz, paths->library);
+    bench_roctracer(sz, paths->library);
 }

@@ -5,7 +5,7 @@
  * unit, target, pass (and note).
  *
  *   devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]
- *                  [--cli PATH] [--launch-loop PATH]
+ *                  [--cli PATH] [--launch-loop PATH] [--library PATH]
  *
  * Groups: decode, callback, format (format and write), memory, drain, e2e, report. */
 #include <errno.h>
@@ -26,6 +26,9 @@
 #endif
 #ifndef DT_BENCH_LAUNCH_LOOP
 #define DT_BENCH_LAUNCH_LOOP ""
+#endif
+#ifndef DT_BENCH_SHARED_LIB
+#define DT_BENCH_SHARED_LIB ""
 #endif
 
 typedef struct group {
@@ -303,7 +306,7 @@ static int wanted(const char *only, const char *name)
 static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
-          "                      [--cli PATH] [--launch-loop PATH]\n"
+          "                      [--cli PATH] [--launch-loop PATH] [--library PATH]\n"
           "groups: decode, callback, format, memory, drain, e2e, report, torch\n",
           out);
 }
@@ -312,7 +315,7 @@ int main(int argc, char **argv)
 {
     const bench_sizes *sz = &full_sizes;
     const char *json = NULL, *only = NULL;
-    bench_paths paths = {DT_BENCH_CLI, DT_BENCH_LAUNCH_LOOP, NULL};
+    bench_paths paths = {DT_BENCH_CLI, DT_BENCH_LAUNCH_LOOP, DT_BENCH_SHARED_LIB, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick"))
@@ -334,6 +337,8 @@ int main(int argc, char **argv)
             paths.cli = v, i++;
         else if (v && !strcmp(a, "--launch-loop"))
             paths.launch_loop = v, i++;
+        else if (v && !strcmp(a, "--library"))
+            paths.library = v, i++;
         else {
             fprintf(stderr, "devtrace-bench: unknown or incomplete option '%s'\n", a);
             usage(stderr);

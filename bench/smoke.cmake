@@ -38,7 +38,7 @@ foreach(i RANGE ${last})
   endif()
 endforeach()
 # Every group reported its main figure (measured or not, with its reason).
-foreach(want decode.cupti.records_per_s decode.mcpti.records_per_s callback.opencl.1t callback.opencl.16t
+foreach(want decode.cupti.records_per_s decode.mcpti.records_per_s callback.opencl.1t callback.opencl.16t callback.opencl.launch
              callback.roctracer.1t format.events_per_s write.plain.events_per_s write.gzip.events_per_s
              write.gzip.compression_ratio memory.bytes_per_event drain.seconds_per_1M_events
              e2e.pocl.overhead_us_per_launch report.reader_mbps report.tables_mbps report.speedup_vs_hta)
