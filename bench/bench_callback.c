@@ -404,34 +404,35 @@ static double launch_added_ns(cl_kernel kernel, uint64_t launches, int reps, uin
     return result;
 }
 
+/* One launch figure: what describes the launches measured, then how they were measured. */
+static int report_launch(const char *name, cl_kernel kernel, uint64_t launches, int reps, const char *what)
+{
+    char why[512], note[480];
+    uint64_t events = 0;
+    double added = launch_added_ns(kernel, launches, reps, &events, why, sizeof why);
+    if (added < 0) {
+        bench_unmeasurable(name, "ns/launch", BENCH_INFO, 0, "%s", why);
+        return -1;
+    }
+    snprintf(note, sizeof note,
+             "%s; %llu launches, a clFinish every %u, launching thread's CPU, recording less idle, %llu events "
+             "kept, median of %d",
+             what, (unsigned long long)launches, LAUNCHES_PER_FINISH, (unsigned long long)events, reps);
+    bench_report(name, added, "ns/launch", BENCH_INFO, 0, note);
+    return 0;
+}
+
 static void measure_opencl_launch(uint64_t launches, int reps)
 {
-    char why[512], note[400];
-    uint64_t events = 0;
-    double full = launch_added_ns(FAKE_KERNEL, launches, reps, &events, why, sizeof why);
-    if (full < 0) {
-        bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
+    if (report_launch("callback.opencl.launch", FAKE_KERNEL, launches, reps,
+                      "clEnqueueNDRangeKernel through libdevtrace.so's layer to a fake target whose commands "
+                      "complete at once (a runtime event per call, a kernel per launch)") != 0)
         return;
-    }
-    snprintf(note, sizeof note,
-             "clEnqueueNDRangeKernel through libdevtrace.so's layer to a fake target whose commands complete at "
-             "once, a clFinish every %u, %llu launches, the launching thread's CPU, recording vs idle, %llu events "
-             "in the last repetition's trace (a runtime event per call, a kernel per launch), median of %d",
-             LAUNCHES_PER_FINISH, (unsigned long long)launches, (unsigned long long)events, reps);
-    bench_report("callback.opencl.launch", full, "ns/launch", BENCH_INFO, 0, note);
     /* The same with launches that fail: the launch described and its runtime event (with
      * the status), no device event. */
-    double bare = launch_added_ns(FAKE_KERNEL_FAILING, launches, reps, &events, why, sizeof why);
-    if (bare < 0) {
-        bench_unmeasurable("callback.opencl.launch.runtime_only", "ns/launch", BENCH_INFO, 0, "%s", why);
-        return;
-    }
-    snprintf(note, sizeof note,
-             "the same with launches the target fails: the launch described and its runtime event alone (%llu "
-             "events in the last trace), so callback.opencl.launch less this is the device event's part (the "
-             "pending record, its three reads, the device event stored, the release)",
-             (unsigned long long)events);
-    bench_report("callback.opencl.launch.runtime_only", bare, "ns/launch", BENCH_INFO, 0, note);
+    report_launch("callback.opencl.launch.runtime_only", FAKE_KERNEL_FAILING, launches, reps,
+                  "launches the fake target fails: the launch described and its runtime event, no device event "
+                  "(callback.opencl.launch less this: the device event's part)");
 }
 
 static int install_layer(void)
