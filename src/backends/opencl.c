@@ -57,6 +57,7 @@ const dt_backend dt_backend_opencl = {
 #include <sys/stat.h>
 
 #include "opencl_layer.h"
+#include "core/grow.h"
 
 #ifndef CL_LAYER_NAME
 #define CL_LAYER_NAME 0x4241
@@ -309,14 +310,10 @@ typedef struct queue_list {
 static void retain_live_queue(const void *key, void *user)
 {
     queue_list *list = user;
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 16;
-        cl_command_queue *items = realloc(list->items, cap * sizeof *items);
-        if (!items)
-            return;
-        list->items = items;
-        list->cap = cap;
-    }
+    cl_command_queue *items = dt_room_for_one(list->items, list->n, &list->cap, sizeof *items, 16);
+    if (!items)
+        return;
+    list->items = items;
     cl_command_queue queue = (cl_command_queue)(uintptr_t)key;
     if (dt_cl_target.clRetainCommandQueue(queue) == CL_SUCCESS)
         list->items[list->n++] = queue;

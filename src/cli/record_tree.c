@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
+
 static uint64_t monotonic_ms(void)
 {
     struct timespec ts;
@@ -23,14 +25,10 @@ static uint64_t monotonic_ms(void)
 
 static dt_session *new_session(dt_tree *t)
 {
-    if (t->nsessions == t->sessions_cap) {
-        size_t cap = t->sessions_cap ? t->sessions_cap * 2 : 8;
-        dt_session **p = realloc(t->sessions, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->sessions = p;
-        t->sessions_cap = cap;
-    }
+    dt_session **p = dt_room_for_one(t->sessions, t->nsessions, &t->sessions_cap, sizeof *p, 8);
+    if (!p)
+        return NULL;
+    t->sessions = p;
     devtrace_error err;
     dt_session *s = dt_session_new_offline(t->backend, "", NULL, &err);
     if (s)
@@ -118,16 +116,12 @@ static void accept_connections(dt_tree *t)
             close(fd); /* the directory is the user's own: this is only a second lock */
             continue;
         }
-        if (t->nconns == t->conns_cap) {
-            size_t cap = t->conns_cap ? t->conns_cap * 2 : 16;
-            dt_tree_conn *p = realloc(t->conns, cap * sizeof *p);
-            if (!p) {
-                close(fd);
-                return;
-            }
-            t->conns = p;
-            t->conns_cap = cap;
+        dt_tree_conn *p = dt_room_for_one(t->conns, t->nconns, &t->conns_cap, sizeof *p, 16);
+        if (!p) {
+            close(fd);
+            return;
         }
+        t->conns = p;
         dt_tree_conn *c = &t->conns[t->nconns];
         memset(c, 0, sizeof *c);
         c->fd = fd;

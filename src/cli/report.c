@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "report/compare.h"
-#include "report/grow.h"
+#include "core/grow.h"
 #include "report/report.h"
 #include "report/svg.h"
 

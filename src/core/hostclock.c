@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "session.h"
+#include "grow.h"
 
 #define DT_CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 #define DT_PAIR_TRIES 3
@@ -115,16 +116,12 @@ uint64_t dt_ticks_between(dt_clock_sample a, dt_clock_sample b, uint64_t ticks)
 void dt_add_tick_sample(dt_session *s, uint64_t ticks, uint64_t ns)
 {
     pthread_mutex_lock(&s->lock);
-    if (s->ntick_samples == s->tick_samples_cap) {
-        size_t cap = s->tick_samples_cap ? s->tick_samples_cap * 2 : 16;
-        dt_clock_sample *p = realloc(s->tick_samples, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&s->lock);
-            return;
-        }
-        s->tick_samples = p;
-        s->tick_samples_cap = cap;
+    dt_clock_sample *p = dt_room_for_one(s->tick_samples, s->ntick_samples, &s->tick_samples_cap, sizeof *p, 16);
+    if (!p) {
+        pthread_mutex_unlock(&s->lock);
+        return;
     }
+    s->tick_samples = p;
     s->tick_samples[s->ntick_samples++] = (dt_clock_sample){ticks, ns};
     pthread_mutex_unlock(&s->lock);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "grow.h"
 #include "../../python/devtrace/observer_api.h" /* what the PyTorch observer calls */
 
 static atomic_uint_fast64_t session_generations = 1;
@@ -338,16 +339,12 @@ int dt_vendor_clock_span(dt_session *s, uint64_t *lo, uint64_t *hi)
 void dt_add_clock_sample(dt_session *s, uint64_t vendor_ns, uint64_t host_ns)
 {
     pthread_mutex_lock(&s->lock);
-    if (s->nsamples == s->samples_cap) {
-        size_t cap = s->samples_cap ? s->samples_cap * 2 : 16;
-        dt_clock_sample *p = realloc(s->samples, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&s->lock);
-            return;
-        }
-        s->samples = p;
-        s->samples_cap = cap;
+    dt_clock_sample *p = dt_room_for_one(s->samples, s->nsamples, &s->samples_cap, sizeof *p, 16);
+    if (!p) {
+        pthread_mutex_unlock(&s->lock);
+        return;
     }
+    s->samples = p;
     s->samples[s->nsamples++] = (dt_clock_sample){vendor_ns, host_ns};
     pthread_mutex_unlock(&s->lock);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report/grow.h"
+#include "core/grow.h"
 #include "report/keymap.h"
 
 typedef struct durations {

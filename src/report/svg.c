@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/grow.h"
+#include "core/grow.h"
 #include "report/keymap.h"
 
 #define MAX_ROWS 6

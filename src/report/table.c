@@ -1,7 +1,7 @@
 /* table.c: the report's tables and their three formats (table.h). */
 #include "table.h"
 
-#include "report/grow.h"
+#include "core/grow.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* grow.h: room for one more item in the report's arrays, which double when full. */
+/* grow.h: room for one more item in an array that doubles when full. */
 #ifndef DT_GROW_H
 #define DT_GROW_H
 
