@@ -62,6 +62,10 @@ typedef struct dt_backend {
      * completion it has not read back): what a crash loses. Callable from any thread, at
      * any time; a reading, not a synchronisation point. */
     uint64_t (*pending_events)(void *state);
+    /* Optional: adds to st what the backend has counted but not yet added to the session's
+     * counters (it adds them at stop). Called when the program crashes, from the shipper
+     * thread while the crashing thread waits: readings only, no vendor call. */
+    void (*unfolded_counts)(void *state, devtrace_stats *st);
 } dt_backend;
 
 /* The registry (registry.c). */

@@ -395,6 +395,9 @@ static int opencl_stop(dt_session *s, void *state)
     }
     atomic_store(&dt_cl_recording_now, NULL);
     dt_cl_guards_drain(); /* from here on, no thread adds or resolves */
+    uint64_t unprofiled = dt_cl_unprofiled_take();
+    atomic_fetch_add(&r->unprofiled_enqueues, unprofiled);
+    DT_COUNT(s, dropped_vendor, unprofiled);
     uint64_t timeout_ms = stop_timeout_ms(s);
     if (atomic_load(&layer_ready)) {
         flush_live_queues();
@@ -415,6 +418,12 @@ static uint64_t opencl_pending_events(void *state)
 {
     (void)state;
     return dt_cl_pending_count();
+}
+
+static void opencl_unfolded_counts(void *state, devtrace_stats *st)
+{
+    if (state && atomic_load(&dt_cl_recording_now) == state)
+        st->dropped_vendor += dt_cl_unprofiled_count(); /* the enqueues stop would add */
 }
 
 static void opencl_close(dt_session *s, void *state)
@@ -442,6 +451,7 @@ const dt_backend dt_backend_opencl = {
     .stop = opencl_stop,
     .close = opencl_close,
     .pending_events = opencl_pending_events,
+    .unfolded_counts = opencl_unfolded_counts,
 };
 
 #endif /* __has_include(<CL/cl_layer.h>) */

@@ -297,6 +297,13 @@ void dt_cl_pending_poll(dt_cl_thread *t, dt_cl_recording *r);
 /* Whether this thread has enough pending events to poll now (amortised: the threshold
  * doubles with what stays pending). */
 int dt_cl_pending_due(const dt_cl_thread *t);
+/* An enqueue on a queue without profiling (no device event), counted in the thread's
+ * record: no shared counter written per launch. */
+void dt_cl_count_unprofiled(dt_cl_thread *t);
+/* Those counts of every thread (any thread, a reading). */
+uint64_t dt_cl_unprofiled_count(void);
+/* At stop, when no thread can add: the counts of every thread, cleared. */
+uint64_t dt_cl_unprofiled_take(void);
 /* Device events of every thread waiting for their command to complete (any thread, a reading). */
 uint64_t dt_cl_pending_count(void);
 /* At stop, when no thread can add: waits (up to timeout_ns) for every thread's pending

@@ -65,7 +65,9 @@ struct dt_cl_thread {
     dt_cl_slab *slabs;  /* owned */
     uint64_t corr_next; /* this thread's block of correlation ids: [corr_next, corr_end) */
     uint64_t corr_end;
-    uint32_t tid; /* 0: not known yet */
+    uint64_t unprofiled; /* enqueues on unprofiled queues not yet added to the recording's counts
+                          * (written by the owner only; summed and cleared at stop) */
+    uint32_t tid;        /* 0: not known yet */
     /* The last kernel name this thread launched, and its id in the session of generation
      * name_generation (launches repeat a few kernels: the id without a table lookup). */
     const char *name_ptr;
@@ -86,6 +88,28 @@ static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 static void set_npending(dt_cl_thread *t, size_t n)
 {
     __atomic_store_n(&t->npending, n, __ATOMIC_RELAXED);
+}
+
+void dt_cl_count_unprofiled(dt_cl_thread *t)
+{
+    /* The owner's counter: a load and a store, no read-modify-write on a shared line. */
+    __atomic_store_n(&t->unprofiled, __atomic_load_n(&t->unprofiled, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+uint64_t dt_cl_unprofiled_count(void)
+{
+    uint64_t n = 0;
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
+        n += __atomic_load_n(&t->unprofiled, __ATOMIC_RELAXED);
+    return n;
+}
+
+uint64_t dt_cl_unprofiled_take(void)
+{
+    uint64_t n = 0;
+    for (dt_cl_thread *t = atomic_load(&all_threads); t; t = t->next)
+        n += __atomic_exchange_n(&t->unprofiled, 0, __ATOMIC_RELAXED);
+    return n;
 }
 
 uint64_t dt_cl_pending_count(void)
@@ -245,6 +269,7 @@ void dt_cl_threads_forget_after_fork(void)
         t->pending_tail = &t->pending;
         set_npending(t, 0);
         t->poll_at = DT_CL_POLL_MIN;
+        t->unprofiled = 0;
     }
 }
 

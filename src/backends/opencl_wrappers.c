@@ -148,8 +148,7 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
     dt_cl_recording *r = c->rec;
     const dt_cl_queue_rec *q = e->queue;
     if (!q || !q->profiled) {
-        atomic_fetch_add(&r->unprofiled_enqueues, 1);
-        DT_COUNT(r->session, dropped_vendor, 1);
+        dt_cl_count_unprofiled(t); /* added to the recording's counts at stop */
         return 0;
     }
     cl_event event = e->app_event ? *e->app_event : e->own_event;

@@ -161,6 +161,8 @@ static void ship_at_crash(dt_session *s, int sig)
     ship_new_samples(s);
     devtrace_stats st = s->stats;
     st.dropped_store_full += dt_store_dropped(&s->store);
+    if (s->backend && s->backend->unfolded_counts)
+        s->backend->unfolded_counts(s->bstate, &st);
     ship(DT_WIRE_STATS, &st, sizeof st);
     dt_wire_crash crash = {0, (uint32_t)sig, 0};
     if (s->backend && s->backend->pending_events) {
