@@ -31,6 +31,7 @@
 #if defined(DT_HAVE_OPENCL) && __has_include(<CL/cl_layer.h>)
 #define BENCH_HAVE_OPENCL_LAYER 1
 #include "backends/opencl_layer.h"
+#include "opencl_fake.h" /* tests/emu */
 #endif
 
 #define MT_THREADS 16
@@ -232,9 +233,7 @@ static void measure_opencl(const char *name, int nthreads, uint64_t calls, int r
 #define FAKE_QUEUE ((cl_command_queue)(uintptr_t)0x3000)
 #define FAKE_KERNEL ((cl_kernel)(uintptr_t)0x5000)
 #define FAKE_KERNEL_FAILING ((cl_kernel)(uintptr_t)0x5100) /* its launches fail: no event, no device event */
-#define FAKE_CONTEXT ((cl_context)(uintptr_t)0x4000)
-#define FAKE_DEVICE ((cl_device_id)(uintptr_t)0x2000)
-#define FAKE_EVENTS 4096u /* more than the commands pending between two clFinish */
+#define FAKE_EVENTS 4096u                                  /* more than the commands pending between two clFinish */
 #define LAUNCHES_PER_FINISH 256u
 
 typedef struct fake_command {
@@ -265,12 +264,6 @@ static cl_int CL_API_CALL stub_enqueue_nd_range(cl_command_queue q, cl_kernel ke
         return CL_INVALID_KERNEL_ARGS;
     if (event)
         *event = (cl_event)(void *)c;
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL stub_finish(cl_command_queue q)
-{
-    bench_keep(q);
     return CL_SUCCESS;
 }
 
@@ -307,66 +300,6 @@ static cl_int CL_API_CALL stub_event_ref(cl_event event)
 {
     bench_keep(event);
     return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL stub_queue_ref(cl_command_queue q)
-{
-    bench_keep(q);
-    return CL_SUCCESS;
-}
-
-/* Copies v (bytes) into an info query's answer. */
-static cl_int stub_answer(const void *v, size_t bytes, size_t size, void *value, size_t *size_ret)
-{
-    if (size_ret)
-        *size_ret = bytes;
-    if (value) {
-        if (size < bytes)
-            return CL_INVALID_VALUE;
-        memcpy(value, v, bytes);
-    }
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL stub_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size, void *value,
-                                          size_t *size_ret)
-{
-    cl_context context = FAKE_CONTEXT;
-    cl_device_id device = FAKE_DEVICE;
-    cl_command_queue_properties props = CL_QUEUE_PROFILING_ENABLE;
-    bench_keep(q);
-    switch (what) {
-    case CL_QUEUE_CONTEXT:
-        return stub_answer(&context, sizeof context, size, value, size_ret);
-    case CL_QUEUE_DEVICE:
-        return stub_answer(&device, sizeof device, size, value, size_ret);
-    case CL_QUEUE_PROPERTIES:
-        return stub_answer(&props, sizeof props, size, value, size_ret);
-    default:
-        return CL_INVALID_VALUE;
-    }
-}
-
-static cl_int CL_API_CALL stub_kernel_info(cl_kernel kernel, cl_kernel_info what, size_t size, void *value,
-                                           size_t *size_ret)
-{
-    (void)kernel;
-    static const char name[] = "bench_kernel";
-    return what == CL_KERNEL_FUNCTION_NAME ? stub_answer(name, sizeof name, size, value, size_ret) : CL_INVALID_VALUE;
-}
-
-static cl_int CL_API_CALL stub_device_info(cl_device_id device, cl_device_info what, size_t size, void *value,
-                                           size_t *size_ret)
-{
-    (void)device, (void)what, (void)size, (void)value, (void)size_ret;
-    return CL_INVALID_VALUE;
-}
-
-static cl_int CL_API_CALL stub_context_info(cl_context context, cl_context_info what, size_t size, void *value,
-                                            size_t *size_ret)
-{
-    (void)context, (void)what, (void)size, (void)value, (void)size_ret;
-    return CL_INVALID_VALUE;
 }
 
 static uint64_t run_launches(const cl_icd_dispatch *table, cl_kernel kernel, uint64_t launches)
@@ -440,18 +373,12 @@ static int install_layer(void)
     memset(&fake_target, 0, sizeof fake_target);
     fake_target.clSetKernelArg = stub_set_kernel_arg;
     fake_target.clEnqueueNDRangeKernel = stub_enqueue_nd_range;
-    fake_target.clFinish = stub_finish;
-    fake_target.clFlush = stub_finish;
-    fake_target.clRetainCommandQueue = stub_queue_ref;
-    fake_target.clReleaseCommandQueue = stub_queue_ref;
     fake_target.clGetEventProfilingInfo = stub_event_profiling;
     fake_target.clGetEventInfo = stub_event_info;
     fake_target.clRetainEvent = stub_event_ref;
     fake_target.clReleaseEvent = stub_event_ref;
-    fake_target.clGetCommandQueueInfo = stub_queue_info;
-    fake_target.clGetKernelInfo = stub_kernel_info;
-    fake_target.clGetDeviceInfo = stub_device_info;
-    fake_target.clGetContextInfo = stub_context_info;
+    fake_cl_install_objects(&fake_target);
+    fake_cl_queue_properties = CL_QUEUE_PROFILING_ENABLE;
     cl_uint entries = 0;
     const cl_icd_dispatch *layer = NULL;
     cl_int(CL_API_CALL * init_layer)(cl_uint, const cl_icd_dispatch *, cl_uint *, const cl_icd_dispatch **);

@@ -20,6 +20,7 @@
 #include "backends/backend.h"
 #include "backends/opencl_layer.h"
 #include "core/session.h"
+#include "opencl_fake.h" /* tests/emu */
 #include "opencl_test.h"
 
 #define THREADS 3
@@ -37,65 +38,6 @@ static cl_int CL_API_CALL stub_enqueue(cl_command_queue q, cl_kernel kernel, cl_
     (void)q, (void)kernel, (void)work_dim, (void)offset, (void)global, (void)local, (void)nwait, (void)wait;
     CHECK(!event, "the layer asked for an event on a queue it knows has no profiling");
     return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL stub_queue_call(cl_command_queue q)
-{
-    (void)q;
-    return CL_SUCCESS;
-}
-
-static cl_int answer(const void *v, size_t bytes, size_t size, void *value, size_t *size_ret)
-{
-    if (size_ret)
-        *size_ret = bytes;
-    if (value) {
-        if (size < bytes)
-            return CL_INVALID_VALUE;
-        memcpy(value, v, bytes);
-    }
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL stub_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size, void *value,
-                                          size_t *size_ret)
-{
-    (void)q;
-    cl_context context = (cl_context)(uintptr_t)0x4000;
-    cl_device_id device = (cl_device_id)(uintptr_t)0x2000;
-    cl_command_queue_properties props = 0; /* no profiling */
-    switch (what) {
-    case CL_QUEUE_CONTEXT:
-        return answer(&context, sizeof context, size, value, size_ret);
-    case CL_QUEUE_DEVICE:
-        return answer(&device, sizeof device, size, value, size_ret);
-    case CL_QUEUE_PROPERTIES:
-        return answer(&props, sizeof props, size, value, size_ret);
-    default:
-        return CL_INVALID_VALUE;
-    }
-}
-
-static cl_int CL_API_CALL stub_kernel_info(cl_kernel kernel, cl_kernel_info what, size_t size, void *value,
-                                           size_t *size_ret)
-{
-    (void)kernel;
-    static const char name[] = "unprofiled_kernel";
-    return what == CL_KERNEL_FUNCTION_NAME ? answer(name, sizeof name, size, value, size_ret) : CL_INVALID_VALUE;
-}
-
-static cl_int CL_API_CALL stub_device_info(cl_device_id device, cl_device_info what, size_t size, void *value,
-                                           size_t *size_ret)
-{
-    (void)device, (void)what, (void)size, (void)value, (void)size_ret;
-    return CL_INVALID_VALUE;
-}
-
-static cl_int CL_API_CALL stub_context_info(cl_context context, cl_context_info what, size_t size, void *value,
-                                            size_t *size_ret)
-{
-    (void)context, (void)what, (void)size, (void)value, (void)size_ret;
-    return CL_INVALID_VALUE;
 }
 
 static const cl_icd_dispatch *layer;
@@ -189,14 +131,8 @@ int main(void)
 {
     static cl_icd_dispatch target;
     target.clEnqueueNDRangeKernel = stub_enqueue;
-    target.clFinish = stub_queue_call;
-    target.clFlush = stub_queue_call;
-    target.clRetainCommandQueue = stub_queue_call;
-    target.clReleaseCommandQueue = stub_queue_call;
-    target.clGetCommandQueueInfo = stub_queue_info;
-    target.clGetKernelInfo = stub_kernel_info;
-    target.clGetDeviceInfo = stub_device_info;
-    target.clGetContextInfo = stub_context_info;
+    fake_cl_install_objects(&target);
+    fake_cl_queue_properties = 0; /* no profiling */
     cl_uint entries = 0;
     CHECK(clInitLayer((cl_uint)(sizeof target / sizeof(void *)), &target, &entries, &layer) == CL_SUCCESS && layer,
           "clInitLayer refused the fake target");
