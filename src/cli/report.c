@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "report/compare.h"
 #include "core/grow.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "report/svg.h"
 
