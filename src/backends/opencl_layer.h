@@ -179,6 +179,10 @@ extern dt_cl_map dt_cl_contexts, dt_cl_queues, dt_cl_kernels;
 
 const void *dt_cl_map_find(dt_cl_map *m, const void *key);
 int dt_cl_map_put(dt_cl_map *m, const void *key, const void *record);
+/* An object the layer learns on first sight (it did not see it created), from any thread:
+ * the record is inserted unless the key has a live one already (another thread learnt it
+ * first), which is kept as it is. The record stored, or NULL when the map refused. */
+const void *dt_cl_map_learn(dt_cl_map *m, const void *key, const void *record);
 void dt_cl_map_refcount(dt_cl_map *m, const void *key, int delta);
 /* Calls fn(key, user) for every live entry, with the map's mutex held (so the program
  * cannot drop its last reference meanwhile). */

@@ -97,12 +97,20 @@ static dt_cl_slot *map_slots(dt_cl_map *m)
     return slots;
 }
 
-int dt_cl_map_put(dt_cl_map *m, const void *key, const void *record)
+/* Inserts or overwrites key's record; with keep_live, a record the key has that is still
+ * live is kept as it is (another thread learnt the object first). The record now stored,
+ * or NULL when the map refused. */
+static const void *map_insert(dt_cl_map *m, const void *key, const void *record, int keep_live)
 {
-    int rc = -1;
+    const void *stored = NULL;
     pthread_mutex_lock(&m->lock);
     dt_cl_slot *slots = map_slots(m);
     dt_cl_slot *slot = slots ? slot_for_insert(m, slots, key) : NULL;
+    if (keep_live && slot && atomic_load_explicit(&slot->key, memory_order_relaxed) == key &&
+        atomic_load_explicit(&slot->live, memory_order_relaxed)) {
+        stored = slot->record;
+        goto end;
+    }
     if (slot && !slot->record)
         slot->record = malloc(m->record_size);
     if (!slot || !slot->record) {
@@ -113,10 +121,20 @@ int dt_cl_map_put(dt_cl_map *m, const void *key, const void *record)
     slot->refs = 1;
     atomic_store_explicit(&slot->live, 1, memory_order_release);
     atomic_store_explicit(&slot->key, key, memory_order_release);
-    rc = 0;
+    stored = slot->record;
 end:
     pthread_mutex_unlock(&m->lock);
-    return rc;
+    return stored;
+}
+
+int dt_cl_map_put(dt_cl_map *m, const void *key, const void *record)
+{
+    return map_insert(m, key, record, 0) ? 0 : -1;
+}
+
+const void *dt_cl_map_learn(dt_cl_map *m, const void *key, const void *record)
+{
+    return map_insert(m, key, record, 1);
 }
 
 void dt_cl_map_refcount(dt_cl_map *m, const void *key, int delta)
@@ -450,20 +468,28 @@ uint32_t dt_cl_context_learn(cl_context context, cl_uint num_devices, const cl_d
     else
         context_learn_own_devices(context);
     dt_cl_context_rec rec = {atomic_fetch_add(&next_context_id, 1)};
-    dt_cl_map_put(&dt_cl_contexts, context, &rec);
-    return rec.id;
+    const dt_cl_context_rec *kept = dt_cl_map_learn(&dt_cl_contexts, context, &rec);
+    return kept ? kept->id : rec.id; /* another thread's id when it learnt the context first */
 }
 
 /* ------------------------------------------------------------------ queues */
 
-void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device, const dt_cl_queue_rec *asked)
+/* The queue's record as asked, with its id, device and context; learnt: kept as another
+ * thread stored it if that thread learnt the queue first. */
+static const dt_cl_queue_rec *queue_insert(cl_command_queue queue, cl_context context, cl_device_id device,
+                                           const dt_cl_queue_rec *asked, int learnt)
 {
     dt_cl_queue_rec rec = *asked;
     int index = dt_cl_device_index(device);
     rec.id = atomic_fetch_add(&next_queue_id, 1);
     rec.device_index = index < 0 ? 0 : (uint32_t)index;
     rec.context_id = dt_cl_context_learn(context, 0, NULL);
-    dt_cl_map_put(&dt_cl_queues, queue, &rec);
+    return map_insert(&dt_cl_queues, queue, &rec, learnt);
+}
+
+void dt_cl_queue_created(cl_command_queue queue, cl_context context, cl_device_id device, const dt_cl_queue_rec *asked)
+{
+    queue_insert(queue, context, device, asked, 0);
 }
 
 /* A queue created without the layer seeing it (an extension entry point): learnt as it
@@ -482,8 +508,7 @@ static const dt_cl_queue_rec *queue_learn(cl_command_queue queue)
     memset(&asked, 0, sizeof asked);
     asked.profiled = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
     asked.app_properties = props;
-    dt_cl_queue_created(queue, context, device, &asked);
-    return dt_cl_map_find(&dt_cl_queues, queue);
+    return queue_insert(queue, context, device, &asked, 1);
 }
 
 const dt_cl_queue_rec *dt_cl_queue_get(cl_command_queue queue)
@@ -613,8 +638,7 @@ const dt_cl_kernel_rec *dt_cl_kernel_get(cl_kernel kernel, dt_cl_kernel_rec *scr
     *scratch = kernel_rec(kernel_query_name(kernel, NULL), -1, 0);
     if (!scratch->name)
         return NULL;
-    dt_cl_map_put(&dt_cl_kernels, kernel, scratch);
-    rec = dt_cl_map_find(&dt_cl_kernels, kernel);
+    rec = dt_cl_map_learn(&dt_cl_kernels, kernel, scratch); /* another thread's when it learnt it first */
     return rec ? rec : scratch;
 }
 

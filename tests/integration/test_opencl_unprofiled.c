@@ -11,6 +11,8 @@
  *   - after stop, dropped_vendor is every launch, the note says so, the trace has a
  *     runtime event per launch (and per clFinish) and no kernel;
  *   - a second session counts only its own launches (stop cleared the counts).
+ * The threads also learn the queue and the kernel at once (the layer did not see them
+ * created): under TSan this checks that two threads learning one object write it once.
  * Exit 0: pass; 1: a check failed. */
 #include <pthread.h>
 #include <stdio.h>
