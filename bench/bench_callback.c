@@ -72,7 +72,8 @@ static const char *shared_load(const char *path)
     void *h = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
         const char *e = path && *path ? dlerror() : "this build has no shared library";
-        snprintf(why, sizeof why, "cannot load %s: %s", path ? path : "libdevtrace.so", e ? e : "unknown error");
+        snprintf(why, sizeof why, "cannot load %s: %s", path && *path ? path : "libdevtrace.so",
+                 e ? e : "unknown error");
         return why;
     }
     SHARED_SYM(config_init, "devtrace_config_init");
