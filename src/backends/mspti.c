@@ -25,56 +25,41 @@
  *    MEMCPY is the kind enabled to check that the library can trace, so a session that
  *    would lose its copies is unavailable, with the fix in the reason. `devtrace record
  *    --backend mspti` preloads the library itself (src/cli/record.c).
- * Not checked against installed headers (none here) and not run on Ascend hardware. */
+ * The mirrors and numbers are checked at compile time against MSPTI's public headers (the
+ * snapshot of Ascend/mspti csrc/include at a38916051d9a10467591f05c564f2f80985ee292, by
+ * tests/integration/test_mspti_layout.c); not run on Ascend hardware. */
 #include <stdint.h>
 #include <string.h>
 
 #include "cupti_decode.h"
 #include "mspti_records.h"
 
-enum {
-    MSPTI_KIND_KERNEL = 2,
-    MSPTI_KIND_API = 3,
-    MSPTI_KIND_MEMSET = 6,
-    MSPTI_KIND_MEMCPY = 7,
-    MSPTI_KIND_EXTERNAL_CORRELATION = 8,
-    MSPTI_KIND_ACL_API = 10,
-    MSPTI_KIND_NODE_API = 11,
-    MSPTI_KIND_RUNTIME_API = 12,
-};
-
-enum {
-    MSPTI_SUCCESS = 0,
-    MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 2,
-    MSPTI_ERROR_MAX_LIMIT_REACHED = 3,
-    MSPTI_ERROR_WITHOUT_LD_PRELOAD = 6,
-};
-
 /* Every record layout is version independent so far: one decoder per kind. */
 static const dt_cf_layout mspti_layouts[] = {
-    {MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
+    {DT_MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
      DT_MSPTI_DECODE_KERNEL, "msptiActivityKernel"},
-    {MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (API)"},
-    {MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (ACL_API)"},
-    {MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (NODE_API)"},
-    {MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (RUNTIME_API)"},
-    {MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
+    {DT_MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
      DT_MSPTI_DECODE_MEMSET, "msptiActivityMemset"},
-    {MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
+    {DT_MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
      DT_MSPTI_DECODE_MEMCPY, "msptiActivityMemcpy"},
-    {MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
+    {DT_MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
      sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, DT_MSPTI_DECODE_EXTERNAL,
      "msptiActivityExternalCorrelation"},
 };
 
-/* msptiActivityMemcpyKind: UNKNOWN 0, HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address). */
+/* msptiActivityMemcpyKind (DEFAULT: chosen by address, so unknown here). */
 static const uint8_t mspti_copy_kinds[] = {
-    DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
-    DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN,
+    [DT_MSPTI_MEMCPY_KIND_UNKNOWN] = DEVTRACE_COPY_UNKNOWN, [DT_MSPTI_MEMCPY_KIND_HTOH] = DEVTRACE_COPY_HTOH,
+    [DT_MSPTI_MEMCPY_KIND_HTOD] = DEVTRACE_COPY_HTOD,       [DT_MSPTI_MEMCPY_KIND_DTOH] = DEVTRACE_COPY_DTOH,
+    [DT_MSPTI_MEMCPY_KIND_DTOD] = DEVTRACE_COPY_DTOD,       [DT_MSPTI_MEMCPY_KIND_DEFAULT] = DEVTRACE_COPY_UNKNOWN,
 };
 
 /* MSPTI records carry no launch configuration and no context: the events have no
@@ -207,17 +192,17 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .symbol_prefixes = {"mspti"},
     .required = DT_CF_REQUIRED_DEFAULT,
     /* The API record kinds are all in more_kinds, each under its own name. */
-    .kinds = {.memcpy = MSPTI_KIND_MEMCPY,
-              .memset = MSPTI_KIND_MEMSET,
-              .kernel = MSPTI_KIND_KERNEL,
+    .kinds = {.memcpy = DT_MSPTI_KIND_MEMCPY,
+              .memset = DT_MSPTI_KIND_MEMSET,
+              .kernel = DT_MSPTI_KIND_KERNEL,
               .concurrent_kernel = 0,
               .runtime = 0,
-              .external_correlation = MSPTI_KIND_EXTERNAL_CORRELATION},
-    .results = {.success = MSPTI_SUCCESS,
-                .max_limit_reached = MSPTI_ERROR_MAX_LIMIT_REACHED,
+              .external_correlation = DT_MSPTI_KIND_EXTERNAL_CORRELATION},
+    .results = {.success = DT_MSPTI_SUCCESS,
+                .max_limit_reached = DT_MSPTI_ERROR_MAX_LIMIT_REACHED,
                 .not_compatible = -1 /* MSPTI has none */,
-                .multiple_subscribers = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
-    .external_kind_custom0 = 2,
+                .multiple_subscribers = DT_MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
+    .external_kind_custom0 = DT_MSPTI_EXTERNAL_KIND_CUSTOM0,
     .refuse_from_version = 0, /* the header: a request may be declined (NULL); records are then dropped */
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
@@ -233,11 +218,11 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .device_name_prefix = "Ascend NPU",
     .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
     .scan = mspti_walk_buffer,
-    .usable_check_kind = MSPTI_KIND_MEMCPY,
-    .more_kinds = {{MSPTI_KIND_ACL_API, "ACL_API", 0},
-                   {MSPTI_KIND_NODE_API, "NODE_API", 1},
-                   {MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0}},
-    .result_hints = {{MSPTI_ERROR_WITHOUT_LD_PRELOAD,
+    .usable_check_kind = DT_MSPTI_KIND_MEMCPY,
+    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0},
+                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1},
+                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0}},
+    .result_hints = {{DT_MSPTI_ERROR_WITHOUT_LD_PRELOAD,
                       "libmspti.so must be in LD_PRELOAD: run under 'devtrace record --backend mspti', or "
                       "LD_PRELOAD=/path/libmspti.so"}},
     .facts_note = "kernel records carry no grid, block, registers or shared memory (the trace omits those keys) "
@@ -246,8 +231,9 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
 };
 
 DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor, .name = "mspti", .description = "Huawei Ascend MSPTI",
-              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
-                                 "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",
+              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
+              .validation_note = "record mirrors checked against the MSPTI headers (Ascend/mspti "
+                                 "a38916051d9a10467591f05c564f2f80985ee292); end to end on the MSPTI emulator; not run "
+                                 "on Ascend hardware",
               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD,
               .preload_library = "libmspti.so");

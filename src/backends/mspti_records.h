@@ -1,7 +1,9 @@
 /* mspti_records.h: our mirrors of the Huawei Ascend MSPTI activity records ([H]: the
- * Ascend/mspti csrc/include headers' facts in ../shared/vendor-abi.md; never the vendor's
- * headers, none of which is installed here), and the ids of the decoders in mspti.c that
- * read them.
+ * Ascend/mspti csrc/include headers' facts; never the vendor's headers, which devtrace's
+ * sources do not include), the MSPTI numbers devtrace uses, and the ids of the decoders in
+ * mspti.c that read them. tests/integration/test_mspti_layout.c compiles them against the
+ * headers' snapshot (commit a38916051d9a10467591f05c564f2f80985ee292): a size, offset, width
+ * or number that differs from the header's fails that build.
  *
  * The records are packed (a u64 can sit at offset 4) and their sizes rounded up to 8 by
  * the headers' aligned(8); correlation ids are u64. Each mirror asserts its size and the
@@ -14,6 +16,37 @@
 
 #include "cupti_family.h"  /* DT_CF_DECODE_VENDOR */
 #include "cupti_records.h" /* DT_RECORD_SIZE, DT_RECORD_OFFSET */
+
+/* MSPTI's numbers that devtrace uses (mspti_activity.h, mspti_result.h); each is asserted
+ * against the headers by tests/integration/test_mspti_layout.c. */
+enum {
+    DT_MSPTI_KIND_KERNEL = 2,
+    DT_MSPTI_KIND_API = 3,
+    DT_MSPTI_KIND_MEMSET = 6,
+    DT_MSPTI_KIND_MEMCPY = 7,
+    DT_MSPTI_KIND_EXTERNAL_CORRELATION = 8,
+    DT_MSPTI_KIND_ACL_API = 10,
+    DT_MSPTI_KIND_NODE_API = 11,
+    DT_MSPTI_KIND_RUNTIME_API = 12,
+};
+
+enum {
+    DT_MSPTI_SUCCESS = 0,
+    DT_MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 2,
+    DT_MSPTI_ERROR_MAX_LIMIT_REACHED = 3,
+    DT_MSPTI_ERROR_WITHOUT_LD_PRELOAD = 6,
+};
+
+enum { DT_MSPTI_EXTERNAL_KIND_CUSTOM0 = 2 }; /* CUPTI's CUSTOM0 is 3 */
+
+enum {
+    DT_MSPTI_MEMCPY_KIND_UNKNOWN = 0,
+    DT_MSPTI_MEMCPY_KIND_HTOH = 1,
+    DT_MSPTI_MEMCPY_KIND_HTOD = 2,
+    DT_MSPTI_MEMCPY_KIND_DTOH = 3,
+    DT_MSPTI_MEMCPY_KIND_DTOD = 4,
+    DT_MSPTI_MEMCPY_KIND_DEFAULT = 5, /* chosen by the addresses */
+};
 
 /* The decoders of mspti.c, by the id a layout names them with (from DT_CF_DECODE_VENDOR
  * on: dt_cf_mspti_descriptor's vendor_decode reads them). */

@@ -169,7 +169,7 @@ PROFILES = {
     # query; API records are named by string, without a callback id.
     "mspti": Profile("mspti", "privateuse1_runtime", VENDOR_NAMES["mspti"],
                      absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
-                     require_cbid=False, validation="emulated",
+                     require_cbid=False, validation="headers+emulated",
                      why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
     "musa": Profile("musa", "privateuse1_runtime", VENDOR_NAMES["musa"], validation="emulated",
                     why="Moore Threads MUPTI: musa* names with CUDA's cbids, against the MUPTI emulator"),
