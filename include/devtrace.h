@@ -71,7 +71,9 @@ typedef enum devtrace_kind {
     DEVTRACE_KIND_RUNTIME = 4,
     DEVTRACE_KIND_CPU_OP = 5,  /* an annotated CPU operator (devtrace_range_push/pop) */
     DEVTRACE_KIND_EXTCORR = 6, /* vendor correlation -> external id link; consumed at drain */
-    DEVTRACE_KIND_COUNT = 7
+    DEVTRACE_KIND_MARKER = 7,  /* a marker (range or mark) from the vendor's marker API (u.marker) */
+    DEVTRACE_KIND_MEMORY = 8,  /* an allocation or release of device memory (u.memory), an instant */
+    DEVTRACE_KIND_COUNT = 9
 } devtrace_kind;
 
 DEVTRACE_EXPORT const char *devtrace_kind_name(int kind);
@@ -84,6 +86,32 @@ typedef enum devtrace_memcpy_dir {
     DEVTRACE_COPY_HTOH = 4
 } devtrace_memcpy_dir;
 
+/* Data types of collectives (u.collective.data_type). */
+typedef enum devtrace_dtype {
+    DEVTRACE_DTYPE_UNKNOWN = 0,
+    DEVTRACE_DTYPE_INT8,
+    DEVTRACE_DTYPE_INT16,
+    DEVTRACE_DTYPE_INT32,
+    DEVTRACE_DTYPE_INT64,
+    DEVTRACE_DTYPE_UINT8,
+    DEVTRACE_DTYPE_UINT16,
+    DEVTRACE_DTYPE_UINT32,
+    DEVTRACE_DTYPE_UINT64,
+    DEVTRACE_DTYPE_FP16,
+    DEVTRACE_DTYPE_BF16,
+    DEVTRACE_DTYPE_FP32,
+    DEVTRACE_DTYPE_FP64,
+    DEVTRACE_DTYPE_INT128,
+    DEVTRACE_DTYPE_FP8,
+    DEVTRACE_DTYPE_COUNT
+} devtrace_dtype;
+
+/* Marker phases (u.marker.phase): a range's start and end are paired by id at drain. */
+#define DEVTRACE_MARKER_START 0u
+#define DEVTRACE_MARKER_END 1u
+#define DEVTRACE_MARKER_INSTANT 2u
+#define DEVTRACE_MARKER_RANGE 3u
+
 /* Event flags. */
 #define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u /* external_id is set (0 is a valid id) */
 #define DEVTRACE_EVENT_HOST_CLOCK 0x02u   /* timestamps already host CLOCK_REALTIME ns */
@@ -93,6 +121,8 @@ typedef enum devtrace_memcpy_dir {
 #define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
 #define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
 #define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
+#define DEVTRACE_EVENT_COLLECTIVE 0x100u  /* a kernel that is a collective communication (u.collective) */
+#define DEVTRACE_EVENT_HAS_LEVEL 0x200u   /* runtime: u.runtime.level_id names the call's API level */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
  * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and
@@ -131,11 +161,34 @@ typedef struct devtrace_event {
         struct {
             uint32_t cbid;
             int32_t return_value;
+            uint32_t level_id; /* interned name of the API level ("acl", "runtime"), with HAS_LEVEL */
         } runtime;
         struct {
             int64_t sequence_nr;    /* the framework's autograd sequence number */
             uint64_t fwd_thread_id; /* the framework's id of the forward op's thread */
         } cpu_op;
+        struct {                    /* a kernel with DEVTRACE_EVENT_COLLECTIVE */
+            uint64_t count;         /* elements communicated; 0 = unknown */
+            double bandwidth_gbps;  /* as the vendor measured it; 0 = not given (the sink derives it) */
+            uint32_t comm_name_id;  /* interned communicator (group) name; 0 = none */
+            uint32_t algorithm_id;  /* interned algorithm name; 0 = none */
+            uint32_t data_type;     /* DEVTRACE_DTYPE_*; DEVTRACE_DTYPE_UNKNOWN when not given */
+            uint32_t vendor_record; /* the vendor's record kind it came from */
+        } collective;
+        struct { /* device/stream hold the process id (as its thread: the record has no thread) */
+            uint64_t address;
+            uint64_t bytes;
+            int64_t total;      /* after drain: bytes allocated on the device after this event */
+            uint32_t release;   /* 0: allocation, 1: release */
+            uint32_t device_id; /* the device whose memory it is */
+            uint32_t stream_id; /* UINT32_MAX when not on a stream */
+        } memory;
+        struct {
+            uint64_t id;        /* pairs a range's start and end */
+            uint32_t device;    /* 1: a device-side marker (device/stream set), 0: host (pid/tid) */
+            uint32_t domain_id; /* interned domain name; 0 = the default domain */
+            uint32_t phase;     /* DEVTRACE_MARKER_*: after drain, RANGE or INSTANT */
+        } marker;
     } u;
 } devtrace_event;
 

@@ -112,7 +112,8 @@ struct devtrace_session {
 #define DT_MAX_LANES 4096
 static inline int dt_lane_is_host(const devtrace_event *ev)
 {
-    return ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
+    return ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP || ev->kind == DEVTRACE_KIND_MEMORY ||
+           (ev->kind == DEVTRACE_KIND_MARKER && !ev->u.marker.device);
 }
 static inline uint64_t dt_lane_key(const devtrace_event *ev)
 {

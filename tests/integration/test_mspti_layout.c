@@ -85,12 +85,65 @@ static void records(void)
     SAME_FIELD(dt_mspti_external_correlation, external_kind, msptiActivityExternalCorrelation, externalKind);
     SAME_FIELD(dt_mspti_external_correlation, external_id, msptiActivityExternalCorrelation, externalId);
     SAME_FIELD(dt_mspti_external_correlation, correlation_id, msptiActivityExternalCorrelation, correlationId);
+
+    SAME_SIZE(dt_mspti_hccl, msptiActivityHccl);
+    SAME_FIELD(dt_mspti_hccl, kind, msptiActivityHccl, kind);
+    SAME_FIELD(dt_mspti_hccl, start, msptiActivityHccl, start);
+    SAME_FIELD(dt_mspti_hccl, end, msptiActivityHccl, end);
+    SAME_FIELD(dt_mspti_hccl, device_id, msptiActivityHccl, ds.deviceId);
+    SAME_FIELD(dt_mspti_hccl, stream_id, msptiActivityHccl, ds.streamId);
+    SAME_FIELD(dt_mspti_hccl, bandwidth, msptiActivityHccl, bandWidth);
+    SAME_FIELD(dt_mspti_hccl, name, msptiActivityHccl, name);
+    SAME_FIELD(dt_mspti_hccl, comm_name, msptiActivityHccl, commName);
+
+    SAME_SIZE(dt_mspti_communication, msptiActivityCommunication);
+    SAME_FIELD(dt_mspti_communication, kind, msptiActivityCommunication, kind);
+    SAME_FIELD(dt_mspti_communication, data_type, msptiActivityCommunication, dataType);
+    SAME_FIELD(dt_mspti_communication, count, msptiActivityCommunication, count);
+    SAME_FIELD(dt_mspti_communication, device_id, msptiActivityCommunication, ds.deviceId);
+    SAME_FIELD(dt_mspti_communication, stream_id, msptiActivityCommunication, ds.streamId);
+    SAME_FIELD(dt_mspti_communication, start, msptiActivityCommunication, start);
+    SAME_FIELD(dt_mspti_communication, end, msptiActivityCommunication, end);
+    SAME_FIELD(dt_mspti_communication, alg_type, msptiActivityCommunication, algType);
+    SAME_FIELD(dt_mspti_communication, name, msptiActivityCommunication, name);
+    SAME_FIELD(dt_mspti_communication, comm_name, msptiActivityCommunication, commName);
+    SAME_FIELD(dt_mspti_communication, correlation_id, msptiActivityCommunication, correlationId);
+
+    SAME_SIZE(dt_mspti_marker, msptiActivityMarker);
+    SAME_FIELD(dt_mspti_marker, kind, msptiActivityMarker, kind);
+    SAME_FIELD(dt_mspti_marker, flag, msptiActivityMarker, flag);
+    SAME_FIELD(dt_mspti_marker, source_kind, msptiActivityMarker, sourceKind);
+    SAME_FIELD(dt_mspti_marker, timestamp, msptiActivityMarker, timestamp);
+    SAME_FIELD(dt_mspti_marker, id, msptiActivityMarker, id);
+    SAME_FIELD(dt_mspti_marker, object_a, msptiActivityMarker, objectId.pt.processId);
+    SAME_FIELD(dt_mspti_marker, object_b, msptiActivityMarker, objectId.pt.threadId);
+    SAME_FIELD(dt_mspti_marker, object_a, msptiActivityMarker, objectId.ds.deviceId);
+    SAME_FIELD(dt_mspti_marker, object_b, msptiActivityMarker, objectId.ds.streamId);
+    SAME_FIELD(dt_mspti_marker, name, msptiActivityMarker, name);
+    SAME_FIELD(dt_mspti_marker, domain, msptiActivityMarker, domain);
+
+    SAME_SIZE(dt_mspti_memory, msptiActivityMemory);
+    SAME_FIELD(dt_mspti_memory, kind, msptiActivityMemory, kind);
+    SAME_FIELD(dt_mspti_memory, operation, msptiActivityMemory, memoryOperationType);
+    SAME_FIELD(dt_mspti_memory, memory_kind, msptiActivityMemory, memoryKind);
+    SAME_FIELD(dt_mspti_memory, correlation_id, msptiActivityMemory, correlationId);
+    SAME_FIELD(dt_mspti_memory, start, msptiActivityMemory, start);
+    SAME_FIELD(dt_mspti_memory, end, msptiActivityMemory, end);
+    SAME_FIELD(dt_mspti_memory, address, msptiActivityMemory, address);
+    SAME_FIELD(dt_mspti_memory, bytes, msptiActivityMemory, bytes);
+    SAME_FIELD(dt_mspti_memory, process_id, msptiActivityMemory, processId);
+    SAME_FIELD(dt_mspti_memory, device_id, msptiActivityMemory, deviceId);
+    SAME_FIELD(dt_mspti_memory, stream_id, msptiActivityMemory, streamId);
 }
 
 static void numbers(void)
 {
     /* Activity kinds devtrace enables or decodes. */
+    SAME_VALUE(DT_MSPTI_KIND_MARKER, MSPTI_ACTIVITY_KIND_MARKER);
     SAME_VALUE(DT_MSPTI_KIND_KERNEL, MSPTI_ACTIVITY_KIND_KERNEL);
+    SAME_VALUE(DT_MSPTI_KIND_HCCL, MSPTI_ACTIVITY_KIND_HCCL);
+    SAME_VALUE(DT_MSPTI_KIND_MEMORY, MSPTI_ACTIVITY_KIND_MEMORY);
+    SAME_VALUE(DT_MSPTI_KIND_COMMUNICATION, MSPTI_ACTIVITY_KIND_COMMUNICATION);
     SAME_VALUE(DT_MSPTI_KIND_API, MSPTI_ACTIVITY_KIND_API);
     SAME_VALUE(DT_MSPTI_KIND_MEMSET, MSPTI_ACTIVITY_KIND_MEMSET);
     SAME_VALUE(DT_MSPTI_KIND_MEMCPY, MSPTI_ACTIVITY_KIND_MEMCPY);
@@ -117,6 +170,42 @@ static void numbers(void)
     SAME_VALUE(DT_MSPTI_MEMCPY_KIND_DTOH, MSPTI_ACTIVITY_MEMCPY_KIND_DTOH);
     SAME_VALUE(DT_MSPTI_MEMCPY_KIND_DTOD, MSPTI_ACTIVITY_MEMCPY_KIND_DTOD);
     SAME_VALUE(DT_MSPTI_MEMCPY_KIND_DEFAULT, MSPTI_ACTIVITY_MEMCPY_KIND_DEFAULT);
+
+    /* Marker flags and sources, memory operations. */
+    SAME_VALUE(DT_MSPTI_MARKER_INSTANTANEOUS, MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS);
+    SAME_VALUE(DT_MSPTI_MARKER_START, MSPTI_ACTIVITY_FLAG_MARKER_START);
+    SAME_VALUE(DT_MSPTI_MARKER_END, MSPTI_ACTIVITY_FLAG_MARKER_END);
+    SAME_VALUE(DT_MSPTI_MARKER_INSTANTANEOUS_WITH_DEVICE, MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS_WITH_DEVICE);
+    SAME_VALUE(DT_MSPTI_MARKER_START_WITH_DEVICE, MSPTI_ACTIVITY_FLAG_MARKER_START_WITH_DEVICE);
+    SAME_VALUE(DT_MSPTI_MARKER_END_WITH_DEVICE, MSPTI_ACTIVITY_FLAG_MARKER_END_WITH_DEVICE);
+    SAME_VALUE(DT_MSPTI_SOURCE_HOST, MSPTI_ACTIVITY_SOURCE_KIND_HOST);
+    SAME_VALUE(DT_MSPTI_SOURCE_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE);
+    SAME_VALUE(DT_MSPTI_MEMORY_ALLOCATION, MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION);
+    SAME_VALUE(DT_MSPTI_MEMORY_RELEASE, MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE);
+
+    /* Communication data types, every one the decoder maps. */
+    SAME_VALUE(DT_MSPTI_DTYPE_INT8, MSPTI_ACTIVITY_COMMUNICATION_INT8);
+    SAME_VALUE(DT_MSPTI_DTYPE_INT16, MSPTI_ACTIVITY_COMMUNICATION_INT16);
+    SAME_VALUE(DT_MSPTI_DTYPE_INT32, MSPTI_ACTIVITY_COMMUNICATION_INT32);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP16, MSPTI_ACTIVITY_COMMUNICATION_FP16);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP32, MSPTI_ACTIVITY_COMMUNICATION_FP32);
+    SAME_VALUE(DT_MSPTI_DTYPE_INT64, MSPTI_ACTIVITY_COMMUNICATION_INT64);
+    SAME_VALUE(DT_MSPTI_DTYPE_UINT64, MSPTI_ACTIVITY_COMMUNICATION_UINT64);
+    SAME_VALUE(DT_MSPTI_DTYPE_UINT8, MSPTI_ACTIVITY_COMMUNICATION_UINT8);
+    SAME_VALUE(DT_MSPTI_DTYPE_UINT16, MSPTI_ACTIVITY_COMMUNICATION_UINT16);
+    SAME_VALUE(DT_MSPTI_DTYPE_UINT32, MSPTI_ACTIVITY_COMMUNICATION_UINT32);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP64, MSPTI_ACTIVITY_COMMUNICATION_FP64);
+    SAME_VALUE(DT_MSPTI_DTYPE_BFP16, MSPTI_ACTIVITY_COMMUNICATION_BFP16);
+    SAME_VALUE(DT_MSPTI_DTYPE_INT128, MSPTI_ACTIVITY_COMMUNICATION_INT128);
+    SAME_VALUE(DT_MSPTI_DTYPE_HIF8, MSPTI_ACTIVITY_COMMUNICATION_HIF8);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP8E4M3, MSPTI_ACTIVITY_COMMUNICATION_FP8E4M3);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP8E5M2, MSPTI_ACTIVITY_COMMUNICATION_FP8E5M2);
+    SAME_VALUE(DT_MSPTI_DTYPE_FP8E8M0, MSPTI_ACTIVITY_COMMUNICATION_FP8E8M0);
+    SAME_VALUE(DT_MSPTI_DTYPE_INVALID, MSPTI_ACTIVITY_COMMUNICATION_INVALID_TYPE);
+
+    /* The snapshot's kinds end at RUNTIME_API: 13 is the count, not an OVERHEAD kind (an older
+     * note had OVERHEAD 13); devtrace enables nothing past RUNTIME_API. */
+    SAME_VALUE(DT_MSPTI_KIND_RUNTIME_API + 1, MSPTI_ACTIVITY_KIND_COUNT);
 }
 
 int main(void)
