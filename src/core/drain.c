@@ -454,10 +454,13 @@ static int marker_cmp(const void *a, const void *b)
         return x->ev->u.marker.id < y->ev->u.marker.id ? -1 : 1;
     if (x->ev->u.marker.device != y->ev->u.marker.device)
         return x->ev->u.marker.device < y->ev->u.marker.device ? -1 : 1;
+    if (x->ev->device != y->ev->device) /* the process (host) or device: ids are theirs */
+        return x->ev->device < y->ev->device ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Marker records are points: a range's start and its end (same id, same side) become one
+/* Marker records are points: a range's start and its end (same id, same side, same process or
+ * device: two processes of one trace number their ranges alike) become one
  * event from the start's time to the end's, which ends up in the start's place (the order
  * is by start time); marks stay as they are. A start or end without its partner is left
  * out, counted in a note. Then the running total of each device's memory, in time order. */
@@ -490,7 +493,7 @@ static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
                 devtrace_event *next = i + 1 < k ? refs[i + 1].ev : NULL;
                 if (ev->u.marker.phase == DEVTRACE_MARKER_START && next &&
                     next->u.marker.phase == DEVTRACE_MARKER_END && next->u.marker.id == ev->u.marker.id &&
-                    next->u.marker.device == ev->u.marker.device) {
+                    next->u.marker.device == ev->u.marker.device && next->device == ev->device) {
                     ev->end_ns = next->start_ns;
                     ev->u.marker.phase = DEVTRACE_MARKER_RANGE;
                     next->kind = DEVTRACE_KIND_NONE;
