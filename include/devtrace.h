@@ -162,6 +162,9 @@ typedef struct devtrace_event {
             uint32_t cbid;
             int32_t return_value;
             uint32_t level_id; /* interned name of the API level ("acl", "runtime"), with HAS_LEVEL */
+            uint32_t depth;    /* with HAS_LEVEL: the level's depth in the vendor's call stack, 1 the
+                                  outermost; of one correlation id's runtime events, the flow starts
+                                  at the deepest (0: no level) */
         } runtime;
         struct {
             int64_t sequence_nr;    /* the framework's autograd sequence number */

@@ -60,7 +60,30 @@ typedef struct corr_entry {
     uint64_t key; /* correlation id; 0 = empty slot (0 is never a correlation) */
     uint64_t external;
     uint32_t bits;
+    uint8_t launch_rank; /* launch_rank() of the runtime event chosen as the launch; 0: none in the window */
 } corr_entry;
+_Static_assert(sizeof(corr_entry) <= 24, "the launch's rank fits in the entry's padding");
+
+/* The rank of a runtime event among those of its correlation id: the deeper its API level
+ * (MSPTI's ACL, node and runtime records of one launch share an id), the higher; the flow
+ * starts at the highest, the first met of equal ones. 1 for an event without a level. */
+static uint8_t launch_rank(const devtrace_event *ev)
+{
+    uint32_t depth = (ev->flags & DEVTRACE_EVENT_HAS_LEVEL) ? ev->u.runtime.depth : 0;
+    return (uint8_t)(1 + (depth < 254 ? depth : 254));
+}
+
+/* In pass 2, for a runtime event in the window: it becomes its correlation's launch
+ * candidate (DT_EVENT_LAUNCH) when it ranks above every one met before. A candidate
+ * overtaken later keeps the bit, but its rank no longer matches the entry's. */
+static void choose_launch(corr_entry *e, devtrace_event *ev)
+{
+    uint8_t rank = launch_rank(ev);
+    if (rank > e->launch_rank) {
+        e->launch_rank = rank;
+        ev->flags |= DT_EVENT_LAUNCH;
+    }
+}
 
 typedef struct corr_map {
     corr_entry *slots; /* in mem */
@@ -193,7 +216,9 @@ static sort_item *sort_items(sort_item *a, sort_item *b, size_t n)
 
 /* Sets the flow bit of each of ev[0, n) whose partner is in the window, and returns how
  * many halves are unpaired (a device half without a partner in the window, or a runtime
- * half whose recorded partner is outside it). Reads the map only. With items, also fills
+ * half whose recorded partner is outside it). The runtime half of a correlation id is its
+ * launch (choose_launch): the other runtime events of the id (the outer API levels of one
+ * call) are no half at all. Reads the map only. With items, also fills
  * items[i] = (start, event) for the sort: one pass reads each event for both. */
 static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sort_item *items)
 {
@@ -208,6 +233,13 @@ static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sor
         if (!c)
             continue;
         int device = is_device_kind(e->kind);
+        if (!device) { /* the runtime half: only the call chosen as the launch */
+            int launch =
+                e->kind == DEVTRACE_KIND_RUNTIME && (e->flags & DT_EVENT_LAUNCH) && launch_rank(e) == c->launch_rank;
+            e->flags &= (uint16_t)~DT_EVENT_LAUNCH;
+            if (!launch)
+                continue;
+        }
         uint32_t partner_in = device ? RUNTIME_IN : DEVICE_IN;
         uint32_t partner_any = device ? HAS_RUNTIME : HAS_DEVICE;
         if (c->bits & partner_in)
@@ -597,8 +629,11 @@ int dt_session_finalize(dt_session *s)
             ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         }
         int inside = in_window(s, ev);
+        ev->flags &= (uint16_t)~DT_EVENT_LAUNCH;
         if (e)
             e->bits |= device ? (HAS_DEVICE | (inside ? DEVICE_IN : 0)) : (HAS_RUNTIME | (inside ? RUNTIME_IN : 0));
+        if (e && inside && ev->kind == DEVTRACE_KIND_RUNTIME)
+            choose_launch(e, ev);
         if (!inside) {
             s->stats.out_of_window[ev->kind]++;
             continue;
@@ -639,7 +674,7 @@ size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user)
     if (cb)
         for (size_t i = 0; i < s->nsorted; i++) {
             devtrace_event ev = *s->sorted[i];
-            ev.flags &= (uint16_t)~DT_EVENT_FLOW;
+            ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_LAUNCH);
             cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
         }
     return s->nsorted;

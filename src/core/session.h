@@ -19,7 +19,8 @@
 #define DT_MAX_DEVICES 64
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024) /* the bound on stored events without $DEVTRACE_MAX_EVENTS */
 #define DT_MAX_NOTES 32
-#define DT_EVENT_FLOW 0x8000u /* internal: this event is one half of a paired flow */
+#define DT_EVENT_FLOW 0x8000u   /* internal: this event is one half of a paired flow */
+#define DT_EVENT_LAUNCH 0x2000u /* internal, finalise only: a runtime event chosen as its correlation's launch */
 
 typedef struct dt_device_props {
     int id;
