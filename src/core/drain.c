@@ -495,7 +495,8 @@ static int marker_cmp(const void *a, const void *b)
  * device: two processes of one trace number their ranges alike) become one
  * event from the start's time to the end's, which ends up in the start's place (the order
  * is by start time); marks stay as they are. A start or end without its partner is left
- * out, counted in a note. Then the running total of each device's memory, in time order. */
+ * out, counted in a note. Then the running total of each process's memory on each device, in
+ * time order. */
 static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
 {
     size_t nmarkers = 0, nmemory = 0;
@@ -552,19 +553,22 @@ static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
                     (unsigned long long)unpaired);
     if (!nmemory)
         return;
+    /* Per process and device: two processes of one trace number their devices alike, and
+     * each has its own allocations (ev->device is the process). */
     enum { MAX_DEVICES = 64 };
-    uint32_t devices[MAX_DEVICES];
+    uint64_t devices[MAX_DEVICES];
     int64_t totals[MAX_DEVICES];
     size_t ndevices = 0;
     for (size_t i = 0; i < *n; i++) {
         devtrace_event *ev = all[i];
         if (ev->kind != DEVTRACE_KIND_MEMORY)
             continue;
+        uint64_t key = (uint64_t)ev->device << 32 | ev->u.memory.device_id;
         size_t d = 0;
-        while (d < ndevices && devices[d] != ev->u.memory.device_id)
+        while (d < ndevices && devices[d] != key)
             d++;
         if (d == ndevices && ndevices < MAX_DEVICES) {
-            devices[ndevices] = ev->u.memory.device_id;
+            devices[ndevices] = key;
             totals[ndevices++] = 0;
         }
         if (d == MAX_DEVICES) {

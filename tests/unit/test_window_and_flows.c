@@ -508,6 +508,39 @@ static void test_one_flow_start_per_correlation_on_ties_and_at_the_window_edge(v
     devtrace_close(s);
 }
 
+/* A memory event of process pid on device dev at host time t (an allocation, or a release). */
+static devtrace_event memory_at(uint32_t pid, uint32_t dev, uint64_t t, uint64_t bytes, int release)
+{
+    devtrace_event ev = ut_event(DEVTRACE_KIND_MEMORY, t, t, 0);
+    ev.flags = DEVTRACE_EVENT_HOST_CLOCK;
+    ev.device = ev.stream = pid;
+    ev.u.memory.bytes = bytes;
+    ev.u.memory.release = (uint32_t)release;
+    ev.u.memory.device_id = dev;
+    ev.u.memory.stream_id = UINT32_MAX;
+    return ev;
+}
+
+/* Two processes of one trace, each on its device 0, interleaved, and one on its device 1:
+ * each running total is the process's own on that device. */
+static void test_memory_totals_are_per_process_and_device(void **state)
+{
+    (void)state;
+    dt_session *s = window_session();
+    emit(s, memory_at(100, 0, W0 + 100, 4096, 0));
+    emit(s, memory_at(101, 0, W0 + 200, 1000, 0));
+    emit(s, memory_at(100, 1, W0 + 300, 7, 0));
+    emit(s, memory_at(100, 0, W0 + 400, 4096, 1));
+    emit(s, memory_at(101, 0, W0 + 500, 24, 0));
+    emit(s, memory_at(101, 0, W0 + 600, 1024, 1));
+    assert_int_equal(dt_session_finalize(s), 0);
+    static const int64_t want[] = {4096, 1000, 7, 0, 1024, 0};
+    assert_int_equal(s->nsorted, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(s->sorted[i]->u.memory.total, want[i]);
+    devtrace_close(s);
+}
+
 static void test_drain_delivers_events_in_start_order_without_internal_flags(void **state)
 {
     (void)state;
@@ -613,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_unpaired_flows_are_counted_exactly),
         cmocka_unit_test(test_flow_starts_at_the_deepest_api_level_of_a_correlation),
         cmocka_unit_test(test_one_flow_start_per_correlation_on_ties_and_at_the_window_edge),
+        cmocka_unit_test(test_memory_totals_are_per_process_and_device),
         cmocka_unit_test(test_drain_delivers_events_in_start_order_without_internal_flags),
         cmocka_unit_test(test_end_before_start_is_dropped_and_counted_as_bad_timestamp),
         cmocka_unit_test(test_event_of_unknown_kind_is_dropped_and_counted_as_malformed),
