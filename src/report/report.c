@@ -63,6 +63,11 @@ const char *dt_report_name(const dt_report *r, uint32_t id)
     return dt_intern_get(&r->names, id);
 }
 
+int dt_report_is_communication(const char *kernel_name)
+{
+    return !strncmp(kernel_name, "nccl", 4) || !strncmp(kernel_name, "hccl", 4) || strstr(kernel_name, "ncclKernel");
+}
+
 size_t dt_short_name(const char *name, size_t len, char *out, size_t outlen)
 {
     size_t o = 0;
@@ -426,6 +431,8 @@ static int finish(dt_report *r)
             k.name = id;
             r->kernels[r->nkernels++] = k;
             r->kernel_ns = dt_add_saturating(r->kernel_ns, k.total_ns);
+            if (dt_report_is_communication(dt_report_name(r, id)))
+                r->communication_ns = dt_add_saturating(r->communication_ns, k.total_ns);
         }
         if (a->memory[id].count) {
             r->memory[r->nmemory] = a->memory[id];
@@ -678,9 +685,10 @@ void dt_report_write_devtrace_text(const dt_report *r, FILE *out)
 
 static void write_header_text(const dt_report *r, FILE *out)
 {
-    char span[32], kernel[32], unlinked[32];
+    char span[32], kernel[32], communication[32], unlinked[32];
     dt_format_us(span, r->last_end_ns - r->first_ts_ns);
     dt_format_us(kernel, r->kernel_ns);
+    dt_format_us(communication, r->communication_ns);
     dt_format_us(unlinked, r->unlinked_device_ns);
     fprintf(out, "trace: %s\n", r->path);
     fprintf(out, "  %llu events (%llu bytes)", (unsigned long long)r->info.events, (unsigned long long)r->info.bytes);
@@ -694,7 +702,8 @@ static void write_header_text(const dt_report *r, FILE *out)
             (unsigned long long)r->counted[DT_TR_MEMSET], (unsigned long long)r->counted[DT_TR_RUNTIME],
             (unsigned long long)r->counted[DT_TR_CPU_OP], (unsigned long long)r->counted[DT_TR_PYTHON],
             (unsigned long long)r->counted[DT_TR_ANNOTATION], (unsigned long long)r->counted[DT_TR_OTHER]);
-    fprintf(out, "  kernel time %s us; device time not linked to an op %s us\n", kernel, unlinked);
+    fprintf(out, "  kernel time %s us (communication %s us); device time not linked to an op %s us\n", kernel,
+            communication, unlinked);
     dt_report_write_devtrace_text(r, out);
 }
 
@@ -712,6 +721,8 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
         fputs("null", out);
     dt_format_us(buf, r->kernel_ns);
     fprintf(out, ", \"kernel_us\": %s", buf);
+    dt_format_us(buf, r->communication_ns);
+    fprintf(out, ", \"communication_us\": %s", buf);
     dt_format_us(buf, r->unlinked_device_ns);
     fprintf(out, ", \"unlinked_device_us\": %s", buf);
     if (in->has_devtrace) {
