@@ -63,11 +63,6 @@ const char *dt_report_name(const dt_report *r, uint32_t id)
     return dt_intern_get(&r->names, id);
 }
 
-int dt_report_is_communication(const char *kernel_name)
-{
-    return !strncmp(kernel_name, "nccl", 4) || !strncmp(kernel_name, "hccl", 4) || strstr(kernel_name, "ncclKernel");
-}
-
 size_t dt_short_name(const char *name, size_t len, char *out, size_t outlen)
 {
     size_t o = 0;
@@ -161,6 +156,24 @@ static int push_duration(durations *d, int64_t ns)
     d->ns = p;
     d->ns[d->n++] = ns;
     return 0;
+}
+
+/* 1 when a kernel of this name is collective communication, by Holistic Trace Analysis's
+ * rule: the name starts with "nccl" or "hccl" (devtrace writes MSPTI's collectives as
+ * "hccl:<name>"), or contains "ncclKernel". */
+static int is_communication(const char *kernel_name)
+{
+    return !strncmp(kernel_name, "nccl", 4) || !strncmp(kernel_name, "hccl", 4) || strstr(kernel_name, "ncclKernel");
+}
+
+/* The time of the kernels that are collective communication: part of r->kernel_ns. */
+static int64_t communication_ns(const dt_report *r)
+{
+    int64_t ns = 0;
+    for (size_t i = 0; i < r->nkernels; i++)
+        if (is_communication(dt_report_name(r, r->kernels[i].name)))
+            ns = dt_add_saturating(ns, r->kernels[i].total_ns);
+    return ns;
 }
 
 static lane_acc *lane_of(struct dt_report_acc *a, int64_t device, int64_t stream)
@@ -431,8 +444,6 @@ static int finish(dt_report *r)
             k.name = id;
             r->kernels[r->nkernels++] = k;
             r->kernel_ns = dt_add_saturating(r->kernel_ns, k.total_ns);
-            if (dt_report_is_communication(dt_report_name(r, id)))
-                r->communication_ns = dt_add_saturating(r->communication_ns, k.total_ns);
         }
         if (a->memory[id].count) {
             r->memory[r->nmemory] = a->memory[id];
@@ -688,7 +699,7 @@ static void write_header_text(const dt_report *r, FILE *out)
     char span[32], kernel[32], communication[32], unlinked[32];
     dt_format_us(span, r->last_end_ns - r->first_ts_ns);
     dt_format_us(kernel, r->kernel_ns);
-    dt_format_us(communication, r->communication_ns);
+    dt_format_us(communication, communication_ns(r));
     dt_format_us(unlinked, r->unlinked_device_ns);
     fprintf(out, "trace: %s\n", r->path);
     fprintf(out, "  %llu events (%llu bytes)", (unsigned long long)r->info.events, (unsigned long long)r->info.bytes);
@@ -721,7 +732,7 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
         fputs("null", out);
     dt_format_us(buf, r->kernel_ns);
     fprintf(out, ", \"kernel_us\": %s", buf);
-    dt_format_us(buf, r->communication_ns);
+    dt_format_us(buf, communication_ns(r));
     fprintf(out, ", \"communication_us\": %s", buf);
     dt_format_us(buf, r->unlinked_device_ns);
     fprintf(out, ", \"unlinked_device_us\": %s", buf);

@@ -73,7 +73,6 @@ typedef struct dt_report {
     dt_stream_row *streams;
     size_t nstreams;
     int64_t kernel_ns;                  /* all kernels' time */
-    int64_t communication_ns;           /* the time of the kernels dt_report_is_communication names */
     int64_t unlinked_device_ns;         /* device time whose External id names no cpu_op in the trace */
     int64_t first_ts_ns, last_end_ns;   /* the trace's first event and the end of its last */
     uint64_t counted[DT_TR_KIND_COUNT]; /* complete ('X') events per kind */
@@ -94,11 +93,6 @@ static inline int64_t dt_midpoint(int64_t a, int64_t b)
 {
     return a + (int64_t)(((uint64_t)b - (uint64_t)a + 1) / 2);
 }
-
-/* 1 when a kernel of this name is collective communication, by Holistic Trace Analysis's
- * rule: the name starts with "nccl" or "hccl" (devtrace writes MSPTI's collectives as
- * "hccl:<name>"), or contains "ncclKernel". */
-int dt_report_is_communication(const char *kernel_name);
 
 /* Reads the trace at path into r (initialised here). 0, or -1 with one line in err. */
 int dt_report_read(dt_report *r, const char *path, dt_names_mode mode, char *err, size_t errlen);
