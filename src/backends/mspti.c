@@ -405,15 +405,15 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
     .scan = mspti_walk_buffer,
     .usable_check_kind = DT_MSPTI_KIND_MEMCPY,
-    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0},
-                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1},
-                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0},
+    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0, 0},
+                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1, 0},
+                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0, 0},
                    /* A collective is one COMMUNICATION record (with its correlation, count and
                     * type), or, from a library without that kind, one HCCL record: never both. */
-                   {DT_MSPTI_KIND_COMMUNICATION, "COMMUNICATION", 1},
+                   {DT_MSPTI_KIND_COMMUNICATION, "COMMUNICATION", 1, 0},
                    {DT_MSPTI_KIND_HCCL, "HCCL", 1, 1},
-                   {DT_MSPTI_KIND_MARKER, "MARKER", 1},
-                   {DT_MSPTI_KIND_MEMORY, "MEMORY", 1}},
+                   {DT_MSPTI_KIND_MARKER, "MARKER", 1, 0},
+                   {DT_MSPTI_KIND_MEMORY, "MEMORY", 1, 0}},
     .result_hints = {{DT_MSPTI_ERROR_WITHOUT_LD_PRELOAD,
                       "libmspti.so must be in LD_PRELOAD: run under 'devtrace record --backend mspti', or "
                       "LD_PRELOAD=/path/libmspti.so"}},
