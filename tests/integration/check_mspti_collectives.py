@@ -78,10 +78,9 @@ def main():
     env = dict(os.environ)
     env["DEVTRACE_MSPTI_LIBRARY"] = lib
     env.pop("LD_PRELOAD", None)
-    ranks = "RANK=0 '%s' --lib '%s' '%s' & RANK=1 '%s' --lib '%s' '%s' & wait" % (
-        emu_run, lib, workload, emu_run, lib, workload)
-    r = subprocess.run([devtrace, "record", "--backend", "mspti", "-o", out, "--", "sh", "-c", ranks], env=env,
-                       capture_output=True, text=True, timeout=120)
+    # emu-run --ranks 2: two processes at once, RANK 0 and 1 (a launcher built like the rest)
+    r = subprocess.run([devtrace, "record", "--backend", "mspti", "-o", out, "--", emu_run, "--ranks", "2", "--lib",
+                        lib, workload], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail("devtrace record exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
     with open(out) as f:

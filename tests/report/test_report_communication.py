@@ -43,10 +43,8 @@ def main():
     env = dict(os.environ)
     env["DEVTRACE_MSPTI_LIBRARY"] = LIB
     env.pop("LD_PRELOAD", None)
-    ranks = "RANK=0 '%s' --lib '%s' '%s' & RANK=1 '%s' --lib '%s' '%s' & wait" % (
-        EMU_RUN, LIB, WORKLOAD, EMU_RUN, LIB, WORKLOAD)
-    r = subprocess.run([DEVTRACE, "record", "-q", "--backend", "mspti", "-o", out, "--", "sh", "-c", ranks], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run([DEVTRACE, "record", "-q", "--backend", "mspti", "-o", out, "--", EMU_RUN, "--ranks", "2",
+                        "--lib", LIB, WORKLOAD], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail("devtrace record exited %d: %s" % (r.returncode, r.stderr))
     with open(out) as f:
