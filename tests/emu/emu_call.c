@@ -319,24 +319,36 @@ static void emit_api_record(const call_ctx *c)
     }
 }
 
+#define LEVEL_GAP_NS 200 /* between the starts (and the ends) of nested levels: apart in any trace */
+
 /* The launch's levels below the call, outermost first, entered before its device work is
- * placed and left, innermost first, after. */
+ * placed and left, innermost first, after; each level starts and ends LEVEL_GAP_NS inside
+ * the one around it. */
 static void enter_levels(call_ctx *c)
 {
     if (!c->st || c->st->kind != WL_STMT_LAUNCH || !c->st->u.launch.levels)
         return;
+    uint64_t around = c->start;
     for (int l = 0; l < WL_LEVEL_COUNT; l++)
         if ((c->st->u.launch.levels & (1u << l)) && emu__vendor->level_kind[l]) {
             c->levels |= 1u << l;
-            c->level_start[l] = emu_now();
+            emu__wait_until(around + LEVEL_GAP_NS);
+            around = c->level_start[l] = emu_now();
         }
 }
 
 static void leave_levels(call_ctx *c)
 {
+    if (!c->levels)
+        return;
+    uint64_t inner = 0;
     for (int l = WL_LEVEL_COUNT - 1; l >= 0; l--)
-        if (c->levels & (1u << l))
-            c->level_end[l] = emu_now();
+        if (c->levels & (1u << l)) {
+            if (inner)
+                emu__wait_until(inner + LEVEL_GAP_NS);
+            inner = c->level_end[l] = emu_now();
+        }
+    emu__wait_until(inner + LEVEL_GAP_NS); /* before the call's own end */
 }
 
 /* The kernel kind records are written with: CONCURRENT_KERNEL when enabled, else KERNEL, else 0. */
