@@ -1,0 +1,53 @@
+/* api_stubs.c: the 0.2 API calls not implemented yet (DEVTRACE_ENOTSUP). */
+#include "devtrace.h"
+
+int devtrace_push_user_correlation(devtrace_session *s, uint64_t id)
+{
+    (void)s, (void)id;
+    return DEVTRACE_ENOTSUP;
+}
+int devtrace_pop_user_correlation(devtrace_session *s, uint64_t *id)
+{
+    (void)s, (void)id;
+    return DEVTRACE_ENOTSUP;
+}
+int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count, devtrace_error *err)
+{
+    (void)s, (void)cb, (void)user, (void)err;
+    if (count)
+        *count = 0;
+    return DEVTRACE_ENOTSUP;
+}
+int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out)
+{
+    (void)s, (void)out;
+    return DEVTRACE_ENOTSUP;
+}
+int devtrace_stream_count(const devtrace_session *s)
+{
+    (void)s;
+    return 0;
+}
+int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *out)
+{
+    (void)s, (void)index, (void)out;
+    return DEVTRACE_ENOTSUP;
+}
+unsigned devtrace_version_number(void)
+{
+    return DEVTRACE_VERSION_NUMBER;
+}
+size_t devtrace_event_size(void)
+{
+    return sizeof(devtrace_event);
+}
+int devtrace_abi_layout(const char *struct_name, const char *field, size_t *offset, size_t *size)
+{
+    (void)struct_name, (void)field, (void)offset, (void)size;
+    return DEVTRACE_ENOTSUP;
+}
+const char *devtrace_abi_field(const char *struct_name, int index)
+{
+    (void)struct_name, (void)index;
+    return NULL;
+}
