@@ -18,11 +18,6 @@ int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t
         *count = 0;
     return DEVTRACE_ENOTSUP;
 }
-int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out)
-{
-    (void)s, (void)out;
-    return DEVTRACE_ENOTSUP;
-}
 int devtrace_stream_count(const devtrace_session *s)
 {
     (void)s;
@@ -32,14 +27,6 @@ int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *o
 {
     (void)s, (void)index, (void)out;
     return DEVTRACE_ENOTSUP;
-}
-unsigned devtrace_version_number(void)
-{
-    return DEVTRACE_VERSION_NUMBER;
-}
-size_t devtrace_event_size(void)
-{
-    return sizeof(devtrace_event);
 }
 int devtrace_abi_layout(const char *struct_name, const char *field, size_t *offset, size_t *size)
 {
