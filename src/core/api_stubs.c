@@ -28,13 +28,3 @@ int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *o
     (void)s, (void)index, (void)out;
     return DEVTRACE_ENOTSUP;
 }
-int devtrace_abi_layout(const char *struct_name, const char *field, size_t *offset, size_t *size)
-{
-    (void)struct_name, (void)field, (void)offset, (void)size;
-    return DEVTRACE_ENOTSUP;
-}
-const char *devtrace_abi_field(const char *struct_name, int index)
-{
-    (void)struct_name, (void)index;
-    return NULL;
-}
