@@ -93,26 +93,13 @@ static void on_counter(void *user, const char *name, uint32_t len, uint64_t valu
 {
     replay_ctx *c = user;
     devtrace_stats *st = &c->s->stats;
-    static const struct {
-        const char *name;
-        size_t offset;
-    } fields[] = {
-        {"dropped_store_full", offsetof(devtrace_stats, dropped_store_full)},
-        {"dropped_pool_full", offsetof(devtrace_stats, dropped_pool_full)},
-        {"dropped_vendor", offsetof(devtrace_stats, dropped_vendor)},
-        {"malformed_records", offsetof(devtrace_stats, malformed_records)},
-        {"malformed_bytes", offsetof(devtrace_stats, malformed_bytes)},
-        {"zero_timestamp", offsetof(devtrace_stats, zero_timestamp)},
-        {"refused_buffers", offsetof(devtrace_stats, refused_buffers)},
-        {"unpaired_flows", offsetof(devtrace_stats, unpaired_flows)},
-        {"unresolved_names", offsetof(devtrace_stats, unresolved_names)},
-        {"bad_timestamps", offsetof(devtrace_stats, bad_timestamps)},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0) {
-            *(uint64_t *)((char *)st + fields[i].offset) += value;
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        const char *field = dt_stats_counters[i].field;
+        if (strlen(field) == len && memcmp(field, name, len) == 0) {
+            *dt_stats_counter_at(st, i) += value;
             return;
         }
+    }
     c->unknown_counters++;
 }
 

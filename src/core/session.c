@@ -107,6 +107,7 @@ static int env_int(const char *name, int fallback, devtrace_error *err)
 static int session_init_common(dt_session *s, uint64_t max_events)
 {
     s->generation = atomic_fetch_add(&session_generations, 1);
+    s->stats.size = sizeof s->stats;
     pthread_mutex_init(&s->lock, NULL);
     if (dt_intern_init(&s->names) != 0)
         return -1;
@@ -404,9 +405,9 @@ void dt_add_note(dt_session *s, const char *fmt, ...)
         if (strcmp(s->notes[i], buf) == 0)
             goto end;
     /* The last slot says that notes were dropped, so a full list is never mistaken for all
-     * of them; the count of the dropped ones is in s->notes_dropped. */
+     * of them; the count of the dropped ones is in s->stats.notes_dropped. */
     if (s->nnotes == DT_MAX_NOTES - 1 || s->nnotes == DT_MAX_NOTES) {
-        s->notes_dropped++;
+        s->stats.notes_dropped++;
         if (s->nnotes == DT_MAX_NOTES)
             goto end;
         snprintf(buf, sizeof buf, "further notes were dropped: a trace keeps %d distinct notes", DT_MAX_NOTES - 1);
@@ -415,7 +416,7 @@ void dt_add_note(dt_session *s, const char *fmt, ...)
     if (copy)
         s->notes[s->nnotes++] = copy;
     else
-        s->notes_dropped++;
+        s->stats.notes_dropped++;
 end:
     pthread_mutex_unlock(&s->lock);
 }

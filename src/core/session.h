@@ -80,16 +80,15 @@ struct devtrace_session {
     dt_op_window *op_window;            /* owned; NULL: the window is the session's start and stop */
     dt_device_props devices[DT_MAX_DEVICES];
     int ndevices;
-    char *notes[DT_MAX_NOTES]; /* owned */
-    uint64_t notes_dropped;    /* distinct notes not kept: past the cap, or out of memory */
+    char *notes[DT_MAX_NOTES]; /* owned; the ones not kept are counted in stats.notes_dropped */
     int nnotes;
-    devtrace_stats stats; /* loss counters updated atomically; per-kind counts at finalise */
+    /* Loss counters updated atomically; per-kind counts at finalise. devtrace record sets
+     * forked_untraced, device_pending and events_missing (1: events are known to be missing,
+     * how many unknown; the notes say why). */
+    devtrace_stats stats;
     /* Set by devtrace record. */
     dt_traced_process *processes; /* owned */
     size_t nprocesses;
-    uint64_t forked_untraced;     /* children forked from traced processes that never ran a traced program */
-    uint64_t lost_device_pending; /* device work a crashed program had enqueued and not yet read back */
-    int events_missing;           /* events are known to be missing, how many unknown (the notes say why) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;
@@ -117,6 +116,28 @@ static inline int dt_lane_is_host(const devtrace_event *ev)
 static inline uint64_t dt_lane_key(const devtrace_event *ev)
 {
     return (uint64_t)ev->device << 32 | ev->stream;
+}
+
+/* The scalar counters of devtrace_stats in DEVTRACE_STATS_COUNTERS order (session_info.c):
+ * what the wire, the summary, the trace and the raw capture's replay go through. */
+typedef struct dt_stats_counter {
+    const char *field, *group, *key, *what;
+    size_t offset;
+} dt_stats_counter;
+enum {
+#define DT__STATS_INDEX(field, group, key, what) DT_STATS_INDEX_##field,
+    DEVTRACE_STATS_COUNTERS(DT__STATS_INDEX)
+#undef DT__STATS_INDEX
+        DT_STATS_NCOUNTERS
+};
+extern const dt_stats_counter dt_stats_counters[DT_STATS_NCOUNTERS];
+static inline uint64_t *dt_stats_counter_at(devtrace_stats *st, int i)
+{
+    return (uint64_t *)(void *)((char *)st + dt_stats_counters[i].offset);
+}
+static inline uint64_t dt_stats_counter_value(const devtrace_stats *st, int i)
+{
+    return *(const uint64_t *)(const void *)((const char *)st + dt_stats_counters[i].offset);
 }
 
 /* Counters: atomic, relaxed. field is a devtrace_stats member name. */

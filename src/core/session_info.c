@@ -12,6 +12,39 @@ const char *devtrace_version(void)
     return DEVTRACE_VERSION_STRING;
 }
 
+unsigned devtrace_version_number(void)
+{
+    return DEVTRACE_VERSION_NUMBER;
+}
+
+size_t devtrace_event_size(void)
+{
+    return sizeof(devtrace_event);
+}
+
+const dt_stats_counter dt_stats_counters[DT_STATS_NCOUNTERS] = {
+#define DT__STATS_ROW(field, group, key, what) {#field, group, key, what, offsetof(devtrace_stats, field)},
+    DEVTRACE_STATS_COUNTERS(DT__STATS_ROW)
+#undef DT__STATS_ROW
+};
+
+int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out)
+{
+    if (!s || !out || out->size < offsetof(devtrace_stats, dropped_store_full))
+        return DEVTRACE_EINVAL;
+    size_t n = out->size < sizeof s->stats ? out->size : sizeof s->stats;
+    devtrace_stats now; /* the counters of a running session are being added to: read atomically */
+    memset(&now, 0, sizeof now);
+    memcpy(now.events, s->stats.events, sizeof now.events);
+    memcpy(now.out_of_window, s->stats.out_of_window, sizeof now.out_of_window);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++)
+        *dt_stats_counter_at(&now, i) =
+            __atomic_load_n(dt_stats_counter_at((devtrace_stats *)&s->stats, i), __ATOMIC_RELAXED);
+    now.size = n;
+    memcpy(out, &now, n);
+    return 0;
+}
+
 const char *devtrace_validation(const devtrace_session *s)
 {
     return s ? s->validation : "";

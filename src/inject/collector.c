@@ -132,7 +132,8 @@ static void ship_final(dt_session *s)
     pthread_mutex_unlock(&s->lock);
     devtrace_stats st = s->stats;
     st.dropped_store_full += dt_store_dropped(&s->store);
-    ship(DT_WIRE_STATS, &st, sizeof st);
+    unsigned char wire_stats[DT_WIRE_STATS_BYTES];
+    ship(DT_WIRE_STATS, wire_stats, dt_wire_stats_encode(&st, wire_stats));
     ship(DT_WIRE_END, NULL, 0);
     pthread_mutex_unlock(&col.ship_lock);
 }
@@ -163,7 +164,8 @@ static void ship_at_crash(dt_session *s, int sig)
     st.dropped_store_full += dt_store_dropped(&s->store);
     if (s->backend && s->backend->unfolded_counts)
         s->backend->unfolded_counts(s->bstate, &st);
-    ship(DT_WIRE_STATS, &st, sizeof st);
+    unsigned char wire_stats[DT_WIRE_STATS_BYTES];
+    ship(DT_WIRE_STATS, wire_stats, dt_wire_stats_encode(&st, wire_stats));
     dt_wire_crash crash = {0, (uint32_t)sig, 0};
     if (s->backend && s->backend->pending_events) {
         crash.device_pending = s->backend->pending_events(s->bstate);

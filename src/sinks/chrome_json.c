@@ -378,12 +378,47 @@ static void put_counter(dt_jsonw *w, const char *key, uint64_t v)
     dt_jsonw_u64(w, v);
 }
 
-/* The processes devtrace record traced into this trace, and the forked children it did not. */
+/* Every counter of DEVTRACE_STATS_COUNTERS, as "key": n, or inside "group": {...} for
+ * the counters that have one (those of a group are next to each other in the table), and
+ * out_of_window per kind where the trace has always had it: after the groups "dropped" and
+ * "malformed", before zero_timestamp. */
+static void write_stats_counters(dt_jsonw *w, const devtrace_stats *st)
+{
+    const char *open_group = "";
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        const dt_stats_counter *c = &dt_stats_counters[i];
+        if (strcmp(c->group, open_group) != 0) {
+            if (open_group[0])
+                DT_JSONW_LIT(w, "}");
+            open_group = "";
+        }
+        if (i == DT_STATS_INDEX_zero_timestamp) {
+            DT_JSONW_LIT(w, ",\n    \"out_of_window\": ");
+            put_kind_counts(w, st->out_of_window);
+        }
+        if (c->group[0] && !open_group[0]) {
+            DT_JSONW_LIT(w, ",\n    ");
+            put_str(w, c->group);
+            DT_JSONW_LIT(w, ": {");
+            put_str(w, c->key);
+            DT_JSONW_LIT(w, ": ");
+            dt_jsonw_u64(w, dt_stats_counter_value(st, i));
+            open_group = c->group;
+            continue;
+        }
+        put_counter(w, c->key, dt_stats_counter_value(st, i));
+    }
+    if (open_group[0])
+        DT_JSONW_LIT(w, "}");
+}
+
+/* The processes devtrace record traced into this trace (the forked children it did not are
+ * counted in forked_untraced). */
 static void write_processes(writer *wr)
 {
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
-    if (!dt_trace_lists_processes(s->nprocesses, s->forked_untraced))
+    if (!dt_trace_lists_processes(s->nprocesses, s->stats.forked_untraced))
         return;
     DT_JSONW_LIT(w, ",\n    \"processes\": [");
     for (size_t i = 0; i < s->nprocesses; i++) {
@@ -400,8 +435,7 @@ static void write_processes(writer *wr)
         put_counter(w, "crash_signal", (uint64_t)p->crash_signal);
         DT_JSONW_LIT(w, "}");
     }
-    DT_JSONW_LIT(w, "], \"forked_untraced\": ");
-    dt_jsonw_u64(w, s->forked_untraced);
+    DT_JSONW_LIT(w, "]");
 }
 
 static void write_devtrace_meta(writer *wr)
@@ -421,25 +455,7 @@ static void write_devtrace_meta(writer *wr)
     put_str(w, dt_clock_mode_name(s->clock.mode));
     DT_JSONW_LIT(w, ",\n    \"counts\": ");
     put_kind_counts(w, st->events);
-    DT_JSONW_LIT(w, ",\n    \"dropped\": {\"store_full\": ");
-    dt_jsonw_u64(w, st->dropped_store_full);
-    put_counter(w, "pool_full", st->dropped_pool_full);
-    put_counter(w, "vendor", st->dropped_vendor);
-    DT_JSONW_LIT(w, "},\n    \"malformed\": {\"records\": ");
-    dt_jsonw_u64(w, st->malformed_records);
-    put_counter(w, "bytes", st->malformed_bytes);
-    DT_JSONW_LIT(w, "},\n    \"out_of_window\": ");
-    put_kind_counts(w, st->out_of_window);
-    DT_JSONW_LIT(w, ",\n    \"zero_timestamp\": ");
-    dt_jsonw_u64(w, st->zero_timestamp);
-    put_counter(w, "refused_buffers", st->refused_buffers);
-    put_counter(w, "unpaired_flows", st->unpaired_flows);
-    put_counter(w, "unresolved_names", st->unresolved_names);
-    put_counter(w, "bad_timestamps", st->bad_timestamps);
-    DT_JSONW_LIT(w, ",\n    \"lost\": {\"device_pending\": ");
-    dt_jsonw_u64(w, s->lost_device_pending);
-    DT_JSONW_LIT(w, "}");
-    put_counter(w, "events_missing", (uint64_t)(s->events_missing != 0));
+    write_stats_counters(w, st);
     write_processes(wr);
     DT_JSONW_LIT(w, ",\n    \"window\": [");
     dt_jsonw_u64(w, s->window_start);
