@@ -106,6 +106,23 @@ struct Kinds {
         cuda_runtime = types.count(ActivityType::CUDA_RUNTIME) != 0;
         privateuse1_runtime = types.count(ActivityType::PRIVATEUSE1_RUNTIME) != 0;
     }
+    /* devtrace's kinds: both runtime types ask for runtime calls (which one is logged is the
+     * backend's category, known once the session is open). */
+    [[nodiscard]] uint32_t mask() const
+    {
+        uint32_t m = 0;
+        if (kernel)
+            m |= DEVTRACE_KIND_BIT(DEVTRACE_KIND_KERNEL);
+        if (memcpy)
+            m |= DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMCPY);
+        if (memset)
+            m |= DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMSET);
+        if (cuda_runtime || privateuse1_runtime)
+            m |= DEVTRACE_KIND_BIT(DEVTRACE_KIND_RUNTIME);
+        if (external)
+            m |= DEVTRACE_KIND_BIT(DEVTRACE_KIND_EXTCORR);
+        return m;
+    }
     [[nodiscard]] bool any() const
     {
         return kernel || memcpy || memset || cuda_runtime || privateuse1_runtime;
@@ -120,6 +137,7 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
     {
         devtrace_config cfg;
         devtrace_config_init(&cfg);
+        cfg.kinds = kinds_.mask();
         devtrace_error err;
         std::memset(&err, 0, sizeof err);
         s_ = devtrace_open(&cfg, &err);
@@ -175,6 +193,19 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
         uint64_t id;
         if (s_ && kinds_.external)
             devtrace_pop_external(s_, &id);
+    }
+
+    void pushUserCorrelationId(uint64_t id) override
+    {
+        if (s_)
+            devtrace_push_user_correlation(s_, id);
+    }
+
+    void popUserCorrelationId() override
+    {
+        uint64_t id;
+        if (s_)
+            devtrace_pop_user_correlation(s_, &id);
     }
 
     std::vector<std::string> errors() override
@@ -244,6 +275,16 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
     }
 
     void log_event(const devtrace_event &ev, const char *name, bool flow);
+    void log_user_spans();
+
+    /* The device work under one user correlation id on one stream (Kineto's GPU user
+     * annotation: the span from its first start to its last end). */
+    struct UserSpan {
+        uint32_t device, stream;
+        uint64_t user_id;
+        int64_t start, end;
+    };
+    std::vector<UserSpan> user_spans_;
 
     /* Kineto's flow ids are 32 bits: the correlation id when every one fits, else a number
      * per correlation (MSPTI's ids are 64 bits). */
@@ -364,12 +405,43 @@ void KinetoSession::log_event(const devtrace_event &ev, const char *name, bool f
             act.addMetadata("memory bandwidth (GB/s)", text);
         }
     }
+    if (ev.kind != DEVTRACE_KIND_RUNTIME && (ev.flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
+        auto span = std::find_if(user_spans_.begin(), user_spans_.end(), [&ev](const UserSpan &u) {
+            return u.device == ev.device && u.stream == ev.stream && u.user_id == ev.user_external_id;
+        });
+        if (span == user_spans_.end())
+            user_spans_.push_back(UserSpan{ev.device, ev.stream, ev.user_external_id, act.startTime, act.endTime});
+        else {
+            span->start = std::min(span->start, act.startTime);
+            span->end = std::max(span->end, act.endTime);
+        }
+    }
     if (ev.kind != DEVTRACE_KIND_RUNTIME) {
         std::pair<uint32_t, uint32_t> key(ev.device, ev.stream);
         if (std::find(streams_.begin(), streams_.end(), key) == streams_.end())
             streams_.push_back(key);
     }
     act.log(*logger_);
+}
+
+void KinetoSession::log_user_spans()
+{
+    /* As Kineto's CUPTI path does: a span named after the user annotation (the CPU activity
+     * of the user correlation id), on each stream its device work ran on. */
+    for (const UserSpan &u : user_spans_) {
+        const libkineto::ITraceActivity *cpu = linked_ ? linked_(static_cast<int32_t>(u.user_id)) : nullptr;
+        if (!cpu)
+            continue;
+        buffer_->emplace_activity(buffer_->span, ActivityType::GPU_USER_ANNOTATION, cpu->name());
+        libkineto::GenericTraceActivity &act = *buffer_->activities.back();
+        act.startTime = u.start;
+        act.endTime = u.end;
+        act.device = static_cast<int32_t>(u.device);
+        act.resource = u.stream;
+        act.id = static_cast<int32_t>(cpu->correlationId());
+        act.linked = cpu;
+        act.log(*logger_);
+    }
 }
 
 void KinetoSession::processTrace(libkineto::ActivityLogger &logger,
@@ -410,6 +482,7 @@ void KinetoSession::processTrace(libkineto::ActivityLogger &logger,
     devtrace_drain_events(s_, visit, &pass, nullptr, nullptr);
     pass.what = 1;
     devtrace_drain_events(s_, visit, &pass, nullptr, nullptr);
+    log_user_spans();
     logger_ = nullptr;
     status_ = libkineto::TraceStatus::READY;
 }
@@ -430,7 +503,18 @@ std::unique_ptr<libkineto::DeviceInfo> KinetoSession::getDeviceInfo()
 
 std::vector<libkineto::ResourceInfo> KinetoSession::getResourceInfos()
 {
+    /* devtrace's stream list (its names), else the streams of the events logged. */
     std::vector<libkineto::ResourceInfo> out;
+    int n = s_ ? devtrace_stream_count(s_) : 0;
+    for (int i = 0; i < n; i++) {
+        devtrace_stream st;
+        std::memset(&st, 0, sizeof st);
+        st.size = sizeof st;
+        if (devtrace_stream_get(s_, i, &st) == 0)
+            out.push_back(libkineto::ResourceInfo{st.stream, st.stream, st.device, std::string(st.name)});
+    }
+    if (!out.empty())
+        return out;
     for (const auto &[device, stream] : streams_)
         out.push_back(libkineto::ResourceInfo{stream, stream, device, "stream " + std::to_string(stream)});
     return out;
@@ -492,7 +576,11 @@ std::unordered_map<std::string, std::string> KinetoSession::getMetadata()
         m += ", \"unavailable\": ";
         put_json_string(m, why);
     }
-    const devtrace_stats *st = devtrace_stats_get(s_);
+    devtrace_stats st;
+    std::memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    if (devtrace_stats_read(s_, &st) != 0)
+        std::memset(&st, 0, sizeof st);
     static const int kinds[] = {DEVTRACE_KIND_KERNEL, DEVTRACE_KIND_MEMCPY, DEVTRACE_KIND_MEMSET, DEVTRACE_KIND_RUNTIME,
                                 DEVTRACE_KIND_CPU_OP};
     auto per_kind = [&](const char *key, const uint64_t *v) {
@@ -501,27 +589,44 @@ std::unordered_map<std::string, std::string> KinetoSession::getMetadata()
         m += ": {";
         bool first = true;
         for (int k : kinds) {
-            put_key_u64(m, devtrace_kind_name(k), st ? v[k] : 0, first);
+            put_key_u64(m, devtrace_kind_name(k), v[k], first);
             first = false;
         }
         m += "}";
     };
-    static const uint64_t zeros[DEVTRACE_KIND_COUNT] = {0};
-    per_kind("counts", st ? st->events : zeros);
-    m += ", \"dropped\": {";
-    put_key_u64(m, "store_full", st ? st->dropped_store_full : 0, true);
-    put_key_u64(m, "pool_full", st ? st->dropped_pool_full : 0);
-    put_key_u64(m, "vendor", st ? st->dropped_vendor : 0);
-    m += "}, \"malformed\": {";
-    put_key_u64(m, "records", st ? st->malformed_records : 0, true);
-    put_key_u64(m, "bytes", st ? st->malformed_bytes : 0);
-    m += "}";
-    per_kind("out_of_window", st ? st->out_of_window : zeros);
-    put_key_u64(m, "zero_timestamp", st ? st->zero_timestamp : 0);
-    put_key_u64(m, "refused_buffers", st ? st->refused_buffers : 0);
-    put_key_u64(m, "unpaired_flows", st ? st->unpaired_flows : 0);
-    put_key_u64(m, "unresolved_names", st ? st->unresolved_names : 0);
-    put_key_u64(m, "bad_timestamps", st ? st->bad_timestamps : 0);
+    per_kind("counts", st.events);
+    per_kind("out_of_window", st.out_of_window);
+    /* Every counter of the stats, as devtrace's own trace writes them (DEVTRACE_STATS_COUNTERS). */
+    struct Counter {
+        const char *group, *key;
+        uint64_t value;
+    };
+    const Counter counters[] = {
+#define DT_KINETO_COUNTER(field, group, key, what) {group, key, st.field},
+        DEVTRACE_STATS_COUNTERS(DT_KINETO_COUNTER)
+#undef DT_KINETO_COUNTER
+    };
+    std::vector<std::string> groups_done;
+    for (const Counter &c : counters) {
+        if (!*c.group) {
+            put_key_u64(m, c.key, c.value);
+            continue;
+        }
+        if (std::find(groups_done.begin(), groups_done.end(), c.group) != groups_done.end())
+            continue;
+        groups_done.emplace_back(c.group);
+        m += ", ";
+        put_json_string(m, c.group);
+        m += ": {";
+        bool first = true;
+        for (const Counter &g : counters) {
+            if (std::strcmp(g.group, c.group) == 0) {
+                put_key_u64(m, g.key, g.value, first);
+                first = false;
+            }
+        }
+        m += "}";
+    }
     uint64_t w0 = 0, w1 = 0;
     devtrace_capture_window(s_, &w0, &w1);
     if (requested_ts_ms_ >= 0)
