@@ -443,6 +443,24 @@ DEVTRACE_EXPORT int devtrace_device_count(const devtrace_session *s);
  * count or a size smaller than the fields up to name. */
 DEVTRACE_EXPORT int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *out);
 
+/* The occupancy of a kernel launch on its device, as the trace's kernel args give it ("blocks
+ * per SM", "warps per SM", "est. achieved occupancy %"), for a program that writes its own
+ * output (the Kineto adaptor). Set size to sizeof(devtrace_occupancy) first: a later version
+ * only appends fields and fills no more than size bytes. 0 with *out filled; DEVTRACE_ENOTSUP
+ * when the kernel has no launch shape or its device no attributes (the trace then has no
+ * occupancy keys); DEVTRACE_EINVAL for a NULL argument, an event that is not a kernel or a
+ * size smaller than the struct's first version. */
+typedef struct devtrace_occupancy {
+    size_t size;                       /* set by the caller */
+    double blocks_per_sm;              /* launched blocks / SMs */
+    double warps_per_sm;               /* blocks_per_sm * warps per block */
+    int active_blocks_per_sm;          /* the limit from registers, shared memory, threads */
+    double est_achieved_occupancy_pct; /* the trace writes it rounded to an integer */
+} devtrace_occupancy;
+
+DEVTRACE_EXPORT int devtrace_kernel_occupancy(const devtrace_session *s, const devtrace_event *kernel,
+                                              devtrace_occupancy *out);
+
 /* A device stream that carried events (after devtrace_drain or devtrace_flush: the streams
  * of the events delivered or finalised in the current capture window, ascending by device
  * then stream), named as the trace names it ("stream 7"). Set size to

@@ -140,6 +140,30 @@ int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *o
     return 0;
 }
 
+int devtrace_kernel_occupancy(const devtrace_session *s, const devtrace_event *kernel, devtrace_occupancy *out)
+{
+    if (!s || !kernel || !out || out->size < sizeof *out || kernel->kind != DEVTRACE_KIND_KERNEL)
+        return DEVTRACE_EINVAL;
+    dt_device_props dev;
+    int found = 0;
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    for (int i = 0; i < s->ndevices && !found; i++) {
+        if ((uint32_t)s->devices[i].id == kernel->device) {
+            dev = s->devices[i];
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    dt_occupancy occ;
+    if (!found || dt_occupancy_compute(&dev, kernel, &occ) != 0)
+        return DEVTRACE_ENOTSUP;
+    out->blocks_per_sm = occ.blocks_per_sm;
+    out->warps_per_sm = occ.warps_per_sm;
+    out->active_blocks_per_sm = occ.active_blocks_per_sm;
+    out->est_achieved_occupancy_pct = occ.est_achieved_occupancy_pct;
+    return 0;
+}
+
 static const char *state_words(dt_state state)
 {
     switch (state) {
