@@ -1,5 +1,7 @@
 /* report.c: one trace's report (report.h): the reader's callback aggregates per name and per
- * stream; the end of the read sorts, joins ops to their device time and finds the streams' busy
+ * stream and keeps the ops, the runtime calls and the device events' links; the end of the read
+ * sorts, links device work to ops (as Holistic Trace Analysis does: device event -> correlation
+ * -> runtime call -> the innermost cpu_op around it on its thread) and finds the streams' busy
  * time and gaps; the tables are made from the rows. */
 #include "report.h"
 
@@ -26,10 +28,24 @@ typedef struct lane_acc {
     size_t n, cap;
 } lane_acc;
 
-typedef struct op_instance {
-    uint32_t op_name; /* 0: no cpu_op with this External id (yet) */
-    int64_t device_ns;
-} op_instance;
+/* A cpu_op, or a runtime call with a correlation, kept to the end of the read: the ops' nesting
+ * and the op around each launch are found once all are known (a file is not in time order). */
+typedef struct host_item {
+    int64_t start, end;
+    int64_t key;     /* a cpu_op's External id, a runtime call's correlation */
+    uint32_t thread; /* its (pid, tid) */
+    uint32_t name;   /* a cpu_op's name id; 0 for a runtime call */
+    uint32_t seq;    /* the order in the file: among equal spans the earlier is the outer */
+    uint8_t is_runtime, has_key;
+} host_item;
+
+/* A kernel, copy or set: what links it to an op. */
+typedef struct device_item {
+    int64_t correlation, external_id, dur;
+    uint8_t has_correlation, has_external_id;
+} device_item;
+
+#define NO_ITEM UINT32_MAX
 
 /* The names met last, by a hash of a few of their bytes: a kernel name (often 200 bytes of
  * template arguments) is then compared once, not hashed byte by byte, per event. */
@@ -50,13 +66,30 @@ struct dt_report_acc {
     lane_acc *lanes;
     size_t nlanes, lanes_cap;
     dt_keymap lane_map;
-    op_instance *instances;
-    size_t ninstances, instances_cap;
-    dt_keymap instance_map;
+    host_item *host;
+    size_t nhost, host_cap;
+    device_item *device;
+    size_t ndevice, device_cap;
+    dt_keymap thread_map;
+    uint32_t nthreads;
+    dt_intern lane_names; /* pid / tid strings that are not numbers */
+    int lane_names_ready;
+    int runtime_correlations; /* some runtime call carries a correlation */
     char *short_buf; /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
     int failed; /* out of memory */
 };
+
+static const char *const unlinked_texts[] = {
+#define DT_CAUSE_TEXT(name, text) text,
+    DT_UNLINKED_CAUSES(DT_CAUSE_TEXT)
+#undef DT_CAUSE_TEXT
+};
+
+const char *dt_unlinked_cause_text(dt_unlinked_cause cause)
+{
+    return (unsigned)cause < DT_UNLINKED_COUNT ? unlinked_texts[cause] : "?";
+}
 
 const char *dt_report_name(const dt_report *r, uint32_t id)
 {
@@ -186,21 +219,83 @@ static int push_span(lane_acc *l, int64_t start, int64_t end)
     return 0;
 }
 
-static op_instance *instance_of(struct dt_report_acc *a, int64_t external_id)
+/* A pid or tid as a key: its number when it is one, else its text's id (below every number). */
+static int lane_value(struct dt_report_acc *a, const dt_tr_str *text, int64_t num, int has_num, int has_text,
+                      int64_t *out)
 {
-    int64_t i = dt_keymap_get(&a->instance_map, external_id, 0);
-    if (i >= 0)
-        return &a->instances[i];
-    op_instance *p = dt_room_for_one(a->instances, a->ninstances, &a->instances_cap, sizeof *p, 256);
+    if (has_num && text->len && (text->s[0] == '-' || (text->s[0] >= '0' && text->s[0] <= '9'))) {
+        *out = num;
+        return 0;
+    }
+    if (!has_text) {
+        *out = INT64_MIN;
+        return 0;
+    }
+    if (!a->lane_names_ready) {
+        if (dt_intern_init(&a->lane_names) != 0)
+            return -1;
+        a->lane_names_ready = 1;
+    }
+    uint32_t id = dt_intern_n(&a->lane_names, text->s, text->len);
+    if (!id)
+        return -1;
+    *out = INT64_MIN + 1 + (int64_t)id;
+    return 0;
+}
+
+/* The host thread of an event, as an index: -1 when out of memory. */
+static int64_t thread_of(struct dt_report_acc *a, const dt_tr_event *ev)
+{
+    int64_t pid, tid;
+    if (lane_value(a, &ev->pid, ev->pid_num, !!(ev->has & DT_TR_HAS_PID_NUM), !!(ev->has & DT_TR_HAS_PID), &pid) ||
+        lane_value(a, &ev->tid, ev->tid_num, !!(ev->has & DT_TR_HAS_TID_NUM), !!(ev->has & DT_TR_HAS_TID), &tid))
+        return -1;
+    int64_t i = dt_keymap_put(&a->thread_map, pid, tid, a->nthreads);
+    if (i == (int64_t)a->nthreads)
+        a->nthreads++;
+    return i;
+}
+
+static int push_host(struct dt_report_acc *a, const dt_tr_event *ev, int64_t dur, uint32_t name, int is_runtime)
+{
+    int64_t thread = thread_of(a, ev);
+    if (thread < 0)
+        return -1;
+    host_item *p = dt_room_for_one(a->host, a->nhost, &a->host_cap, sizeof *p, 256);
     if (!p)
-        return NULL;
-    a->instances = p;
-    if (dt_keymap_put(&a->instance_map, external_id, 0, (uint32_t)a->ninstances) < 0)
-        return NULL;
-    op_instance *in = &a->instances[a->ninstances++];
-    in->op_name = 0;
-    in->device_ns = 0;
-    return in;
+        return -1;
+    a->host = p;
+    host_item *h = &a->host[a->nhost];
+    h->start = ev->ts_ns;
+    h->end = ev->ts_ns + dur;
+    h->thread = (uint32_t)thread;
+    h->name = name;
+    h->seq = (uint32_t)a->nhost;
+    h->is_runtime = (uint8_t)is_runtime;
+    if (is_runtime) {
+        h->key = ev->correlation;
+        h->has_key = 1;
+    } else {
+        h->key = ev->has & DT_TR_HAS_EXTERNAL_ID ? ev->external_id : 0;
+        h->has_key = !!(ev->has & DT_TR_HAS_EXTERNAL_ID);
+    }
+    a->nhost++;
+    return 0;
+}
+
+static int push_device(struct dt_report_acc *a, const dt_tr_event *ev, int64_t dur)
+{
+    device_item *p = dt_room_for_one(a->device, a->ndevice, &a->device_cap, sizeof *p, 256);
+    if (!p)
+        return -1;
+    a->device = p;
+    device_item *d = &a->device[a->ndevice++];
+    d->correlation = ev->correlation;
+    d->external_id = ev->external_id;
+    d->dur = dur;
+    d->has_correlation = !!(ev->has & DT_TR_HAS_CORRELATION);
+    d->has_external_id = !!(ev->has & DT_TR_HAS_EXTERNAL_ID);
+    return 0;
 }
 
 /* The device stream of a device event: args.device/stream when given (devtrace, Kineto), else
@@ -258,19 +353,19 @@ static int on_event(const dt_tr_event *ev, void *user)
         c->total_ns = dt_add_saturating(c->total_ns, dur);
         if (dur > c->max_ns)
             c->max_ns = dur;
+        if (ev->has & DT_TR_HAS_CORRELATION) {
+            a->runtime_correlations = 1;
+            if (push_host(a, ev, dur, 0, 1) != 0)
+                goto oom;
+        }
         return 0;
     }
     case DT_TR_CPU_OP: {
         dt_op_row *o = &a->ops[id];
         o->count++;
         o->cpu_ns = dt_add_saturating(o->cpu_ns, dur);
-        if (ev->has & DT_TR_HAS_EXTERNAL_ID) {
-            op_instance *in = instance_of(a, ev->external_id);
-            if (!in)
-                goto oom;
-            if (!in->op_name)
-                in->op_name = id;
-        }
+        if (push_host(a, ev, dur, id, 0) != 0)
+            goto oom;
         return 0;
     }
     default:
@@ -280,16 +375,8 @@ static int on_event(const dt_tr_event *ev, void *user)
     int64_t device, stream;
     device_lane(ev, &device, &stream);
     lane_acc *l = lane_of(a, device, stream);
-    if (!l || push_span(l, ev->ts_ns, ev->ts_ns + dur) != 0)
+    if (!l || push_span(l, ev->ts_ns, ev->ts_ns + dur) != 0 || push_device(a, ev, dur) != 0)
         goto oom;
-    if (ev->has & DT_TR_HAS_EXTERNAL_ID) {
-        op_instance *in = instance_of(a, ev->external_id);
-        if (!in)
-            goto oom;
-        in->device_ns = dt_add_saturating(in->device_ns, dur);
-    } else {
-        r->unlinked_device_ns = dt_add_saturating(r->unlinked_device_ns, dur);
-    }
     return 0;
 oom:
     a->failed = 1;
@@ -335,8 +422,8 @@ static int cmp_api(const void *x, const void *y, void *r)
 static int cmp_op(const void *x, const void *y, void *r)
 {
     const dt_op_row *a = x, *b = y;
-    if (a->device_ns != b->device_ns)
-        return a->device_ns > b->device_ns ? -1 : 1;
+    if (a->device_self_ns != b->device_self_ns)
+        return a->device_self_ns > b->device_self_ns ? -1 : 1;
     return by_time_then_name(a->cpu_ns, b->cpu_ns, a->name, b->name, r);
 }
 static int cmp_stream(const void *x, const void *y)
@@ -397,19 +484,120 @@ static void finish_stream(const dt_report *r, lane_acc *l, dt_stream_row *s)
     s->span_ns = last - first;
 }
 
+/* Host items by thread, then start, cpu_ops before runtime calls, longer first, file order. */
+static int cmp_host(const void *x, const void *y)
+{
+    const host_item *p = x, *q = y;
+    if (p->thread != q->thread)
+        return p->thread < q->thread ? -1 : 1;
+    if (p->start != q->start)
+        return p->start < q->start ? -1 : 1;
+    if (p->is_runtime != q->is_runtime)
+        return p->is_runtime < q->is_runtime ? -1 : 1;
+    if (p->end != q->end)
+        return p->end > q->end ? -1 : 1;
+    return (p->seq > q->seq) - (p->seq < q->seq);
+}
+
+/* The op around each host item: parent[i] is the innermost cpu_op on item i's thread that
+ * contains it (starts no later, ends no earlier), or NO_ITEM. One sweep per thread with the
+ * stack of the ops still open. */
+static int nest_host_items(struct dt_report_acc *a, uint32_t *parent)
+{
+    uint32_t *stack = malloc((a->nhost ? a->nhost : 1) * sizeof *stack);
+    if (!stack)
+        return -1;
+    size_t depth = 0;
+    for (size_t i = 0; i < a->nhost; i++) {
+        const host_item *h = &a->host[i];
+        if (i && h->thread != a->host[i - 1].thread)
+            depth = 0;
+        while (depth && a->host[stack[depth - 1]].end < h->end)
+            depth--;
+        parent[i] = depth ? stack[depth - 1] : NO_ITEM;
+        if (!h->is_runtime)
+            stack[depth++] = (uint32_t)i;
+    }
+    free(stack);
+    return 0;
+}
+
+/* The op (a host item) a device event is linked to, or NO_ITEM with the cause counted. */
+static uint32_t op_of_device(dt_report *r, const device_item *d, const uint32_t *parent, const dt_keymap *by_key)
+{
+    struct dt_report_acc *a = r->acc;
+    dt_link_stats *st = &r->link;
+    int cause;
+    if (st->by_external_id) {
+        int64_t op = d->has_external_id ? dt_keymap_get(by_key, d->external_id, 0) : -1;
+        if (op >= 0)
+            return (uint32_t)op;
+        cause = d->has_external_id ? DT_UNLINKED_unknown_external_id : DT_UNLINKED_no_external_id;
+    } else {
+        int64_t rt = d->has_correlation ? dt_keymap_get(by_key, d->correlation, 0) : -1;
+        if (rt >= 0 && parent[rt] != NO_ITEM) {
+            const host_item *op = &a->host[parent[rt]];
+            if (d->has_external_id && op->has_key) {
+                st->external_id_checked++;
+                st->external_id_disagree += op->key != d->external_id;
+            }
+            return parent[rt];
+        }
+        cause = !d->has_correlation ? DT_UNLINKED_no_correlation
+                : rt < 0            ? DT_UNLINKED_no_runtime
+                                    : DT_UNLINKED_outside_op;
+    }
+    st->unlinked[cause]++;
+    st->unlinked_ns[cause] = dt_add_saturating(st->unlinked_ns[cause], d->dur);
+    r->unlinked_device_ns = dt_add_saturating(r->unlinked_device_ns, d->dur);
+    return NO_ITEM;
+}
+
+/* Device time to ops: each device event's op gets it as its own (self). */
+static int link_device_work(dt_report *r)
+{
+    struct dt_report_acc *a = r->acc;
+    dt_link_stats *st = &r->link;
+    int rc = -1;
+    dt_keymap by_key = {0};
+    uint32_t *parent = malloc((a->nhost ? a->nhost : 1) * sizeof *parent);
+    if (!parent)
+        goto end;
+    qsort(a->host, a->nhost, sizeof *a->host, cmp_host);
+    if (nest_host_items(a, parent) != 0)
+        goto end;
+    /* correlation -> the runtime call, or (no correlations) External id -> the op; the first wins */
+    st->by_external_id = !a->runtime_correlations;
+    for (size_t i = 0; i < a->nhost; i++) {
+        const host_item *h = &a->host[i];
+        if (h->has_key && h->is_runtime == !st->by_external_id &&
+            dt_keymap_put(&by_key, h->key, 0, (uint32_t)i) < 0)
+            goto end;
+    }
+    for (size_t j = 0; j < a->ndevice; j++) {
+        const device_item *d = &a->device[j];
+        uint32_t op = op_of_device(r, d, parent, &by_key);
+        if (op == NO_ITEM)
+            continue;
+        st->linked++;
+        st->linked_ns = dt_add_saturating(st->linked_ns, d->dur);
+        dt_op_row *o = &a->ops[a->host[op].name];
+        o->device_self_ns = dt_add_saturating(o->device_self_ns, d->dur);
+    }
+    rc = 0;
+end:
+    free(parent);
+    dt_keymap_free(&by_key);
+    return rc;
+}
+
 static int finish(dt_report *r)
 {
     struct dt_report_acc *a = r->acc;
     uint32_t nnames = dt_intern_count(&r->names);
     size_t n = nnames < a->nnames_cap ? nnames : a->nnames_cap;
-    /* ops: the device time of each instance goes to its op's name */
-    for (size_t i = 0; i < a->ninstances; i++) {
-        if (a->instances[i].op_name)
-            a->ops[a->instances[i].op_name].device_ns =
-                dt_add_saturating(a->ops[a->instances[i].op_name].device_ns, a->instances[i].device_ns);
-        else
-            r->unlinked_device_ns = dt_add_saturating(r->unlinked_device_ns, a->instances[i].device_ns);
-    }
+    if (link_device_work(r) != 0)
+        return -1;
     r->kernels = calloc(n ? n : 1, sizeof *r->kernels);
     r->memory = calloc(n ? n : 1, sizeof *r->memory);
     r->api = calloc(n ? n : 1, sizeof *r->api);
@@ -465,8 +653,11 @@ static void free_acc(struct dt_report_acc *a)
         free(a->lanes[i].spans);
     free(a->lanes);
     dt_keymap_free(&a->lane_map);
-    free(a->instances);
-    dt_keymap_free(&a->instance_map);
+    free(a->host);
+    free(a->device);
+    dt_keymap_free(&a->thread_map);
+    if (a->lane_names_ready)
+        dt_intern_destroy(&a->lane_names);
     free(a->short_buf);
     free(a);
 }
@@ -622,7 +813,7 @@ void dt_report_ops_table(const dt_report *r, dt_table *t)
         dt_table_str(t, dt_report_name(r, o->name));
         dt_table_u64(t, o->count);
         dt_table_us(t, o->cpu_ns);
-        dt_table_us(t, o->device_ns);
+        dt_table_us(t, o->device_self_ns);
     }
 }
 
@@ -676,6 +867,29 @@ void dt_report_write_devtrace_text(const dt_report *r, FILE *out)
         fprintf(out, "  note: %s\n", in->notes[i]);
 }
 
+/* How device work was linked to ops: the rule used, the events linked, each cause of the rest,
+ * and the External id cross-check. */
+static void write_link_text(const dt_report *r, FILE *out)
+{
+    const dt_link_stats *st = &r->link;
+    char buf[32];
+    dt_format_us(buf, st->linked_ns);
+    fprintf(out, "  device events linked to ops %s: %llu (%s us)",
+            st->by_external_id ? "by External id (no runtime call has a correlation)"
+                               : "through their correlation's runtime call",
+            (unsigned long long)st->linked, buf);
+    if (!st->by_external_id)
+        fprintf(out, "; External id disagrees on %llu of %llu", (unsigned long long)st->external_id_disagree,
+                (unsigned long long)st->external_id_checked);
+    fputc('\n', out);
+    for (int c = 0; c < DT_UNLINKED_COUNT; c++)
+        if (st->unlinked[c]) {
+            dt_format_us(buf, st->unlinked_ns[c]);
+            fprintf(out, "  not linked: %llu device events %s (%s us)\n", (unsigned long long)st->unlinked[c],
+                    dt_unlinked_cause_text((dt_unlinked_cause)c), buf);
+        }
+}
+
 static void write_header_text(const dt_report *r, FILE *out)
 {
     char span[32], kernel[32], unlinked[32];
@@ -695,6 +909,7 @@ static void write_header_text(const dt_report *r, FILE *out)
             (unsigned long long)r->counted[DT_TR_CPU_OP], (unsigned long long)r->counted[DT_TR_PYTHON],
             (unsigned long long)r->counted[DT_TR_ANNOTATION], (unsigned long long)r->counted[DT_TR_OTHER]);
     fprintf(out, "  kernel time %s us; device time not linked to an op %s us\n", kernel, unlinked);
+    write_link_text(r, out);
     dt_report_write_devtrace_text(r, out);
 }
 
@@ -714,6 +929,24 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
     fprintf(out, ", \"kernel_us\": %s", buf);
     dt_format_us(buf, r->unlinked_device_ns);
     fprintf(out, ", \"unlinked_device_us\": %s", buf);
+    const dt_link_stats *st = &r->link;
+    dt_format_us(buf, st->linked_ns);
+    fprintf(out,
+            ", \"link\": {\"rule\": \"%s\", \"linked\": %llu, \"linked_us\": %s, \"external_id_checked\": %llu, "
+            "\"external_id_disagree\": %llu",
+            st->by_external_id ? "external_id" : "correlation", (unsigned long long)st->linked, buf,
+            (unsigned long long)st->external_id_checked, (unsigned long long)st->external_id_disagree);
+    static const char *const cause_keys[] = {
+#define DT_CAUSE_KEY(name, text) #name,
+        DT_UNLINKED_CAUSES(DT_CAUSE_KEY)
+#undef DT_CAUSE_KEY
+    };
+    for (int c = 0; c < DT_UNLINKED_COUNT; c++) {
+        dt_format_us(buf, st->unlinked_ns[c]);
+        fprintf(out, ", \"%s\": %llu, \"%s_us\": %s", cause_keys[c], (unsigned long long)st->unlinked[c],
+                cause_keys[c], buf);
+    }
+    fputc('}', out);
     if (in->has_devtrace) {
         fputs(", \"devtrace\": {\"backend\": ", out);
         dt_json_write_string(out, in->backend ? in->backend : "");

@@ -5,8 +5,9 @@
  *
  * Memory: the file is read in 1 MiB pieces; what is kept grows with what is aggregated, not
  * with the file's size: one entry per distinct name, 8 bytes per kernel (its duration, for the
- * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 24
- * per op instance with an External id (to attribute device time to it). */
+ * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 32
+ * more per kernel, copy and set, 48 per cpu_op and per runtime call with a correlation (to
+ * link device work to the ops around its launch once the whole trace is read). */
 #ifndef DT_REPORT_H
 #define DT_REPORT_H
 
@@ -41,8 +42,40 @@ typedef struct dt_api_row {
 typedef struct dt_op_row {
     uint32_t name;
     uint64_t count;
-    int64_t cpu_ns, device_ns;
+    int64_t cpu_ns;         /* the instances' durations */
+    int64_t device_self_ns; /* device work whose innermost enclosing op is an instance of this name */
 } dt_op_row;
+
+/* Why a device event (kernel, copy, set) is linked to no op: the link is device event ->
+ * correlation -> the runtime call with that correlation -> the innermost cpu_op on that call's
+ * thread that contains it; a trace whose runtime calls carry no correlation at all is linked
+ * through External id instead (dt_link_stats.by_external_id). */
+#define DT_UNLINKED_CAUSES(X)                                                 \
+    X(no_correlation, "without a correlation")                               \
+    X(no_runtime, "whose correlation names no runtime call")                 \
+    X(outside_op, "launched by a runtime call inside no cpu_op")             \
+    X(no_external_id, "without an External id (External id links)")          \
+    X(unknown_external_id, "whose External id names no cpu_op (External id links)")
+
+typedef enum dt_unlinked_cause {
+#define DT_CAUSE_ENUM(name, text) DT_UNLINKED_##name,
+    DT_UNLINKED_CAUSES(DT_CAUSE_ENUM)
+#undef DT_CAUSE_ENUM
+        DT_UNLINKED_COUNT
+} dt_unlinked_cause;
+
+typedef struct dt_link_stats {
+    int by_external_id; /* no runtime call has a correlation: device events linked by External id */
+    uint64_t linked;    /* device events linked to an op */
+    int64_t linked_ns;
+    uint64_t unlinked[DT_UNLINKED_COUNT];
+    int64_t unlinked_ns[DT_UNLINKED_COUNT];
+    /* Linked through the correlation, carrying an External id, and the op found has one too:
+     * how many, and how many of those name another op instance (older exports give kernels
+     * their correlation as External id). */
+    uint64_t external_id_checked, external_id_disagree;
+} dt_link_stats;
+const char *dt_unlinked_cause_text(dt_unlinked_cause cause);
 
 #define DT_REPORT_GAPS 3
 typedef struct dt_stream_row {
@@ -73,7 +106,8 @@ typedef struct dt_report {
     dt_stream_row *streams;
     size_t nstreams;
     int64_t kernel_ns;                  /* all kernels' time */
-    int64_t unlinked_device_ns;         /* device time whose External id names no cpu_op in the trace */
+    int64_t unlinked_device_ns;         /* device time linked to no op (the sum of link.unlinked_ns) */
+    dt_link_stats link;                 /* how device events were linked to ops */
     int64_t first_ts_ns, last_end_ns;   /* the trace's first event and the end of its last */
     uint64_t counted[DT_TR_KIND_COUNT]; /* complete ('X') events per kind */
     struct dt_report_acc *acc;          /* owned: the state while reading */

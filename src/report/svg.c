@@ -57,6 +57,8 @@ static const struct {
     [DT_TR_CPU_OP] = {"cpu_op", "#59a14f"},
     [DT_TR_PYTHON] = {"python_function", "#edc948"},
     [DT_TR_ANNOTATION] = {"user_annotation", "#b07aa1"},
+    [DT_TR_GPU_ANNOTATION] = {"gpu_user_annotation", "#d4a6c8"},
+    [DT_TR_SYNC] = {"sync", "#9c755f"},
     [DT_TR_OTHER] = {"other", "#bab0ac"},
 };
 

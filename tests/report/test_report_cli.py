@@ -193,7 +193,7 @@ def malformed_trace_names_the_byte_and_what_was_expected():
 
 @case
 def empty_traces_give_empty_tables():
-    for name, text in (("empty.json", '{"traceEvents": []}'), ("nothing.json", "{}"),
+    for name, text in (("empty.json", '{"traceEvents": []}'), ("bare.json", "[]"),
                        ("cpu_only.json", '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add",'
                                          ' "pid": 1, "tid": 1, "ts": 5, "dur": 2.5}]}')):
         with open(out(name), "w") as f:

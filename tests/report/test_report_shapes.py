@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""test_report_shapes.py DEVTRACE: devtrace report and diff on traces in the shapes real Kineto
+exports take, written here, with every expected figure computed here from the JSON written,
+by a separate, brute-force computation (never from devtrace's own output).
+
+Shapes: an old export whose kernels' "External id" is their correlation (the runtime call
+around each launch, not the External id, says which op launched it); ops nested several deep
+with launches at every depth, on two threads, written out of time order; launches outside any
+op, kernels without a correlation or whose correlation names no runtime call.
+
+The checker (link_like_hta) follows Holistic Trace Analysis's rule: a device event's
+correlation names a runtime call; the cpu_ops on that call's thread (pid, tid) that contain it
+are its op stack; the innermost (the latest start, then the shortest, then the later in the
+file) owns the event's time (self), and each distinct name on the stack counts it once (total).
+"""
+import csv
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DEVTRACE = sys.argv[1]
+print(f"interpreter: {sys.executable}")
+failures = []
+tmp = tempfile.mkdtemp(prefix="devtrace-shapes-")
+
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events", "Kernel", "Memcpy", "Memset")
+OP_CATS = ("cpu_op", "Operator")
+
+
+def is_runtime(cat):
+    return cat in ("Runtime", "cuda_runtime", "cuda_driver", "hpu_op") or cat.endswith("_runtime") or \
+        cat.endswith("_driver")
+
+
+def case(fn):
+    try:
+        fn()
+        print(f"ok   {fn.__name__}")
+    except AssertionError as e:
+        failures.append(fn.__name__)
+        print(f"FAIL {fn.__name__}: {e}")
+    return fn
+
+
+def run(*args):
+    return subprocess.run([DEVTRACE, *args], capture_output=True, text=True, timeout=120)
+
+
+def out(name):
+    return os.path.join(tmp, name)
+
+
+def write(name, trace):
+    path = out(name)
+    with open(path, "w") as f:
+        json.dump(trace, f, indent=1)
+    return path
+
+
+def ns(us):
+    """The file's microseconds as integer nanoseconds, as the text has them (3 decimals)."""
+    return round(float(us) * 1000)
+
+
+def us(v):
+    sign = "-" if v < 0 else ""
+    v = abs(v)
+    return f"{sign}{v // 1000}.{v % 1000:03d}"
+
+
+# ---- the independent checker ----
+
+def link_like_hta(trace):
+    """{"self": {name: ns}, "total": {name: ns}, "cpu": {name: ns}, "count": {name: n},
+    "linked": n, "unlinked": {cause: n}, "checked": n, "disagree": n}"""
+    evs = [(i, e) for i, e in enumerate(trace["traceEvents"]) if e.get("ph") == "X"]
+    ops = [(i, e) for i, e in evs if e.get("cat") in OP_CATS]
+    runtime = {}
+    any_corr = False
+    for i, e in evs:
+        if is_runtime(e.get("cat", "")) and "correlation" in e.get("args", {}):
+            any_corr = True
+            runtime.setdefault(e["args"]["correlation"], (i, e))
+    assert any_corr, "these shapes all have runtime calls with correlations"
+
+    def span(e):
+        return ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+
+    def thread(e):
+        return (str(e.get("pid")), str(e.get("tid")))
+
+    def containing(s, t, th):
+        return [(i, o) for i, o in ops if thread(o) == th and span(o)[0] <= s and t <= span(o)[1]]
+
+    res = {"self": {}, "total": {}, "cpu": {}, "count": {}, "linked": 0, "checked": 0, "disagree": 0,
+           "unlinked": {"no_correlation": 0, "no_runtime": 0, "outside_op": 0}}
+    for i, o in ops:
+        res["cpu"][o["name"]] = res["cpu"].get(o["name"], 0) + ns(o["dur"])
+        res["count"][o["name"]] = res["count"].get(o["name"], 0) + 1
+        res["self"].setdefault(o["name"], 0)
+        res["total"].setdefault(o["name"], 0)
+    for i, d in evs:
+        if d.get("cat") not in DEVICE_CATS:
+            continue
+        a = d.get("args", {})
+        if "correlation" not in a:
+            res["unlinked"]["no_correlation"] += 1
+            continue
+        if a["correlation"] not in runtime:
+            res["unlinked"]["no_runtime"] += 1
+            continue
+        _, rt = runtime[a["correlation"]]
+        stack = containing(*span(rt), thread(rt))
+        if not stack:
+            res["unlinked"]["outside_op"] += 1
+            continue
+        inner_i, inner = max(stack, key=lambda io: (span(io[1])[0], -span(io[1])[1], io[0]))
+        dur = ns(d["dur"])
+        res["linked"] += 1
+        res["self"][inner["name"]] += dur
+        # the op stack of the innermost op: every op containing it (itself included)
+        for name in {o["name"] for _, o in containing(*span(inner), thread(inner))}:
+            res["total"][name] += dur
+        if "External id" in a and "External id" in inner.get("args", {}):
+            res["checked"] += 1
+            res["disagree"] += a["External id"] != inner["args"]["External id"]
+    return res
+
+
+def report_json(path, *extra):
+    r = run("report", "--format", "json", *extra, path)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    return json.loads(r.stdout)
+
+
+def check_ops_against_checker(path, trace):
+    want = link_like_hta(trace)
+    j = report_json(path)
+    got_self = {o["name"]: round(o["device_us"] * 1000) for o in j["ops"]}
+    assert got_self == want["self"], f"device time per op:\n got {got_self}\nwant {want['self']}"
+    got_cpu = {o["name"]: (o["count"], round(o["cpu_total_us"] * 1000)) for o in j["ops"]}
+    assert got_cpu == {k: (want["count"][k], want["cpu"][k]) for k in want["cpu"]}, got_cpu
+    link = j["about"]["link"]
+    assert link["rule"] == "correlation", link
+    assert link["linked"] == want["linked"], (link, want)
+    for cause, n in want["unlinked"].items():
+        assert link[cause] == n, (cause, link, want["unlinked"])
+    assert (link["external_id_checked"], link["external_id_disagree"]) == (want["checked"], want["disagree"]), \
+        (link, want)
+    return j, want
+
+
+# ---- the shapes ----
+
+def ev(cat, name, pid, tid, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def old_export():
+    """An older export (AlexNet-like): kernels' and runtime calls' External id is the correlation,
+    which happens to be the External id of other ops (aten::to, aten::view); the runtime call
+    around each launch lies inside aten::copy_ or aten::conv2d."""
+    T = 1000
+    evs = [
+        ev("cpu_op", "aten::to", 10, 10, T + 0, 5, **{"External id": 101}),
+        ev("cpu_op", "aten::view", 10, 10, T + 10, 2, **{"External id": 102}),
+        ev("cpu_op", "aten::copy_", 10, 10, T + 20, 100, **{"External id": 103}),
+        ev("cpu_op", "aten::conv2d", 10, 10, T + 130, 200, **{"External id": 104}),
+        ev("cpu_op", "aten::convolution", 10, 10, T + 140, 180, **{"External id": 105}),
+    ]
+    corr = [101, 102, 103, 104, 105]  # the correlations: other ops' External ids but the last's
+    where = [30, 60, 150, 200, 250]   # the runtime calls' starts: copy_, copy_, convolution x3
+    names = ["cudaMemcpyAsync", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernel", "cudaLaunchKernel"]
+    for k, (c, w, n) in enumerate(zip(corr, where, names)):
+        evs.append(ev("cuda_runtime", n, 10, 10, T + w, 4, correlation=c, **{"External id": c}))
+        cat = "gpu_memcpy" if n == "cudaMemcpyAsync" else "kernel"
+        dname = "Memcpy HtoD (Pageable -> Device)" if cat == "gpu_memcpy" else f"conv_kernel_{k}"
+        evs.append(ev(cat, dname, 0, 7, T + w + 10, 7 + k * 3.5, correlation=c, device=0, stream=7,
+                      **{"External id": c}))
+    return {"traceEvents": evs}
+
+
+def nested_random(seed):
+    """Ops nested up to five deep on two threads (one name reused inside itself), launches at
+    every depth and between ops, some kernels without a correlation or with one no runtime call
+    has; the events shuffled."""
+    rnd = random.Random(seed)
+    evs = []
+    corr = [1000]
+    names = ["aten::linear", "aten::addmm", "aten::add", "aten::relu", "aten::to", "aten::copy_", "aten::mm"]
+
+    def launch(pid, tid, t):
+        c = corr[0]
+        corr[0] += 1
+        kind = rnd.choice(["kernel", "kernel", "gpu_memcpy", "gpu_memset"])
+        evs.append(ev("cuda_runtime", "cudaLaunchKernel" if kind == "kernel" else "cudaMemcpyAsync", pid, tid, t,
+                      1.5, correlation=c))
+        dur = rnd.randint(1, 40000) / 1000
+        evs.append(ev(kind, f"k{rnd.randint(0, 5)}" if kind == "kernel" else "Memcpy DtoD (Device -> Device)", 0,
+                      7 + tid % 2, t + 3, dur, correlation=c, device=0, stream=7 + tid % 2,
+                      **({"External id": rnd.choice([1, 2, 3])} if rnd.random() < 0.3 else {})))
+
+    def op(pid, tid, start, end, depth):
+        name = rnd.choice(names)
+        evs.append(ev("cpu_op", name, pid, tid, start, end - start, **{"External id": len(evs) + 1}))
+        t = start + 1
+        while t + 4 < end:
+            if depth < 5 and rnd.random() < 0.4 and end - t > 12:
+                length = rnd.randint(6, max(6, (end - t) // 2))
+                op(pid, tid, t, t + length, depth + 1)
+                t += length + 1
+            else:
+                if rnd.random() < 0.7:
+                    launch(pid, tid, t)
+                t += 3
+    for tid in (1, 2):
+        t = 0
+        for _ in range(6):
+            op(7, tid, t, t + 300, 0)
+            t += 310
+            launch(7, tid, t - 8)  # between ops: outside every op
+    for k in range(3):  # no correlation; a correlation no runtime call has
+        evs.append(ev("kernel", "k_orphan", 0, 7, 5000 + k * 10, 2.5, device=0, stream=7))
+        evs.append(ev("kernel", "k_lost", 0, 7, 5005 + k * 10, 1.25, correlation=99000 + k, device=0, stream=7))
+    rnd.shuffle(evs)
+    return {"traceEvents": evs}
+
+
+@case
+def old_export_links_through_the_runtime_call_not_the_external_id():
+    trace = old_export()
+    path = write("old_export.json", trace)
+    j, want = check_ops_against_checker(path, trace)
+    assert want["self"]["aten::copy_"] == 7000 + 10500 and want["self"]["aten::to"] == 0, want
+    assert want["self"]["aten::convolution"] == 14000 + 17500 + 21000 and want["disagree"] == 4, want
+
+
+@case
+def nested_ops_launches_at_every_depth_two_threads_shuffled():
+    for seed in (1, 2, 3):
+        trace = nested_random(seed)
+        path = write(f"nested{seed}.json", trace)
+        _, want = check_ops_against_checker(path, trace)
+        assert want["linked"] > 20 and all(want["unlinked"].values()), want
+
+
+print(f"{len(failures)} failed" if failures else "all passed")
+shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(1 if failures else 0)
