@@ -58,7 +58,7 @@ static int gather(gathered *g, const dt_report *const *reports, size_t n, dt_com
                     return -1;
         } else {
             for (size_t i = 0; i < r->nops; i++)
-                if (gather_one(g, s, dt_report_name(r, r->ops[i].name), r->ops[i].count, r->ops[i].device_self_ns,
+                if (gather_one(g, s, dt_report_name(r, r->ops[i].name), r->ops[i].count, r->ops[i].device_total_ns,
                                r->ops[i].cpu_ns) != 0)
                     return -1;
         }

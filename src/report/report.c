@@ -422,6 +422,8 @@ static int cmp_api(const void *x, const void *y, void *r)
 static int cmp_op(const void *x, const void *y, void *r)
 {
     const dt_op_row *a = x, *b = y;
+    if (a->device_total_ns != b->device_total_ns)
+        return a->device_total_ns > b->device_total_ns ? -1 : 1;
     if (a->device_self_ns != b->device_self_ns)
         return a->device_self_ns > b->device_self_ns ? -1 : 1;
     return by_time_then_name(a->cpu_ns, b->cpu_ns, a->name, b->name, r);
@@ -553,7 +555,9 @@ static uint32_t op_of_device(dt_report *r, const device_item *d, const uint32_t 
     return NO_ITEM;
 }
 
-/* Device time to ops: each device event's op gets it as its own (self). */
+/* Device time to ops: each device event's op gets it as its own (self), and every name on that
+ * op's stack (the op and the ops around it) once in its total: stamp[name] is the last device
+ * event (+1) counted in that name's total. */
 static int link_device_work(dt_report *r)
 {
     struct dt_report_acc *a = r->acc;
@@ -561,7 +565,8 @@ static int link_device_work(dt_report *r)
     int rc = -1;
     dt_keymap by_key = {0};
     uint32_t *parent = malloc((a->nhost ? a->nhost : 1) * sizeof *parent);
-    if (!parent)
+    uint64_t *stamp = calloc(a->nnames_cap ? a->nnames_cap : 1, sizeof *stamp);
+    if (!parent || !stamp)
         goto end;
     qsort(a->host, a->nhost, sizeof *a->host, cmp_host);
     if (nest_host_items(a, parent) != 0)
@@ -583,10 +588,18 @@ static int link_device_work(dt_report *r)
         st->linked_ns = dt_add_saturating(st->linked_ns, d->dur);
         dt_op_row *o = &a->ops[a->host[op].name];
         o->device_self_ns = dt_add_saturating(o->device_self_ns, d->dur);
+        for (uint32_t p = op; p != NO_ITEM; p = parent[p]) {
+            uint32_t name = a->host[p].name;
+            if (stamp[name] == j + 1)
+                continue;
+            stamp[name] = j + 1;
+            a->ops[name].device_total_ns = dt_add_saturating(a->ops[name].device_total_ns, d->dur);
+        }
     }
     rc = 0;
 end:
     free(parent);
+    free(stamp);
     dt_keymap_free(&by_key);
     return rc;
 }
@@ -750,7 +763,8 @@ static const dt_column memory_columns[] = {
     {"name", 'w'}, {"count", 'n'}, {"bytes", 'n'}, {"total_us", 'n'}, {"avg_gbps", 'n'}};
 static const dt_column api_columns[] = {
     {"name", 'w'}, {"count", 'n'}, {"total_us", 'n'}, {"avg_us", 'n'}, {"max_us", 'n'}};
-static const dt_column op_columns[] = {{"name", 'w'}, {"count", 'n'}, {"cpu_total_us", 'n'}, {"device_us", 'n'}};
+static const dt_column op_columns[] = {
+    {"name", 'w'}, {"count", 'n'}, {"cpu_total_us", 'n'}, {"device_self_us", 'n'}, {"device_total_us", 'n'}};
 static const dt_column stream_columns[] = {{"device", 'n'},     {"stream", 'n'},       {"busy_us", 'n'},
                                            {"span_us", 'n'},    {"busy_percent", 'n'}, {"gap1_us", 'n'},
                                            {"gap1_at_us", 'n'}, {"gap2_us", 'n'},      {"gap2_at_us", 'n'},
@@ -814,6 +828,7 @@ void dt_report_ops_table(const dt_report *r, dt_table *t)
         dt_table_u64(t, o->count);
         dt_table_us(t, o->cpu_ns);
         dt_table_us(t, o->device_self_ns);
+        dt_table_us(t, o->device_total_ns);
     }
 }
 

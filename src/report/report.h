@@ -44,6 +44,8 @@ typedef struct dt_op_row {
     uint64_t count;
     int64_t cpu_ns;         /* the instances' durations */
     int64_t device_self_ns; /* device work whose innermost enclosing op is an instance of this name */
+    int64_t device_total_ns; /* device work with an instance of this name anywhere on its op stack,
+                                each device event counted once per name (recursion counts once) */
 } dt_op_row;
 
 /* Why a device event (kernel, copy, set) is linked to no op: the link is device event ->

@@ -22,6 +22,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hta_check import link_like_hta  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVTRACE = sys.argv[1]
 EMU = sys.argv[2:6] if len(sys.argv) >= 6 else None
@@ -76,11 +79,11 @@ TORCH_CSV = {
         "cudaLaunchKernel,3,17.250,5.750,8.250\n"
         "cudaMemsetAsync,1,3.000,3.000,3.000\n",
     "ops.csv":
-        "name,count,cpu_total_us,device_us\n"
-        "aten::mm,2,80.500,60.000\n"
-        "aten::copy_,1,60.000,10.000\n"
-        "aten::add_,1,12.000,2.500\n"
-        "aten::zero_,1,10.000,1.500\n",
+        "name,count,cpu_total_us,device_self_us,device_total_us\n"
+        "aten::mm,2,80.500,60.000,60.000\n"
+        "aten::copy_,1,60.000,10.000,10.000\n"
+        "aten::add_,1,12.000,2.500,2.500\n"
+        "aten::zero_,1,10.000,1.500,1.500\n",
     "streams.csv":
         "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,gap3_at_us\n"
         "0,20,111.500,290.000,38.45,93.500,506.500,85.000,420.000,,\n"
@@ -121,7 +124,8 @@ def legacy_rocm_trace_tables_exactly():
         "memory.csv": "name,count,bytes,total_us,avg_gbps\nMemcpy DtoH (Device -> Pageable),1,4000,4.000,1.000\n",
         "api.csv": "name,count,total_us,avg_us,max_us\nhipMemcpyWithStream,1,18.000,18.000,18.000\n"
                    "hipLaunchKernel,1,6.000,6.000,6.000\n",
-        "ops.csv": "name,count,cpu_total_us,device_us\naten::mm,1,50.000,30.000\naten::to,1,20.000,4.000\n",
+        "ops.csv": "name,count,cpu_total_us,device_self_us,device_total_us\naten::mm,1,50.000,30.000,30.000\n"
+                   "aten::to,1,20.000,4.000,4.000\n",
         "streams.csv": "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,"
                        "gap3_at_us\n1,0,34.000,44.000,77.27,10.000,50.000,,,,\n",
     })
@@ -204,8 +208,8 @@ def empty_traces_give_empty_tables():
         assert read(os.path.join(d, "kernels.csv")) == TORCH_CSV["kernels.csv"].split("\n")[0] + "\n"
         assert read(os.path.join(d, "streams.csv")).count("\n") == 1
         ops = read(os.path.join(d, "ops.csv"))
-        assert ops == ("name,count,cpu_total_us,device_us\n" +
-                       ("aten::add,1,2.500,0.000\n" if name == "cpu_only.json" else "")), ops
+        assert ops == ("name,count,cpu_total_us,device_self_us,device_total_us\n" +
+                       ("aten::add,1,2.500,0.000,0.000\n" if name == "cpu_only.json" else "")), ops
         r = run("report", out(name))
         assert r.returncode == 0 and "kernels:\n  (none)" in r.stdout, r.stdout
 
@@ -355,23 +359,16 @@ def emu_trace(vendor, lib, dest, faults=None):
 
 
 def totals_from_json(trace):
-    """name -> [count, total ns] for kernels; op name -> [count, device ns] (through External id)."""
-    kernels, ops, by_ext = {}, {}, {}
+    """name -> [count, total ns] for kernels; op name -> [count, device self ns, device total ns]
+    (hta_check's linking: correlation, runtime call, the ops around it)."""
+    kernels = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") != "X":
-            continue
-        ns = round(e.get("dur", 0) * 1000)
-        if e["cat"] == "kernel":
+        if e.get("ph") == "X" and e["cat"] == "kernel":
             k = kernels.setdefault(e["name"], [0, 0])
             k[0] += 1
-            k[1] += ns
-        if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and "External id" in e["args"]:
-            by_ext[e["args"]["External id"]] = by_ext.get(e["args"]["External id"], 0) + ns
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and e["cat"] == "cpu_op":
-            o = ops.setdefault(e["name"], [0, 0])
-            o[0] += 1
-            o[1] += by_ext.get(e["args"]["External id"], 0)
+            k[1] += round(e.get("dur", 0) * 1000)
+    link = link_like_hta(trace)
+    ops = {name: [link["count"][name], link["self"][name], link["total"][name]] for name in link["count"]}
     return kernels, ops
 
 
@@ -392,7 +389,8 @@ def devtrace_traces_match_their_json_and_compare_across_vendors():
         j = json.loads(r.stdout)
         got = {k["name"]: [k["count"], round(k["total_us"] * 1000)] for k in j["kernels"]}
         assert got == kernels, (got, kernels)
-        got = {o["name"]: [o["count"], round(o["device_us"] * 1000)] for o in j["ops"]}
+        got = {o["name"]: [o["count"], round(o["device_self_us"] * 1000), round(o["device_total_us"] * 1000)]
+               for o in j["ops"]}
         assert got == ops, (got, ops)
         losses = {k: v for k, v in j["about"]["devtrace"]["losses"].items()}
         section = trace["devtrace"]
@@ -413,8 +411,8 @@ def devtrace_traces_match_their_json_and_compare_across_vendors():
     assert sorted(row[0] for row in rows) == sorted(set(ops_a) | set(ops_b)), rows
     for row in rows:
         a, b = ops_a[row[0]], ops_b[row[0]]
-        assert row[1:6] == [str(a[0]), us(a[1]), str(b[0]), us(b[1]), ("-" if b[1] < a[1] else "") +
-                            us(abs(b[1] - a[1]))], (row, a, b)
+        assert row[1:6] == [str(a[0]), us(a[2]), str(b[0]), us(b[2]), ("-" if b[2] < a[2] else "") +
+                            us(abs(b[2] - a[2]))], (row, a, b)
 
 
 print(f"{len(failures)} failed" if failures else "all passed")
