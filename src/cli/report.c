@@ -36,6 +36,9 @@ static const char report_usage[] =
     "  --svg OUT.svg         also draw the timeline of the (first) trace: one lane per device\n"
     "                        stream and host thread, a time axis, a legend, busy strips\n"
     "  --from US, --to US    the picture's window, microseconds from the trace's first event\n"
+    "  --strict              an event left out of the tables (a complete event without a usable\n"
+    "                        ts or dur, an event without ph) is an error (exit 1, no table);\n"
+    "                        without it such events are counted and said on stderr\n"
     "  -h, --help            this text\n";
 
 static const char diff_usage[] =
@@ -51,6 +54,7 @@ static const char diff_usage[] =
     "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
     "  --format FMT          table (default), csv or json\n"
     "  --names full|short    kernel names as recorded (default) or without template arguments\n"
+    "  --strict              an event left out of the tables is an error (as for report)\n"
     "  -h, --help            this text\n";
 
 typedef struct report_options {
@@ -61,6 +65,7 @@ typedef struct report_options {
     int has_from, has_to;
     double from_us, to_us;
     int by; /* -1 both, else dt_compare_by */
+    int strict; /* --strict: a skipped event is an error */
     const char **inputs;
     int ninputs;
 } report_options;
@@ -185,6 +190,10 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
             *help = 1;
             return 0;
         }
+        if (!strcmp(a, "--strict")) {
+            o->strict = 1;
+            continue;
+        }
         if (!takes_value(a, is_report)) {
             if (a[0] == '-' && a[1])
                 return usage_error(command, "unknown option '%s'", a);
@@ -207,6 +216,27 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
 }
 
 /* ---- the traces to read ---- */
+
+/* Reads one trace; events left out of its tables are said on stderr, and under --strict are an
+ * error. 0, or -1 said on stderr (r is then still to be freed). */
+static int read_trace(const char *command, dt_report *r, const char *path, const report_options *o)
+{
+    char err[1024];
+    if (dt_report_read(r, path, o->names, err, sizeof err) != 0) {
+        fprintf(stderr, "devtrace %s: %s\n", command, err);
+        return -1;
+    }
+    if (r->nskipped) {
+        char line[1024];
+        dt_report_skipped_text(r, line, sizeof line);
+        fprintf(stderr, "devtrace %s: %s: %s; %s\n", command, path, line,
+                o->strict ? "no table under --strict (fix the events, or run without --strict)"
+                          : "left out of every table (--strict makes this an error)");
+        if (o->strict)
+            return -1;
+    }
+    return 0;
+}
 
 typedef struct path_list {
     char **paths; /* owned */
@@ -446,9 +476,7 @@ int dt_cmd_report(int argc, char **argv)
     if (!reports || !views)
         goto end;
     for (; nread < l.n; nread++) {
-        char err[1024];
-        if (dt_report_read(&reports[nread], l.paths[nread], o.names, err, sizeof err) != 0) {
-            fprintf(stderr, "devtrace report: %s\n", err);
+        if (read_trace("report", &reports[nread], l.paths[nread], &o) != 0) {
             nread++;
             goto end;
         }
@@ -539,9 +567,7 @@ int dt_cmd_diff(int argc, char **argv)
         goto end;
     }
     for (; nread < 2; nread++) {
-        char err[1024];
-        if (dt_report_read(&r[nread], o.inputs[nread], o.names, err, sizeof err) != 0) {
-            fprintf(stderr, "devtrace diff: %s\n", err);
+        if (read_trace("diff", &r[nread], o.inputs[nread], &o) != 0) {
             nread++;
             goto end;
         }

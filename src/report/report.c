@@ -80,6 +80,46 @@ struct dt_report_acc {
     int failed; /* out of memory */
 };
 
+static const char *const skip_texts[] = {
+#define DT_SKIP_TEXT(name, text) text,
+    DT_SKIP_CAUSES(DT_SKIP_TEXT)
+#undef DT_SKIP_TEXT
+};
+static const char *const skip_keys[] = {
+#define DT_SKIP_KEY(name, text) #name,
+    DT_SKIP_CAUSES(DT_SKIP_KEY)
+#undef DT_SKIP_KEY
+};
+
+const char *dt_skip_cause_text(dt_skip_cause cause)
+{
+    return (unsigned)cause < DT_SKIP_COUNT ? skip_texts[cause] : "?";
+}
+
+const char *dt_skip_cause_key(dt_skip_cause cause)
+{
+    return (unsigned)cause < DT_SKIP_COUNT ? skip_keys[cause] : "?";
+}
+
+void dt_report_skipped_text(const dt_report *r, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = 0;
+    if (!r->nskipped)
+        return;
+    size_t o = (size_t)snprintf(buf, len, "skipped %llu event%s:", (unsigned long long)r->nskipped,
+                                r->nskipped == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int c = 0; c < DT_SKIP_COUNT && o < len; c++) {
+        if (!r->skipped[c])
+            continue;
+        o += (size_t)snprintf(buf + o, len - o, "%s%llu %s (first at byte %llu)", sep,
+                              (unsigned long long)r->skipped[c], skip_texts[c], (unsigned long long)r->skipped_at[c]);
+        sep = ", ";
+    }
+}
+
 static const char *const unlinked_texts[] = {
 #define DT_CAUSE_TEXT(name, text) text,
     DT_UNLINKED_CAUSES(DT_CAUSE_TEXT)
@@ -306,13 +346,42 @@ static void device_lane(const dt_tr_event *ev, int64_t *device, int64_t *stream)
     *stream = ev->has & DT_TR_HAS_STREAM ? ev->stream : ev->has & DT_TR_HAS_TID_NUM ? ev->tid_num : -1;
 }
 
+/* Why a complete event cannot be used (DT_SKIP_COUNT: it can). */
+static dt_skip_cause unusable(const dt_tr_event *ev)
+{
+    if (!(ev->has & DT_TR_HAS_TS))
+        return ev->has & DT_TR_TS_NOT_NUMBER     ? DT_SKIP_ts_not_number
+               : ev->has & DT_TR_TS_OUT_OF_RANGE ? DT_SKIP_ts_out_of_range
+                                                 : DT_SKIP_no_ts;
+    if (!(ev->has & DT_TR_HAS_DUR))
+        return ev->has & DT_TR_DUR_NOT_NUMBER     ? DT_SKIP_dur_not_number
+               : ev->has & DT_TR_DUR_OUT_OF_RANGE ? DT_SKIP_dur_out_of_range
+                                                  : DT_SKIP_no_dur;
+    return ev->dur_ns < 0 ? DT_SKIP_negative_dur : DT_SKIP_COUNT;
+}
+
+static void skip(dt_report *r, dt_skip_cause cause, uint64_t offset)
+{
+    if (!r->skipped[cause]++)
+        r->skipped_at[cause] = offset;
+    r->nskipped++;
+}
+
 static int on_event(const dt_tr_event *ev, void *user)
 {
     dt_report *r = user;
     struct dt_report_acc *a = r->acc;
-    if (ev->ph != 'X' || !(ev->has & DT_TR_HAS_TS))
+    if (ev->ph != 'X') {
+        if (!ev->ph)
+            skip(r, DT_SKIP_no_ph, ev->offset);
         return 0;
-    int64_t dur = ev->has & DT_TR_HAS_DUR && ev->dur_ns > 0 ? ev->dur_ns : 0;
+    }
+    dt_skip_cause cause = unusable(ev);
+    if (cause != DT_SKIP_COUNT) {
+        skip(r, cause, ev->offset);
+        return 0;
+    }
+    int64_t dur = ev->dur_ns;
     if (ev->ts_ns < r->first_ts_ns)
         r->first_ts_ns = ev->ts_ns;
     if (ev->ts_ns + dur > r->last_end_ns)
@@ -925,6 +994,11 @@ static void write_header_text(const dt_report *r, FILE *out)
             (unsigned long long)r->counted[DT_TR_ANNOTATION], (unsigned long long)r->counted[DT_TR_OTHER]);
     fprintf(out, "  kernel time %s us; device time not linked to an op %s us\n", kernel, unlinked);
     write_link_text(r, out);
+    if (r->nskipped) {
+        char line[1024];
+        dt_report_skipped_text(r, line, sizeof line);
+        fprintf(out, "  %s\n", line);
+    }
     dt_report_write_devtrace_text(r, out);
 }
 
@@ -961,6 +1035,10 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
         fprintf(out, ", \"%s\": %llu, \"%s_us\": %s", cause_keys[c], (unsigned long long)st->unlinked[c],
                 cause_keys[c], buf);
     }
+    fputc('}', out);
+    fprintf(out, ", \"skipped\": {\"events\": %llu", (unsigned long long)r->nskipped);
+    for (int c = 0; c < DT_SKIP_COUNT; c++)
+        fprintf(out, ", \"%s\": %llu", skip_keys[c], (unsigned long long)r->skipped[c]);
     fputc('}', out);
     if (in->has_devtrace) {
         fputs(", \"devtrace\": {\"backend\": ", out);

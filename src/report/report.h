@@ -66,6 +66,27 @@ typedef enum dt_unlinked_cause {
         DT_UNLINKED_COUNT
 } dt_unlinked_cause;
 
+/* Why an event was left out of every table (it is counted, with where the first one is): a
+ * complete event ('X') without a usable ts or dur, or an event without "ph". */
+#define DT_SKIP_CAUSES(X)                                                      \
+    X(no_ph, "without ph")                                                     \
+    X(no_ts, "without ts")                                                     \
+    X(ts_not_number, "whose ts is not a number")                               \
+    X(ts_out_of_range, "whose ts is out of range (beyond 2^61 ns)")            \
+    X(no_dur, "without dur")                                                   \
+    X(dur_not_number, "whose dur is not a number")                             \
+    X(negative_dur, "with a negative dur")                                     \
+    X(dur_out_of_range, "whose dur is out of range (beyond 2^61 ns)")
+
+typedef enum dt_skip_cause {
+#define DT_SKIP_ENUM(name, text) DT_SKIP_##name,
+    DT_SKIP_CAUSES(DT_SKIP_ENUM)
+#undef DT_SKIP_ENUM
+        DT_SKIP_COUNT
+} dt_skip_cause;
+const char *dt_skip_cause_text(dt_skip_cause cause);
+const char *dt_skip_cause_key(dt_skip_cause cause);
+
 typedef struct dt_link_stats {
     int by_external_id; /* no runtime call has a correlation: device events linked by External id */
     uint64_t linked;    /* device events linked to an op */
@@ -112,6 +133,9 @@ typedef struct dt_report {
     dt_link_stats link;                 /* how device events were linked to ops */
     int64_t first_ts_ns, last_end_ns;   /* the trace's first event and the end of its last */
     uint64_t counted[DT_TR_KIND_COUNT]; /* complete ('X') events per kind */
+    uint64_t skipped[DT_SKIP_COUNT];    /* events left out of the tables, per cause */
+    uint64_t skipped_at[DT_SKIP_COUNT]; /* the byte offset of the first of each */
+    uint64_t nskipped;
     struct dt_report_acc *acc;          /* owned: the state while reading */
 } dt_report;
 
@@ -141,6 +165,9 @@ int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *er
 int dt_report_add(dt_report *r, const dt_tr_event *ev);
 int dt_report_end(dt_report *r, char *err, size_t errlen);
 void dt_report_free(dt_report *r);
+/* One line (no newline) saying how many events were skipped and why, with the first's offset:
+ * "skipped 3 events: 1 without dur (first at byte 812), ...". Empty when none was. */
+void dt_report_skipped_text(const dt_report *r, char *buf, size_t len);
 const char *dt_report_name(const dt_report *r, uint32_t id);
 /* A name with its template arguments elided: "void k<float, 4>(float*)" -> "void k<...>(float*)".
  * Writes at most outlen - 1 bytes and a NUL; returns the length written. */

@@ -183,6 +183,90 @@ def nested_ops_launches_at_every_depth_two_threads_shuffled():
         assert want["linked"] > 20 and all(want["unlinked"].values()), want
 
 
+def events_text(events):
+    """The trace's text with one event per line, and where each event's '{' is."""
+    text, offsets = '{"traceEvents": [\n', []
+    for i, e in enumerate(events):
+        offsets.append(len(text.encode()))
+        text += json.dumps(e) + (",\n" if i + 1 < len(events) else "\n")
+    return text + "]}\n", offsets
+
+
+@case
+def not_a_trace_is_an_error_with_the_offset():
+    execution_trace = {"schema": "1.0.3-chakra.0.0.4", "pid": 7, "time": "2024-01-01 00:00:00",
+                       "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]", "ctrl_deps": 1,
+                                  "inputs": {"values": [], "shapes": [], "types": []}}]}
+    for name, text in (("empty_object.json", "{}"), ("execution_trace.json", json.dumps(execution_trace)),
+                       ("members_only.json", '{"schemaVersion": 1, "deviceProperties": []}\n')):
+        with open(out(name), "w") as f:
+            f.write(text)
+        closing = len(text.rstrip()) - 1  # the top-level object's '}'
+        for strict in ([], ["--strict"]):
+            r = run("report", *strict, out(name))
+            assert r.returncode == 1 and r.stdout == "", (name, r.returncode, r.stdout[:200])
+            lines = r.stderr.splitlines()
+            assert len(lines) == 1 and f"{name}: byte {closing}: the top-level object ends without traceEvents" \
+                in lines[0], (name, r.stderr)
+
+
+BAD_FIELDS = {  # cause: how the event's ts/dur are spoiled
+    "no_ph": lambda e: e.pop("ph"),
+    "no_ts": lambda e: e.pop("ts"),
+    "ts_not_number": lambda e: e.update(ts="17"),
+    "no_dur": lambda e: e.pop("dur"),
+    "dur_not_number": lambda e: e.update(dur="5.0"),
+    "negative_dur": lambda e: e.update(dur=-3.5),
+    "dur_out_of_range": lambda e: e.update(dur=1e300),
+    "ts_out_of_range": lambda e: e.update(ts=-1e300),
+}
+BAD_TEXT = {"no_ph": "without ph", "no_ts": "without ts", "ts_not_number": "whose ts is not a number",
+            "ts_out_of_range": "whose ts is out of range (beyond 2^61 ns)", "no_dur": "without dur",
+            "dur_not_number": "whose dur is not a number", "negative_dur": "with a negative dur",
+            "dur_out_of_range": "whose dur is out of range (beyond 2^61 ns)"}
+ORDER = ["no_ph", "no_ts", "ts_not_number", "ts_out_of_range", "no_dur", "dur_not_number", "negative_dur",
+         "dur_out_of_range"]
+
+
+@case
+def events_without_a_usable_ts_or_dur_are_counted_and_strict_fails():
+    rnd = random.Random(7)
+    events, spoiled = [], []
+    for i in range(200):
+        e = ev("kernel", f"k{i % 3}", 0, 7, 1000 + i * 10, rnd.randint(1, 9000) / 1000, device=0, stream=7)
+        cause = rnd.choice(ORDER) if rnd.random() < 0.25 else None
+        if cause:
+            BAD_FIELDS[cause](e)
+        events.append(e)
+        spoiled.append(cause)
+    text, offsets = events_text(events)
+    path = out("spoiled.json")
+    with open(path, "w") as f:
+        f.write(text)
+    counts = {c: spoiled.count(c) for c in ORDER if c in spoiled}
+    first = {c: offsets[spoiled.index(c)] for c in counts}
+    parts = [f"{counts[c]} {BAD_TEXT[c]} (first at byte {first[c]})" for c in ORDER if c in counts]
+    line = f"skipped {sum(counts.values())} events: " + ", ".join(parts)
+    totals = {}
+    for e, c in zip(events, spoiled):
+        if not c:
+            totals[e["name"]] = totals.get(e["name"], 0) + ns(e["dur"])
+    r = run("report", "--format", "json", path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == f"devtrace report: {path}: {line}; left out of every table (--strict makes this an error)\n", \
+        (r.stderr, line)
+    j = json.loads(r.stdout)
+    assert {k["name"]: round(k["total_us"] * 1000) for k in j["kernels"]} == totals, (j["kernels"], totals)
+    assert j["about"]["skipped"] == dict({"events": sum(counts.values())}, **{c: counts.get(c, 0) for c in ORDER}), \
+        j["about"]["skipped"]
+    r = run("report", path)
+    assert f"  {line}\n" in r.stdout, r.stdout[:1500]
+    for cmd in (["report", "--strict", path], ["diff", "--strict", path, path]):
+        r = run(*cmd)
+        assert r.returncode == 1 and r.stdout == "", (cmd, r.returncode, r.stdout[:300])
+        assert r.stderr.startswith(f"devtrace {cmd[0]}: {path}: {line}; no table under --strict"), r.stderr
+
+
 print(f"{len(failures)} failed" if failures else "all passed")
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if failures else 0)

@@ -138,7 +138,8 @@ static void test_event_fields_and_unknown_keys(void **state)
     assert_int_equal(s.e[4].ev.kind, DT_TR_RUNTIME);
     assert_int_equal(s.e[4].ev.external_id, 3);
     assert_int_equal(s.e[5].ev.kind, DT_TR_RUNTIME);
-    assert_false(s.e[5].ev.has & DT_TR_HAS_TS); /* a string ts counts as absent */
+    assert_false(s.e[5].ev.has & DT_TR_HAS_TS); /* a string ts counts as absent, and says why */
+    assert_true(s.e[5].ev.has & DT_TR_TS_NOT_NUMBER);
     assert_int_equal(s.e[6].ev.kind, DT_TR_CPU_OP);
     assert_int_equal(s.e[7].ev.kind, DT_TR_GPU_ANNOTATION);
     assert_int_equal(s.e[8].ev.ph, 0);
