@@ -61,6 +61,7 @@ struct dt_report_acc {
     durations *kernel_durations;
     dt_memory_row *memory;
     dt_api_row *api;
+    dt_annotation_row *annotations[2]; /* host, device */
     dt_op_row *ops;
     size_t nnames_cap;
     lane_acc *lanes;
@@ -182,6 +183,8 @@ static int grow_names(struct dt_report_acc *a, uint32_t id)
     GROW(memory);
     GROW(api);
     GROW(ops);
+    GROW(annotations[0]);
+    GROW(annotations[1]);
 #undef GROW
     a->nnames_cap = cap;
     return 0;
@@ -388,8 +391,7 @@ static int on_event(const dt_tr_event *ev, void *user)
         r->last_end_ns = ev->ts_ns + dur;
     r->counted[ev->kind]++;
     dt_tr_kind kind = ev->kind;
-    if (kind != DT_TR_KERNEL && kind != DT_TR_MEMCPY && kind != DT_TR_MEMSET && kind != DT_TR_RUNTIME &&
-        kind != DT_TR_CPU_OP)
+    if (kind == DT_TR_PYTHON || kind == DT_TR_SYNC || kind == DT_TR_OTHER)
         return 0;
     uint32_t id = intern_name(r, &ev->name);
     if (!id || grow_names(a, id) != 0)
@@ -412,9 +414,21 @@ static int on_event(const dt_tr_event *ev, void *user)
         dt_memory_row *m = &a->memory[id];
         m->count++;
         m->total_ns = dt_add_saturating(m->total_ns, dur);
-        if (ev->has & DT_TR_HAS_BYTES && ev->bytes > 0)
+        if (ev->has & DT_TR_HAS_BYTES && ev->bytes >= 0) {
             m->bytes += (uint64_t)ev->bytes; /* unsigned: wraps, never undefined */
+            m->with_bytes++;
+            m->bytes_ns = dt_add_saturating(m->bytes_ns, dur);
+        }
         break;
+    }
+    case DT_TR_ANNOTATION:
+    case DT_TR_GPU_ANNOTATION: {
+        dt_annotation_row *n = &a->annotations[kind == DT_TR_GPU_ANNOTATION][id];
+        n->count++;
+        n->total_ns = dt_add_saturating(n->total_ns, dur);
+        if (dur > n->max_ns)
+            n->max_ns = dur;
+        return 0;
     }
     case DT_TR_RUNTIME: {
         dt_api_row *c = &a->api[id];
@@ -496,6 +510,12 @@ static int cmp_op(const void *x, const void *y, void *r)
     if (a->device_self_ns != b->device_self_ns)
         return a->device_self_ns > b->device_self_ns ? -1 : 1;
     return by_time_then_name(a->cpu_ns, b->cpu_ns, a->name, b->name, r);
+}
+static int cmp_annotation(const void *x, const void *y, void *r)
+{
+    const dt_annotation_row *a = x, *b = y;
+    int c = by_time_then_name(a->total_ns, b->total_ns, a->name, b->name, r);
+    return c ? c : a->on_device - b->on_device;
 }
 static int cmp_stream(const void *x, const void *y)
 {
@@ -685,7 +705,8 @@ static int finish(dt_report *r)
     r->api = calloc(n ? n : 1, sizeof *r->api);
     r->ops = calloc(n ? n : 1, sizeof *r->ops);
     r->streams = calloc(a->nlanes ? a->nlanes : 1, sizeof *r->streams);
-    if (!r->kernels || !r->memory || !r->api || !r->ops || !r->streams)
+    r->annotations = calloc(n ? 2 * n : 1, sizeof *r->annotations);
+    if (!r->kernels || !r->memory || !r->api || !r->ops || !r->streams || !r->annotations)
         return -1;
     for (uint32_t id = 1; id < n; id++) {
         if (a->kernels[id].count) {
@@ -709,6 +730,13 @@ static int finish(dt_report *r)
             r->ops[r->nops] = a->ops[id];
             r->ops[r->nops++].name = id;
         }
+        for (int dev = 0; dev < 2; dev++)
+            if (a->annotations[dev][id].count) {
+                dt_annotation_row *row = &r->annotations[r->nannotations++];
+                *row = a->annotations[dev][id];
+                row->name = id;
+                row->on_device = dev;
+            }
     }
     for (size_t i = 0; i < a->nlanes; i++)
         finish_stream(r, &a->lanes[i], &r->streams[r->nstreams++]);
@@ -716,6 +744,7 @@ static int finish(dt_report *r)
     qsort_r(r->memory, r->nmemory, sizeof *r->memory, cmp_memory, r);
     qsort_r(r->api, r->napi, sizeof *r->api, cmp_api, r);
     qsort_r(r->ops, r->nops, sizeof *r->ops, cmp_op, r);
+    qsort_r(r->annotations, r->nannotations, sizeof *r->annotations, cmp_annotation, r);
     qsort(r->streams, r->nstreams, sizeof *r->streams, cmp_stream);
     return 0;
 }
@@ -731,6 +760,8 @@ static void free_acc(struct dt_report_acc *a)
     free(a->memory);
     free(a->api);
     free(a->ops);
+    free(a->annotations[0]);
+    free(a->annotations[1]);
     for (size_t i = 0; i < a->nlanes; i++)
         free(a->lanes[i].spans);
     free(a->lanes);
@@ -821,6 +852,7 @@ void dt_report_free(dt_report *r)
     free(r->api);
     free(r->ops);
     free(r->streams);
+    free(r->annotations);
     memset(r, 0, sizeof *r);
 }
 
@@ -838,6 +870,8 @@ static const dt_column stream_columns[] = {{"device", 'n'},     {"stream", 'n'},
                                            {"span_us", 'n'},    {"busy_percent", 'n'}, {"gap1_us", 'n'},
                                            {"gap1_at_us", 'n'}, {"gap2_us", 'n'},      {"gap2_at_us", 'n'},
                                            {"gap3_us", 'n'},    {"gap3_at_us", 'n'}};
+static const dt_column annotation_columns[] = {{"name", 'w'},    {"category", 's'}, {"count", 'n'},
+                                               {"total_us", 'n'}, {"avg_us", 'n'},   {"max_us", 'n'}};
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
 /* total / count in ns, rounded to the nearest ns */
@@ -869,9 +903,27 @@ void dt_report_memory_table(const dt_report *r, dt_table *t)
         const dt_memory_row *m = &r->memory[i];
         dt_table_str(t, dt_report_name(r, m->name));
         dt_table_u64(t, m->count);
-        dt_table_u64(t, m->bytes);
+        if (m->with_bytes)
+            dt_table_u64(t, m->bytes);
+        else
+            dt_table_str(t, ""); /* no copy of this name says how many bytes */
         dt_table_us(t, m->total_ns);
-        dt_table_ratio(t, (int64_t)m->bytes, m->total_ns, 1, 3); /* bytes per ns = GB/s */
+        /* bytes per ns = GB/s, over the copies that have bytes; empty when none has */
+        dt_table_ratio(t, m->with_bytes ? (int64_t)m->bytes : 0, m->with_bytes ? m->bytes_ns : 0, 1, 3);
+    }
+}
+
+void dt_report_annotations_table(const dt_report *r, dt_table *t)
+{
+    dt_table_init(t, "annotations", annotation_columns, NCOLS(annotation_columns));
+    for (size_t i = 0; i < r->nannotations; i++) {
+        const dt_annotation_row *n = &r->annotations[i];
+        dt_table_str(t, dt_report_name(r, n->name));
+        dt_table_str(t, n->on_device ? "gpu_user_annotation" : "user_annotation");
+        dt_table_u64(t, n->count);
+        dt_table_us(t, n->total_ns);
+        dt_table_us(t, average(n->total_ns, n->count));
+        dt_table_us(t, n->max_ns);
     }
 }
 
@@ -925,7 +977,7 @@ void dt_report_streams_table(const dt_report *r, dt_table *t)
 
 typedef void (*table_fn)(const dt_report *r, dt_table *t);
 static const table_fn report_tables[] = {dt_report_kernels_table, dt_report_memory_table, dt_report_api_table,
-                                         dt_report_ops_table, dt_report_streams_table};
+                                         dt_report_ops_table,     dt_report_streams_table, dt_report_annotations_table};
 #define NTABLES (sizeof report_tables / sizeof report_tables[0])
 
 static int is_loss(const char *path)
@@ -985,13 +1037,10 @@ static void write_header_text(const dt_report *r, FILE *out)
     if (r->rank >= 0)
         fprintf(out, ", rank %lld", (long long)r->rank);
     fprintf(out, ", %s us from the first event to the end of the last\n", span);
-    fprintf(out,
-            "  complete events: kernel=%llu memcpy=%llu memset=%llu runtime=%llu cpu_op=%llu "
-            "python_function=%llu user_annotation=%llu other=%llu\n",
-            (unsigned long long)r->counted[DT_TR_KERNEL], (unsigned long long)r->counted[DT_TR_MEMCPY],
-            (unsigned long long)r->counted[DT_TR_MEMSET], (unsigned long long)r->counted[DT_TR_RUNTIME],
-            (unsigned long long)r->counted[DT_TR_CPU_OP], (unsigned long long)r->counted[DT_TR_PYTHON],
-            (unsigned long long)r->counted[DT_TR_ANNOTATION], (unsigned long long)r->counted[DT_TR_OTHER]);
+    fputs("  complete events:", out);
+    for (int k = 0; k < DT_TR_KIND_COUNT; k++)
+        fprintf(out, " %s=%llu", dt_tr_kind_name((dt_tr_kind)k), (unsigned long long)r->counted[k]);
+    fputc('\n', out);
     fprintf(out, "  kernel time %s us; device time not linked to an op %s us\n", kernel, unlinked);
     write_link_text(r, out);
     if (r->nskipped) {
@@ -1014,6 +1063,10 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
         fprintf(out, "%lld", (long long)r->rank);
     else
         fputs("null", out);
+    fputs(", \"complete_events\": {", out);
+    for (int k = 0; k < DT_TR_KIND_COUNT; k++)
+        fprintf(out, "%s\"%s\": %llu", k ? ", " : "", dt_tr_kind_name((dt_tr_kind)k), (unsigned long long)r->counted[k]);
+    fputc('}', out);
     dt_format_us(buf, r->kernel_ns);
     fprintf(out, ", \"kernel_us\": %s", buf);
     dt_format_us(buf, r->unlinked_device_ns);

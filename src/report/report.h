@@ -31,7 +31,17 @@ typedef struct dt_memory_row {
     uint32_t name;
     uint64_t count, bytes;
     int64_t total_ns;
+    uint64_t with_bytes; /* the copies / sets that have "bytes": bytes is their sum */
+    int64_t bytes_ns;    /* their time: the bandwidth is bytes / bytes_ns */
 } dt_memory_row;
+
+/* user_annotation (on a host thread) and gpu_user_annotation (on a device stream), per name. */
+typedef struct dt_annotation_row {
+    uint32_t name;
+    int on_device;
+    uint64_t count;
+    int64_t total_ns, max_ns;
+} dt_annotation_row;
 
 typedef struct dt_api_row {
     uint32_t name;
@@ -128,6 +138,8 @@ typedef struct dt_report {
     size_t nops;
     dt_stream_row *streams;
     size_t nstreams;
+    dt_annotation_row *annotations;
+    size_t nannotations;
     int64_t kernel_ns;                  /* all kernels' time */
     int64_t unlinked_device_ns;         /* device time linked to no op (the sum of link.unlinked_ns) */
     dt_link_stats link;                 /* how device events were linked to ops */
@@ -179,6 +191,7 @@ void dt_report_memory_table(const dt_report *r, dt_table *t);
 void dt_report_api_table(const dt_report *r, dt_table *t);
 void dt_report_ops_table(const dt_report *r, dt_table *t);
 void dt_report_streams_table(const dt_report *r, dt_table *t);
+void dt_report_annotations_table(const dt_report *r, dt_table *t);
 
 /* The whole report of one trace: in `table` format the header lines (events, the devtrace
  * section's backend, losses and notes) and the five tables; csv: the tables one after another,

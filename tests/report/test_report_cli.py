@@ -88,6 +88,10 @@ TORCH_CSV = {
         "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,gap3_at_us\n"
         "0,20,111.500,290.000,38.45,93.500,506.500,85.000,420.000,,\n"
         "0,7,62.500,182.500,34.25,80.000,230.000,40.000,170.000,,\n",
+    "annotations.csv":
+        "name,category,count,total_us,avg_us,max_us\n"
+        "ProfilerStep#1,user_annotation,1,1000.000,1000.000,1000.000\n"
+        "\"fwd \u00e9tape \"\"1\"\"\",user_annotation,1,420.000,420.000,420.000\n",
 }
 
 
@@ -128,6 +132,7 @@ def legacy_rocm_trace_tables_exactly():
                    "aten::to,1,20.000,4.000,4.000\n",
         "streams.csv": "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,"
                        "gap3_at_us\n1,0,34.000,44.000,77.27,10.000,50.000,,,,\n",
+        "annotations.csv": "name,category,count,total_us,avg_us,max_us\n",
     })
 
 
@@ -136,7 +141,7 @@ def json_format_has_numbers_and_the_trace_facts():
     r = run("report", "--format", "json", TORCH)
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
-    assert list(j) == ["about", "kernels", "memory", "api", "ops", "streams"], list(j)
+    assert list(j) == ["about", "kernels", "memory", "api", "ops", "streams", "annotations"], list(j)
     assert j["about"]["events"] == 30 and j["about"]["rank"] is None, j["about"]
     assert j["about"]["unlinked_device_us"] == 100.0, j["about"]
     assert j["kernels"][1] == {"name": "ampere_sgemm_64x64_nn", "count": 2, "total_us": 60.0, "avg_us": 30.0,

@@ -267,6 +267,84 @@ def events_without_a_usable_ts_or_dur_are_counted_and_strict_fails():
         assert r.stderr.startswith(f"devtrace {cmd[0]}: {path}: {line}; no table under --strict"), r.stderr
 
 
+# Kineto's ActivityType names (libkineto include/ActivityType.h) and what docs/report.md says
+# devtrace makes of each; restated here so that a change on either side shows.
+KIND_OF_CAT = {
+    "cpu_op": "cpu_op", "user_annotation": "user_annotation", "gpu_user_annotation": "gpu_user_annotation",
+    "gpu_memcpy": "memcpy", "gpu_memset": "memset", "kernel": "kernel", "external_correlation": "other",
+    "cuda_runtime": "runtime", "cuda_driver": "runtime", "cpu_instant_event": "other",
+    "python_function": "python_function", "overhead": "other", "mtia_runtime": "runtime",
+    "mtia_ccp_events": "kernel", "mtia_insight": "other", "cuda_sync": "sync", "cuda_event": "sync",
+    "mtia_counters": "other", "glow_runtime": "runtime", "cuda_profiler_range": "other", "hpu_op": "runtime",
+    "xpu_runtime": "runtime", "xpu_driver": "runtime", "collective_comm": "other",
+    "privateuse1_runtime": "runtime", "privateuse1_driver": "runtime", "xpu_scope_profiler": "other",
+    "xpu_sync": "sync", "hardware_counters": "other",
+}
+
+
+def mtia_trace():
+    """An MTIA run: mtia_runtime launches inside ops, mtia_ccp_events on the device (one of them
+    a collective), copies without bytes, a gpu_user_annotation on a stream, and one complete
+    event of every other ActivityType name."""
+    rnd = random.Random(11)
+    evs = [ev("user_annotation", "ProfilerStep#3", 300, 300, 0, 5000)]
+    corr = 1
+    for i in range(40):
+        t = 10 + i * 120
+        evs.append(ev("cpu_op", rnd.choice(["aten::mm", "aten::add", "c10d::allreduce_"]), 300, 300, t, 100,
+                      **{"External id": 500 + i}))
+        for _ in range(rnd.randint(1, 3)):
+            t += 20
+            evs.append(ev("mtia_runtime", "launchKernel", 300, 300, t, 4, correlation=corr))
+            cat = rnd.choice(["mtia_ccp_events", "mtia_ccp_events", "gpu_memcpy"])
+            name = rnd.choice(["mtia_mm_kernel", "hccl::all_reduce", "mtia_add"]) if cat == "mtia_ccp_events" \
+                else "Memcpy DtoD (Device -> Device)"
+            evs.append(ev(cat, name, 2, 0, t + 6, rnd.randint(100, 90000) / 1000, correlation=corr,
+                          **{"External id": 500 + i}))
+            corr += 1
+    evs.append(ev("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 2, 0, 6000, 12.5, bytes=4096))
+    evs.append(ev("gpu_user_annotation", "ProfilerStep#3", 2, 0, 0, 5000, device=2, stream=0))
+    for cat in KIND_OF_CAT:
+        evs.append(ev(cat, f"one {cat}", 300, 301, 7000, 1.5))
+    evs.append({"ph": "C", "cat": "mtia_counters", "name": "hbm", "pid": 2, "ts": 10, "args": {"bw": 5}})
+    rnd.shuffle(evs)
+    return {"traceEvents": evs}
+
+
+@case
+def every_kineto_category_counts_mtia_kernels_and_copies_without_bytes():
+    trace = mtia_trace()
+    path = write("mtia.json", trace)
+    xs = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    kinds = {}
+    for e in xs:
+        kinds[KIND_OF_CAT[e["cat"]]] = kinds.get(KIND_OF_CAT[e["cat"]], 0) + 1
+    j = report_json(path)
+    kernels = {}
+    for e in xs:
+        if KIND_OF_CAT[e["cat"]] == "kernel":
+            kernels.setdefault(e["name"], []).append(ns(e["dur"]))
+    got = {k["name"]: (k["count"], round(k["total_us"] * 1000)) for k in j["kernels"]}
+    assert got == {n: (len(d), sum(d)) for n, d in kernels.items()}, (got, kernels)
+    assert round(j["about"]["kernel_us"] * 1000) == sum(sum(d) for d in kernels.values())
+    for kind, n in j["about"]["complete_events"].items():
+        assert kinds.get(kind, 0) == n, (kind, n, kinds)
+    _, want = check_ops_against_checker(path, trace)
+    assert want["self"]["c10d::allreduce_"] > 0, want
+    dtod = [e for e in xs if e["name"] == "Memcpy DtoD (Device -> Device)"]
+    rows = list(csv.reader(io.StringIO(run("report", "--format", "csv", path).stdout)))
+    assert ["Memcpy DtoD (Device -> Device)", str(len(dtod)), "", us(sum(ns(e["dur"]) for e in dtod)), ""] in rows, \
+        "a copy without bytes: empty bytes and bandwidth"
+    assert ["Memcpy HtoD (Pageable -> Device)", "1", "4096", "12.500", "0.328"] in rows, rows
+    ann = {(a["name"], a["category"]): (a["count"], round(a["total_us"] * 1000)) for a in j["annotations"]}
+    want_ann = {}
+    for e in xs:
+        if e["cat"] in ("user_annotation", "gpu_user_annotation"):
+            c, t = want_ann.get((e["name"], e["cat"]), (0, 0))
+            want_ann[(e["name"], e["cat"])] = (c + 1, t + ns(e["dur"]))
+    assert ann == want_ann, (ann, want_ann)
+
+
 print(f"{len(failures)} failed" if failures else "all passed")
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if failures else 0)
