@@ -450,6 +450,27 @@ static int draw_svg(const dt_report *r, const report_options *o)
     return 0;
 }
 
+/* Two traces with one rank label would print as that rank twice and write rankN/ twice, one
+ * over the other: refused, naming both. 0, or -1 said on stderr. */
+static int check_distinct_ranks(const dt_report *reports, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            int64_t a = dt_report_rank_label(&reports[i], i), b = dt_report_rank_label(&reports[j], j);
+            if (a != b)
+                continue;
+            fprintf(stderr,
+                    "devtrace report: %s and %s are both rank %lld (%s); give one trace per rank, or compare "
+                    "the two with 'devtrace diff'\n",
+                    reports[i].path, reports[j].path, (long long)a,
+                    reports[i].rank >= 0 && reports[j].rank >= 0
+                        ? "their distributedInfo.rank"
+                        : "a trace without distributedInfo.rank takes its place in the list as its rank");
+            return -1;
+        }
+    return 0;
+}
+
 int dt_cmd_report(int argc, char **argv)
 {
     report_options o;
@@ -482,6 +503,8 @@ int dt_cmd_report(int argc, char **argv)
         }
         views[nread] = &reports[nread];
     }
+    if (l.n > 1 && check_distinct_ranks(reports, l.n) != 0)
+        goto end;
     if (o.output) {
         char err[512];
         if (dt_report_make_dir(o.output, err, sizeof err) != 0) {

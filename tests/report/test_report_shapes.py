@@ -345,6 +345,30 @@ def every_kineto_category_counts_mtia_kernels_and_copies_without_bytes():
     assert ann == want_ann, (ann, want_ann)
 
 
+@case
+def two_files_of_one_rank_are_refused_naming_both():
+    d = out("one_rank")
+    os.mkdir(d)
+    trace = old_export()
+    for name, rank in (("a.json", 3), ("b.json", 5), ("c.json", 3)):
+        write(os.path.join("one_rank", name), dict(trace, distributedInfo={"rank": rank, "world_size": 8}))
+    for extra in ([], ["--format", "csv", "--output", out("one_rank_out")]):
+        r = run("report", *extra, d)
+        assert r.returncode == 1 and r.stdout == "", (r.returncode, r.stdout[:300])
+        assert r.stderr == f"devtrace report: {d}/a.json and {d}/c.json are both rank 3 (their distributedInfo.rank); " \
+                           "give one trace per rank, or compare the two with 'devtrace diff'\n", r.stderr
+        assert not os.path.exists(out("one_rank_out")), "nothing is written"
+    # without a rank, a trace's place in the list is its rank: place 1 against an explicit rank 1
+    no_rank = write("no_rank.json", trace)
+    rank1 = write("rank1.json", dict(trace, distributedInfo={"rank": 1, "world_size": 2}))
+    r = run("report", rank1, no_rank)
+    assert r.returncode == 1 and f"{rank1} and {no_rank} are both rank 1 (a trace without" in r.stderr, r.stderr
+    r = run("report", "--format", "csv", "--output", out("two_ranks"), no_rank, rank1)
+    assert r.returncode == 0, r.stderr  # place 0 and rank 1: distinct
+    assert sorted(os.listdir(out("two_ranks"))) == ["kernels_across_ranks.csv", "ops_across_ranks.csv", "rank0",
+                                                    "rank1"], os.listdir(out("two_ranks"))
+
+
 print(f"{len(failures)} failed" if failures else "all passed")
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if failures else 0)
