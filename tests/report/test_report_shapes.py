@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hta_check import link_like_hta, ns  # noqa: E402
@@ -367,6 +368,33 @@ def two_files_of_one_rank_are_refused_naming_both():
     assert r.returncode == 0, r.stderr  # place 0 and rank 1: distinct
     assert sorted(os.listdir(out("two_ranks"))) == ["kernels_across_ranks.csv", "ops_across_ranks.csv", "rank0",
                                                     "rank1"], os.listdir(out("two_ranks"))
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@case
+def svg_draws_gpu_user_annotations_on_their_stream():
+    """Kineto writes a gpu_user_annotation with the device as pid and the stream as tid (no
+    device/stream args); its kernels carry args.device/stream."""
+    trace = {"traceEvents": [
+        ev("user_annotation", "ProfilerStep#1", 4242, 4242, 0, 100),
+        ev("cpu_op", "aten::mm", 4242, 4242, 5, 20, **{"External id": 1}),
+        ev("cuda_runtime", "cudaLaunchKernel", 4242, 4242, 10, 5, correlation=9),
+        ev("kernel", "gemm", 2, 0, 30, 40, correlation=9, device=2, stream=0),
+        ev("gpu_user_annotation", "ProfilerStep#1", 2, 0, 29.999, 40.002),
+        ev("cuda_sync", "Stream Sync", 2, 0, 75, 5, device=2, stream=0),
+    ]}
+    path = write("gpu_annotation.json", trace)
+    r = run("report", "--svg", out("gpu_annotation.svg"), path)
+    assert r.returncode == 0, r.stderr
+    root = ET.parse(out("gpu_annotation.svg")).getroot()
+    lanes = [t.text for t in root.iter(SVG + "text") if t.get("class") == "lane"]
+    assert lanes == ["device 2 stream 0", "pid 4242 thread 4242"], lanes
+    groups = [(g.get("class"), sorted(r.get("class") for r in g.iter(SVG + "rect"))) for g in root.iter(SVG + "g")
+              if g.get("class", "").endswith("-lane")]
+    assert groups == [("device-lane", ["gpu_user_annotation", "kernel", "sync"]),
+                      ("host-lane", ["cpu_op", "runtime", "user_annotation"])], groups
 
 
 print(f"{len(failures)} failed" if failures else "all passed")
