@@ -22,7 +22,8 @@ static const char report_usage[] =
     "torch.profiler exported): kernels, memory (copies and sets), api (runtime calls), ops\n"
     "(cpu_op names with the device time of the kernels, copies and sets launched inside them:\n"
     "self and total), streams (busy time, span and the longest idle gaps per device stream)\n"
-    "and annotations, each sorted by time, and the devtrace section's losses and notes. Several traces, or a folder of them\n"
+    "and annotations, each sorted by time, and the devtrace section's losses and notes. Several traces, or a folder of "
+    "them\n"
     "(*.json, *.json.gz), report each rank and then, per kernel and per op, the min, median\n"
     "and max total over the ranks and the slowest rank. Times are microseconds, 3 decimals.\n"
     "\n"
@@ -44,13 +45,17 @@ static const char report_usage[] =
 static const char diff_usage[] =
     "usage: devtrace diff [OPTIONS] A B\n"
     "\n"
-    "Compares two Kineto-format traces per kernel name and per op name: count and total in\n"
-    "A and in B, the delta (B - A) and the ratio (B / A), largest change first. Ops are\n"
-    "compared by the device time attributed to them: op names (aten::mm) are the same on\n"
-    "every vendor's chip, so two runs of one model on two vendors compare op by op.\n"
+    "Compares two Kineto-format traces table by table: ops (device_total, device_self and cpu\n"
+    "time), kernels, memory (copies and sets, with bytes), api (runtime calls) and annotations:\n"
+    "per name the count and time in A and in B, the delta (B - A) and the ratio (B / A),\n"
+    "names only in B marked added and only in A removed, largest change first; first of all\n"
+    "the top changes over every table. Op names (aten::mm) are the same on every vendor's\n"
+    "chip, so two runs of one model on two vendors compare op by op.\n"
     "\n"
     "options:\n"
-    "  --by op|kernel        only the op table or only the kernel table (default: both)\n"
+    "  --by TABLE            only op, kernel, memory, api or annotation (no top changes)\n"
+    "  --per-step            per-ProfilerStep averages of what lies inside the steps, instead of\n"
+    "                        whole-trace sums (both traces need ProfilerStep#N events)\n"
     "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
     "  --format FMT          table (default), csv or json\n"
     "  --names full|short    kernel names as recorded (default) or without template arguments\n"
@@ -64,8 +69,9 @@ typedef struct report_options {
     const char *output, *svg;
     int has_from, has_to;
     double from_us, to_us;
-    int by; /* -1 both, else dt_compare_by */
-    int strict; /* --strict: a skipped event is an error */
+    int by;       /* -1 both, else dt_compare_by */
+    int strict;   /* --strict: a skipped event is an error */
+    int per_step; /* diff --per-step */
     const char **inputs;
     int ninputs;
 } report_options;
@@ -104,14 +110,14 @@ static int takes_value(const char *a, int is_report)
  * dt_format, dt_names_mode, dt_compare_by). */
 typedef struct word_option {
     const char *option;
-    const char *words[4]; /* NULL after the last */
+    const char *words[6]; /* NULL after the last */
     const char *listed;   /* the words, for the error */
 } word_option;
 
 static const word_option word_options[] = {
     {"--format", {"table", "csv", "json", NULL}, "table, csv or json"},
-    {"--names", {"full", "short", NULL, NULL}, "full or short"},
-    {"--by", {"kernel", "op", NULL, NULL}, "op or kernel"},
+    {"--names", {"full", "short", NULL}, "full or short"},
+    {"--by", {"op", "kernel", "memory", "api", "annotation", NULL}, "op, kernel, memory, api or annotation"},
 };
 
 static const word_option *word_option_named(const char *option)
@@ -125,7 +131,7 @@ static const word_option *word_option_named(const char *option)
 /* Which of w's words v is (its index), or -1. */
 static int word_index(const word_option *w, const char *v)
 {
-    for (int k = 0; k < 4 && w->words[k]; k++)
+    for (int k = 0; k < 6 && w->words[k]; k++)
         if (!strcmp(v, w->words[k]))
             return k;
     return -1;
@@ -192,6 +198,10 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
         }
         if (!strcmp(a, "--strict")) {
             o->strict = 1;
+            continue;
+        }
+        if (!is_report && !strcmp(a, "--per-step")) {
+            o->per_step = 1;
             continue;
         }
         if (!takes_value(a, is_report)) {
@@ -572,12 +582,56 @@ end:
     return status;
 }
 
+/* The diff's tables: the top changes over every table (unless --by names one), then each. */
+static int write_diff(const dt_report *a, const dt_report *b, const report_options *o, const dt_diff_options *dopt)
+{
+    unsigned only = o->by >= 0 ? 1u << o->by : (1u << DT_BY_COUNT) - 1;
+    int first = 1;
+    if (o->by < 0) {
+        dt_table t;
+        if (dt_diff_top_table(a, b, only, dopt, &t) != 0) {
+            dt_table_free(&t);
+            fprintf(stderr, "devtrace diff: out of memory\n");
+            return -1;
+        }
+        if (o->format == DT_FORMAT_JSON)
+            fputs(",\n", stdout);
+        else if (o->format == DT_FORMAT_CSV)
+            printf("# %s\n", t.title);
+        else
+            fputc('\n', stdout);
+        dt_table_write(&t, o->format, stdout, (size_t)o->top);
+        dt_table_free(&t);
+        first = 0;
+    }
+    for (int by = 0; by < DT_BY_COUNT; by++) {
+        if (!(only & (1u << by)))
+            continue;
+        dt_table t;
+        if (dt_diff_table(a, b, (dt_compare_by)by, dopt, &t) != 0) {
+            dt_table_free(&t);
+            fprintf(stderr, "devtrace diff: out of memory\n");
+            return -1;
+        }
+        if (o->format == DT_FORMAT_JSON)
+            fputs(",\n", stdout);
+        else if (o->format == DT_FORMAT_CSV && o->by < 0)
+            printf("%s# %s\n", first ? "" : "\n", t.title);
+        else if (o->format == DT_FORMAT_TABLE)
+            fputc('\n', stdout);
+        dt_table_write(&t, o->format, stdout, (size_t)o->top);
+        dt_table_free(&t);
+        first = 0;
+    }
+    return 0;
+}
+
 int dt_cmd_diff(int argc, char **argv)
 {
     report_options o;
     int help = 0, status = DT_EXIT_FAILURE;
-    dt_report r[2];
-    int nread = 0;
+    dt_report r[2], steps[2];
+    int nread = 0, nsteps_read = 0;
     int rc = parse_options("diff", argc, argv, &o, &help);
     if (rc || help) {
         if (help)
@@ -595,40 +649,52 @@ int dt_cmd_diff(int argc, char **argv)
             goto end;
         }
     }
-    if (o.format == DT_FORMAT_TABLE)
-        printf("A: %s\nB: %s\n", r[0].path, r[1].path);
-    else if (o.format == DT_FORMAT_JSON) {
-        fputs("{\"a\": ", stdout);
-        dt_json_write_string(stdout, r[0].path);
-        fputs(", \"b\": ", stdout);
-        dt_json_write_string(stdout, r[1].path);
-    }
-    int first = 1;
-    for (int by = DT_BY_OP; by >= DT_BY_KERNEL; by--) {
-        if (o.by >= 0 && o.by != by)
-            continue;
-        dt_table t;
-        if (dt_diff_table(&r[0], &r[1], (dt_compare_by)by, &t) != 0) {
-            dt_table_free(&t);
-            fprintf(stderr, "devtrace diff: out of memory\n");
-            goto end;
+    dt_diff_options dopt = {o.per_step};
+    const dt_report *a = &r[0], *b = &r[1];
+    if (o.per_step) {
+        for (int i = 0; i < 2; i++)
+            if (!r[i].nsteps) {
+                fprintf(stderr,
+                        "devtrace diff: %s: no ProfilerStep#N event (cpu_op or user_annotation); --per-step "
+                        "needs steps in both traces (run without it to compare whole traces)\n",
+                        r[i].path);
+                goto end;
+            }
+        for (; nsteps_read < 2; nsteps_read++) {
+            char err[1024];
+            if (dt_report_read_steps(&steps[nsteps_read], &r[nsteps_read], err, sizeof err) != 0) {
+                fprintf(stderr, "devtrace diff: %s\n", err);
+                nsteps_read++;
+                goto end;
+            }
         }
-        if (o.format == DT_FORMAT_JSON)
-            fputs(",\n", stdout);
-        else if (o.format == DT_FORMAT_CSV && o.by < 0)
-            printf("%s# %s\n", first ? "" : "\n", t.title);
-        else if (o.format == DT_FORMAT_TABLE)
-            fputc('\n', stdout);
-        dt_table_write(&t, o.format, stdout, (size_t)o.top);
-        dt_table_free(&t);
-        first = 0;
+        a = &steps[0];
+        b = &steps[1];
     }
+    if (o.format == DT_FORMAT_TABLE) {
+        printf("A: %s\nB: %s\n", a->path, b->path);
+        if (o.per_step)
+            printf("per step: the averages over A's %llu and B's %llu ProfilerSteps (only what lies inside the "
+                   "steps)\n",
+                   (unsigned long long)a->nsteps, (unsigned long long)b->nsteps);
+    } else if (o.format == DT_FORMAT_JSON) {
+        fputs("{\"a\": ", stdout);
+        dt_json_write_string(stdout, a->path);
+        fputs(", \"b\": ", stdout);
+        dt_json_write_string(stdout, b->path);
+        fprintf(stdout, ", \"per_step\": %s, \"steps_a\": %llu, \"steps_b\": %llu", o.per_step ? "true" : "false",
+                (unsigned long long)r[0].nsteps, (unsigned long long)r[1].nsteps);
+    }
+    if (write_diff(a, b, &o, &dopt) != 0)
+        goto end;
     if (o.format == DT_FORMAT_JSON)
         fputs("}\n", stdout);
     status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : DT_EXIT_FAILURE;
 end:
     for (int i = 0; i < nread; i++)
         dt_report_free(&r[i]);
+    for (int i = 0; i < nsteps_read; i++)
+        dt_report_free(&steps[i]);
     free(o.inputs);
     return status;
 }

@@ -62,6 +62,7 @@ struct dt_report_acc {
     dt_memory_row *memory;
     dt_api_row *api;
     dt_annotation_row *annotations[2]; /* host, device */
+    uint8_t *step_seen;                /* per name id: a ProfilerStep#N name already counted */
     dt_op_row *ops;
     size_t nnames_cap;
     lane_acc *lanes;
@@ -76,7 +77,7 @@ struct dt_report_acc {
     dt_intern lane_names; /* pid / tid strings that are not numbers */
     int lane_names_ready;
     int runtime_correlations; /* some runtime call carries a correlation */
-    char *short_buf; /* owned: for DT_NAMES_SHORT */
+    char *short_buf;          /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
     int failed; /* out of memory */
 };
@@ -185,6 +186,7 @@ static int grow_names(struct dt_report_acc *a, uint32_t id)
     GROW(ops);
     GROW(annotations[0]);
     GROW(annotations[1]);
+    GROW(step_seen);
 #undef GROW
     a->nnames_cap = cap;
     return 0;
@@ -370,6 +372,39 @@ static void skip(dt_report *r, dt_skip_cause cause, uint64_t offset)
     r->nskipped++;
 }
 
+/* dt_report_read_steps: whether the event lies in the window (a device event by its launch). */
+static int in_window(const dt_report *r, const dt_tr_event *ev)
+{
+    dt_tr_kind k = ev->kind;
+    int device =
+        k == DT_TR_KERNEL || k == DT_TR_MEMCPY || k == DT_TR_MEMSET || k == DT_TR_GPU_ANNOTATION || k == DT_TR_SYNC;
+    if (device && ev->has & DT_TR_HAS_CORRELATION) {
+        int64_t v = dt_keymap_get(r->window_correlations, ev->correlation, 0);
+        if (v >= 0)
+            return v == 1;
+    }
+    return ev->ts_ns >= r->window_from_ns && ev->ts_ns <= r->window_to_ns;
+}
+
+static int is_step_name(const dt_tr_str *name)
+{
+    return name->len > 13 && !memcmp(name->s, "ProfilerStep#", 13);
+}
+
+/* A ProfilerStep#N (counted once per name) and the steps' span. */
+static void note_step(dt_report *r, uint32_t id, int64_t start, int64_t end)
+{
+    struct dt_report_acc *a = r->acc;
+    if (!r->nsteps || start < r->steps_from_ns)
+        r->steps_from_ns = start;
+    if (!r->nsteps || end > r->steps_to_ns)
+        r->steps_to_ns = end;
+    if (!a->step_seen[id]) {
+        a->step_seen[id] = 1;
+        r->nsteps++;
+    }
+}
+
 static int on_event(const dt_tr_event *ev, void *user)
 {
     dt_report *r = user;
@@ -385,6 +420,8 @@ static int on_event(const dt_tr_event *ev, void *user)
         return 0;
     }
     int64_t dur = ev->dur_ns;
+    if (r->windowed && !in_window(r, ev))
+        return 0;
     if (ev->ts_ns < r->first_ts_ns)
         r->first_ts_ns = ev->ts_ns;
     if (ev->ts_ns + dur > r->last_end_ns)
@@ -396,6 +433,8 @@ static int on_event(const dt_tr_event *ev, void *user)
     uint32_t id = intern_name(r, &ev->name);
     if (!id || grow_names(a, id) != 0)
         goto oom;
+    if ((kind == DT_TR_CPU_OP || kind == DT_TR_ANNOTATION) && is_step_name(&ev->name))
+        note_step(r, id, ev->ts_ns, ev->ts_ns + dur);
     switch (kind) {
     case DT_TR_KERNEL: {
         dt_kernel_row *k = &a->kernels[id];
@@ -657,15 +696,21 @@ static int link_device_work(dt_report *r)
     uint64_t *stamp = calloc(a->nnames_cap ? a->nnames_cap : 1, sizeof *stamp);
     if (!parent || !stamp)
         goto end;
-    qsort(a->host, a->nhost, sizeof *a->host, cmp_host);
+    if (a->nhost)
+        qsort(a->host, a->nhost, sizeof *a->host, cmp_host);
     if (nest_host_items(a, parent) != 0)
         goto end;
+    for (size_t i = 0; r->nsteps && i < a->nhost; i++) {
+        const host_item *h = &a->host[i];
+        if (h->is_runtime && dt_keymap_put(&r->step_correlations, h->key, 0,
+                                           h->start >= r->steps_from_ns && h->start <= r->steps_to_ns) < 0)
+            goto end;
+    }
     /* correlation -> the runtime call, or (no correlations) External id -> the op; the first wins */
     st->by_external_id = !a->runtime_correlations;
     for (size_t i = 0; i < a->nhost; i++) {
         const host_item *h = &a->host[i];
-        if (h->has_key && h->is_runtime == !st->by_external_id &&
-            dt_keymap_put(&by_key, h->key, 0, (uint32_t)i) < 0)
+        if (h->has_key && h->is_runtime == !st->by_external_id && dt_keymap_put(&by_key, h->key, 0, (uint32_t)i) < 0)
             goto end;
     }
     for (size_t j = 0; j < a->ndevice; j++) {
@@ -762,6 +807,7 @@ static void free_acc(struct dt_report_acc *a)
     free(a->ops);
     free(a->annotations[0]);
     free(a->annotations[1]);
+    free(a->step_seen);
     for (size_t i = 0; i < a->nlanes; i++)
         free(a->lanes[i].spans);
     free(a->lanes);
@@ -838,6 +884,20 @@ int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size
     return end(r, rc, err, errlen);
 }
 
+int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+{
+    if (begin(r, whole->path, whole->names_mode, err, errlen) != 0)
+        return -1;
+    r->windowed = 1;
+    r->window_from_ns = whole->steps_from_ns;
+    r->window_to_ns = whole->steps_to_ns;
+    r->window_correlations = &whole->step_correlations;
+    int rc = dt_tr_read_file(whole->path, on_event, r, &r->info, err, errlen);
+    rc = end(r, rc, err, errlen);
+    r->nsteps = whole->nsteps;
+    return rc;
+}
+
 void dt_report_free(dt_report *r)
 {
     if (!r)
@@ -853,6 +913,7 @@ void dt_report_free(dt_report *r)
     free(r->ops);
     free(r->streams);
     free(r->annotations);
+    dt_keymap_free(&r->step_correlations);
     memset(r, 0, sizeof *r);
 }
 
@@ -870,7 +931,7 @@ static const dt_column stream_columns[] = {{"device", 'n'},     {"stream", 'n'},
                                            {"span_us", 'n'},    {"busy_percent", 'n'}, {"gap1_us", 'n'},
                                            {"gap1_at_us", 'n'}, {"gap2_us", 'n'},      {"gap2_at_us", 'n'},
                                            {"gap3_us", 'n'},    {"gap3_at_us", 'n'}};
-static const dt_column annotation_columns[] = {{"name", 'w'},    {"category", 's'}, {"count", 'n'},
+static const dt_column annotation_columns[] = {{"name", 'w'},     {"category", 's'}, {"count", 'n'},
                                                {"total_us", 'n'}, {"avg_us", 'n'},   {"max_us", 'n'}};
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
@@ -976,7 +1037,7 @@ void dt_report_streams_table(const dt_report *r, dt_table *t)
 }
 
 typedef void (*table_fn)(const dt_report *r, dt_table *t);
-static const table_fn report_tables[] = {dt_report_kernels_table, dt_report_memory_table, dt_report_api_table,
+static const table_fn report_tables[] = {dt_report_kernels_table, dt_report_memory_table,  dt_report_api_table,
                                          dt_report_ops_table,     dt_report_streams_table, dt_report_annotations_table};
 #define NTABLES (sizeof report_tables / sizeof report_tables[0])
 
@@ -1065,7 +1126,8 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
         fputs("null", out);
     fputs(", \"complete_events\": {", out);
     for (int k = 0; k < DT_TR_KIND_COUNT; k++)
-        fprintf(out, "%s\"%s\": %llu", k ? ", " : "", dt_tr_kind_name((dt_tr_kind)k), (unsigned long long)r->counted[k]);
+        fprintf(out, "%s\"%s\": %llu", k ? ", " : "", dt_tr_kind_name((dt_tr_kind)k),
+                (unsigned long long)r->counted[k]);
     fputc('}', out);
     dt_format_us(buf, r->kernel_ns);
     fprintf(out, ", \"kernel_us\": %s", buf);
@@ -1085,8 +1147,8 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
     };
     for (int c = 0; c < DT_UNLINKED_COUNT; c++) {
         dt_format_us(buf, st->unlinked_ns[c]);
-        fprintf(out, ", \"%s\": %llu, \"%s_us\": %s", cause_keys[c], (unsigned long long)st->unlinked[c],
-                cause_keys[c], buf);
+        fprintf(out, ", \"%s\": %llu, \"%s_us\": %s", cause_keys[c], (unsigned long long)st->unlinked[c], cause_keys[c],
+                buf);
     }
     fputc('}', out);
     fprintf(out, ", \"skipped\": {\"events\": %llu", (unsigned long long)r->nskipped);

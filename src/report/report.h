@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "core/intern.h"
+#include "report/keymap.h"
 #include "report/table.h"
 #include "report/trace_reader.h"
 
@@ -52,8 +53,8 @@ typedef struct dt_api_row {
 typedef struct dt_op_row {
     uint32_t name;
     uint64_t count;
-    int64_t cpu_ns;         /* the instances' durations */
-    int64_t device_self_ns; /* device work whose innermost enclosing op is an instance of this name */
+    int64_t cpu_ns;          /* the instances' durations */
+    int64_t device_self_ns;  /* device work whose innermost enclosing op is an instance of this name */
     int64_t device_total_ns; /* device work with an instance of this name anywhere on its op stack,
                                 each device event counted once per name (recursion counts once) */
 } dt_op_row;
@@ -62,11 +63,11 @@ typedef struct dt_op_row {
  * correlation -> the runtime call with that correlation -> the innermost cpu_op on that call's
  * thread that contains it; a trace whose runtime calls carry no correlation at all is linked
  * through External id instead (dt_link_stats.by_external_id). */
-#define DT_UNLINKED_CAUSES(X)                                                 \
-    X(no_correlation, "without a correlation")                               \
-    X(no_runtime, "whose correlation names no runtime call")                 \
-    X(outside_op, "launched by a runtime call inside no cpu_op")             \
-    X(no_external_id, "without an External id (External id links)")          \
+#define DT_UNLINKED_CAUSES(X)                                       \
+    X(no_correlation, "without a correlation")                      \
+    X(no_runtime, "whose correlation names no runtime call")        \
+    X(outside_op, "launched by a runtime call inside no cpu_op")    \
+    X(no_external_id, "without an External id (External id links)") \
     X(unknown_external_id, "whose External id names no cpu_op (External id links)")
 
 typedef enum dt_unlinked_cause {
@@ -78,14 +79,14 @@ typedef enum dt_unlinked_cause {
 
 /* Why an event was left out of every table (it is counted, with where the first one is): a
  * complete event ('X') without a usable ts or dur, or an event without "ph". */
-#define DT_SKIP_CAUSES(X)                                                      \
-    X(no_ph, "without ph")                                                     \
-    X(no_ts, "without ts")                                                     \
-    X(ts_not_number, "whose ts is not a number")                               \
-    X(ts_out_of_range, "whose ts is out of range (beyond 2^61 ns)")            \
-    X(no_dur, "without dur")                                                   \
-    X(dur_not_number, "whose dur is not a number")                             \
-    X(negative_dur, "with a negative dur")                                     \
+#define DT_SKIP_CAUSES(X)                                           \
+    X(no_ph, "without ph")                                          \
+    X(no_ts, "without ts")                                          \
+    X(ts_not_number, "whose ts is not a number")                    \
+    X(ts_out_of_range, "whose ts is out of range (beyond 2^61 ns)") \
+    X(no_dur, "without dur")                                        \
+    X(dur_not_number, "whose dur is not a number")                  \
+    X(negative_dur, "with a negative dur")                          \
     X(dur_out_of_range, "whose dur is out of range (beyond 2^61 ns)")
 
 typedef enum dt_skip_cause {
@@ -148,7 +149,19 @@ typedef struct dt_report {
     uint64_t skipped[DT_SKIP_COUNT];    /* events left out of the tables, per cause */
     uint64_t skipped_at[DT_SKIP_COUNT]; /* the byte offset of the first of each */
     uint64_t nskipped;
-    struct dt_report_acc *acc;          /* owned: the state while reading */
+    /* ProfilerStep#N events (cpu_op or user_annotation): how many distinct names, and the span
+     * from the first one's start to the last one's end */
+    uint64_t nsteps;
+    int64_t steps_from_ns, steps_to_ns;
+    /* Each runtime call's correlation -> 1 when the call starts inside the steps' span, else 0
+     * (owned; built when the trace has steps: dt_report_read_steps uses it). */
+    dt_keymap step_correlations;
+    /* dt_report_read_steps: only what lies in [window_from_ns, window_to_ns] is counted (a
+     * device event by its runtime call's start when the window's correlations know it) */
+    int windowed;
+    int64_t window_from_ns, window_to_ns;
+    const dt_keymap *window_correlations; /* borrowed */
+    struct dt_report_acc *acc;            /* owned: the state while reading */
 } dt_report;
 
 /* a + b, held at INT64_MAX / INT64_MIN instead of overflowing (totals of hostile traces). */
@@ -176,6 +189,10 @@ int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size
 int dt_report_begin(dt_report *r, const char *name, dt_names_mode mode, char *err, size_t errlen);
 int dt_report_add(dt_report *r, const dt_tr_event *ev);
 int dt_report_end(dt_report *r, char *err, size_t errlen);
+/* The trace of `whole` (read with dt_report_read, nsteps > 0) read again, counting only what
+ * lies inside its steps' span: host events by their start, device events by their runtime
+ * call's start (their own start when no runtime call has their correlation). */
+int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen);
 void dt_report_free(dt_report *r);
 /* One line (no newline) saying how many events were skipped and why, with the first's offset:
  * "skipped 3 events: 1 without dur (first at byte 812), ...". Empty when none was. */

@@ -70,8 +70,8 @@ enum {
     DT_TR_HAS_PID = 1u << 10, /* pid present (text in pid) */
     DT_TR_HAS_TID = 1u << 11,
     /* "ts" / "dur" present but unusable (the event then lacks DT_TR_HAS_TS / _DUR): */
-    DT_TR_TS_NOT_NUMBER = 1u << 12,  /* a string, object, ... */
-    DT_TR_DUR_NOT_NUMBER = 1u << 13, /* likewise */
+    DT_TR_TS_NOT_NUMBER = 1u << 12,   /* a string, object, ... */
+    DT_TR_DUR_NOT_NUMBER = 1u << 13,  /* likewise */
     DT_TR_TS_OUT_OF_RANGE = 1u << 14, /* beyond +-DT_TR_TIME_MAX (e.g. 1e300) */
     DT_TR_DUR_OUT_OF_RANGE = 1u << 15,
 };
@@ -108,8 +108,8 @@ typedef struct dt_tr_info {
     int ncounters;
     char *notes[DT_TR_MAX_NOTES]; /* owned */
     int nnotes;
-    uint64_t events; /* elements of traceEvents */
-    uint64_t bytes;  /* bytes of JSON text read */
+    uint64_t events;      /* elements of traceEvents */
+    uint64_t bytes;       /* bytes of JSON text read */
     int has_trace_events; /* the top level is an array of events or has a traceEvents member */
     uint64_t top_end;     /* the offset of the top level's closing bracket */
 } dt_tr_info;

@@ -264,21 +264,23 @@ def diff_per_op_and_per_kernel():
     r = run("diff", "--by", "kernel", "--format", "csv", TORCH, out("slower.json"))
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["name", "count_a", "total_us_a", "count_b", "total_us_b", "delta_us", "ratio"], rows[0]
-    assert rows[1] == ["ampere_sgemm_64x64_nn", "2", "60.000", "2", "90.000", "30.000", "1.500"], rows[1]
-    assert rows[2][0].startswith("ncclKernel") and rows[2][5:] == ["0.000", "1.000"], rows[2]
+    assert rows[0] == ["name", "change", "count_a", "count_b", "total_us_a", "total_us_b", "delta_us", "ratio"], rows[0]
+    assert rows[1] == ["ampere_sgemm_64x64_nn", "", "2", "2", "60.000", "90.000", "30.000", "1.500"], rows[1]
+    assert rows[2][0].startswith("ncclKernel") and rows[2][6:] == ["0.000", "1.000"], rows[2]
     r = run("diff", "--by", "op", "--format", "csv", LEGACY, TORCH)
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["name", "count_a", "device_us_a", "count_b", "device_us_b", "delta_us", "ratio",
-                       "cpu_us_a", "cpu_us_b"], rows[0]
-    assert rows[1:] == [["aten::mm", "1", "30.000", "2", "60.000", "30.000", "2.000", "50.000", "80.500"],
-                        ["aten::copy_", "0", "0.000", "1", "10.000", "10.000", "", "0.000", "60.000"],
-                        ["aten::to", "1", "4.000", "0", "0.000", "-4.000", "0.000", "20.000", "0.000"],
-                        ["aten::add_", "0", "0.000", "1", "2.500", "2.500", "", "0.000", "12.000"],
-                        ["aten::zero_", "0", "0.000", "1", "1.500", "1.500", "", "0.000", "10.000"]], rows
+    assert rows[0] == ["name", "change", "count_a", "count_b", "device_total_us_a", "device_total_us_b", "delta_us",
+                       "ratio", "device_self_us_a", "device_self_us_b", "cpu_total_us_a", "cpu_total_us_b"], rows[0]
+    assert rows[1:] == [
+        ["aten::mm", "", "1", "2", "30.000", "60.000", "30.000", "2.000", "30.000", "60.000", "50.000", "80.500"],
+        ["aten::copy_", "added", "0", "1", "0.000", "10.000", "10.000", "", "0.000", "10.000", "0.000", "60.000"],
+        ["aten::to", "removed", "1", "0", "4.000", "0.000", "-4.000", "0.000", "4.000", "0.000", "20.000", "0.000"],
+        ["aten::add_", "added", "0", "1", "0.000", "2.500", "2.500", "", "0.000", "2.500", "0.000", "12.000"],
+        ["aten::zero_", "added", "0", "1", "0.000", "1.500", "1.500", "", "0.000", "1.500", "0.000", "10.000"]], rows
     r = run("diff", "--format", "json", LEGACY, TORCH)
     j = json.loads(r.stdout)
-    assert list(j) == ["a", "b", "op_diff", "kernel_diff"] and j["op_diff"][0]["ratio"] == 2.0, r.stdout[:300]
+    assert list(j) == ["a", "b", "per_step", "steps_a", "steps_b", "top_changes", "op_diff", "kernel_diff",
+                       "memory_diff", "api_diff", "annotation_diff"] and j["op_diff"][0]["ratio"] == 2.0, r.stdout[:300]
     r = run("diff", TORCH)
     assert r.returncode == 2 and "name two traces" in r.stderr, r.stderr
 
@@ -345,7 +347,7 @@ def bad_options_are_usage_errors():
                        (["report", "--top", "0", TORCH], "--top takes a positive count"),
                        (["report", "--names", "tiny", TORCH], "--names is full or short"),
                        (["report"], "name a trace"),
-                       (["diff", "--by", "stream", TORCH, TORCH], "--by is op or kernel")):
+                       (["diff", "--by", "stream", TORCH, TORCH], "--by is op, kernel, memory, api or annotation")):
         r = run(*args)
         assert r.returncode == 2 and what in r.stderr and len(r.stderr.splitlines()) == 1, (args, r.stderr)
     for args in (["report", "--help"], ["diff", "--help"]):
@@ -416,7 +418,7 @@ def devtrace_traces_match_their_json_and_compare_across_vendors():
     assert sorted(row[0] for row in rows) == sorted(set(ops_a) | set(ops_b)), rows
     for row in rows:
         a, b = ops_a[row[0]], ops_b[row[0]]
-        assert row[1:6] == [str(a[0]), us(a[2]), str(b[0]), us(b[2]), ("-" if b[2] < a[2] else "") +
+        assert row[2:7] == [str(a[0]), str(b[0]), us(a[2]), us(b[2]), ("-" if b[2] < a[2] else "") +
                             us(abs(b[2] - a[2]))], (row, a, b)
 
 

@@ -25,7 +25,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hta_check import link_like_hta, ns  # noqa: E402
+from hta_check import DEVICE_CATS, is_runtime, link_like_hta, ns  # noqa: E402
 
 DEVTRACE = sys.argv[1]
 print(f"interpreter: {sys.executable}")
@@ -395,6 +395,152 @@ def svg_draws_gpu_user_annotations_on_their_stream():
               if g.get("class", "").endswith("-lane")]
     assert groups == [("device-lane", ["gpu_user_annotation", "kernel", "sync"]),
                       ("host-lane", ["cpu_op", "runtime", "user_annotation"])], groups
+
+
+def copies_run(extra_copies, steps=4, seed=5):
+    """A training loop of `steps` ProfilerSteps (and a warm-up before them): per step, ops that
+    launch kernels, and cudaMemcpyAsync DtoD copies, `extra_copies` more of them in each step of
+    the test run. A kernel only the control has, a copy kind only the test has."""
+    rnd = random.Random(seed)
+    evs, corr, t = [], [1], 0
+
+    def launch(tid_t, cat, name, dur, api, **args):
+        c = corr[0]
+        corr[0] += 1
+        evs.append(ev("cuda_runtime", api, 1, 1, tid_t, 2, correlation=c))
+        evs.append(ev(cat, name, 0, 7, tid_t + 5, dur, correlation=c, device=0, stream=7, **args))
+
+    for step in range(-1, steps):  # step -1: the warm-up, outside every ProfilerStep
+        start = t
+        if step >= 0:
+            evs.append(ev("user_annotation", f"ProfilerStep#{step}", 1, 1, start, 0))  # its dur set below
+        t += 1
+        for k in range(3):
+            evs.append(ev("cpu_op", "aten::linear", 1, 1, t, 40))
+            evs.append(ev("cpu_op", "aten::addmm", 1, 1, t + 2, 30))
+            launch(t + 5, "kernel", "sm90_gemm", 10 + k, "cudaLaunchKernel")
+            t += 41
+        for k in range(18 // 6 + extra_copies):
+            evs.append(ev("cpu_op", "aten::copy_", 1, 1, t, 8))
+            launch(t + 1, "gpu_memcpy", "Memcpy DtoD (Device -> Device)", 0.6, "cudaMemcpyAsync", bytes=1 << 20)
+            t += 9
+        if extra_copies:
+            launch(t, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 1.5, "cudaMemcpyAsync", bytes=4096)
+        else:
+            launch(t, "kernel", "old_kernel", 3.25, "cudaLaunchKernel")
+        t += 10
+        if step >= 0:
+            evs[[i for i, e in enumerate(evs) if e["name"] == f"ProfilerStep#{step}"][0]]["dur"] = t - start
+        evs.append(ev("gpu_user_annotation", f"ProfilerStep#{step}", 0, 7, start + 5, t - start))
+        t += 5
+    rnd.shuffle(evs)
+    return {"traceEvents": evs}
+
+
+def in_steps(trace):
+    """The trace with only what lies inside its ProfilerSteps' span (host events by their start,
+    device events by their runtime call's), and the number of steps."""
+    steps = [e for e in trace["traceEvents"] if e["cat"] in ("cpu_op", "user_annotation") and
+             e["name"].startswith("ProfilerStep#")]
+    lo = min(ns(e["ts"]) for e in steps)
+    hi = max(ns(e["ts"]) + ns(e["dur"]) for e in steps)
+    launch = {e["args"]["correlation"]: ns(e["ts"]) for e in trace["traceEvents"] if is_runtime(e["cat"])}
+    keep = []
+    for e in trace["traceEvents"]:
+        at = ns(e["ts"])
+        if e["cat"] in DEVICE_CATS + ("gpu_user_annotation",) and e["args"].get("correlation") in launch:
+            at = launch[e["args"]["correlation"]]
+        if lo <= at <= hi:
+            keep.append(e)
+    return {"traceEvents": keep}, len({e["name"] for e in steps})
+
+
+def tables_of(trace):
+    """Per table, per name: [count, main ns, extras...] as the diff compares them."""
+    t = {"kernel": {}, "memory": {}, "api": {}, "annotation": {}, "op": {}}
+    for e in trace["traceEvents"]:
+        cat, d = e["cat"], ns(e["dur"])
+        table = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory", "cuda_runtime": "api",
+                 "user_annotation": "annotation", "gpu_user_annotation": "annotation"}.get(cat)
+        if not table:
+            continue
+        key = (e["name"], cat) if table == "annotation" else e["name"]
+        row = t[table].setdefault(key, [0, 0, 0])
+        row[0] += 1
+        row[1] += d
+        row[2] += e["args"].get("bytes", 0)
+    link = link_like_hta(trace)
+    for name in link["count"]:
+        t["op"][name] = [link["count"][name], link["total"][name], link["self"][name], link["cpu"][name]]
+    return t
+
+
+def div(v, steps):
+    return v if steps == 1 else (2 * v + steps) // (2 * steps)
+
+
+def count_cell(c, steps):
+    return str(c) if steps == 1 else f"{(c * 1000 * 2 + steps) // (2 * steps) / 1000:.3f}"
+
+
+def ratio(b, a):
+    return "" if a == 0 else f"{(b * 1000 * 2 + a) // (2 * a) / 1000:.3f}"
+
+
+def expected_diff(ta, tb, table, sa=1, sb=1):
+    rows = []
+    for key in set(ta[table]) | set(tb[table]):
+        a, b = ta[table].get(key), tb[table].get(key)
+        za = a or [0, 0, 0, 0]
+        zb = b or [0, 0, 0, 0]
+        ma, mb = div(za[1], sa), div(zb[1], sb)
+        change = "removed" if a and not b else "added" if b and not a else ""
+        name = key[0] if table == "annotation" else key
+        row = [name] + ([key[1]] if table == "annotation" else []) + [change, count_cell(za[0], sa),
+                                                                      count_cell(zb[0], sb)]
+        if table == "memory":
+            row += [count_cell(za[2], sa) if a else "", count_cell(zb[2], sb) if b else ""]
+        row += [us(ma), us(mb), us(mb - ma), ratio(mb, ma)]
+        if table == "op":
+            row += [us(div(za[2], sa)), us(div(zb[2], sb)), us(div(za[3], sa)), us(div(zb[3], sb))]
+        cpu = abs(div(zb[3], sb) - div(za[3], sa)) if table == "op" else 0
+        rows.append(((-abs(mb - ma), -cpu, name, str(key)), row))
+    return [r for _, r in sorted(rows)]
+
+
+@case
+def diff_of_a_pair_differing_only_in_copies_whole_and_per_step():
+    control, test = copies_run(0), copies_run(5, seed=6)
+    pa, pb = write("control.json", control), write("test.json", test)
+    ta, tb = tables_of(control), tables_of(test)
+    for table in ("memory", "api", "kernel", "op", "annotation"):
+        r = run("diff", "--by", table, "--format", "csv", pa, pb)
+        assert r.returncode == 0, r.stderr
+        got = list(csv.reader(io.StringIO(r.stdout)))[1:]
+        assert got == expected_diff(ta, tb, table), (table, got, expected_diff(ta, tb, table))
+    # the top changes first, over every table
+    r = run("diff", "--format", "json", pa, pb)
+    j = json.loads(r.stdout)
+    assert list(j)[:6] == ["a", "b", "per_step", "steps_a", "steps_b", "top_changes"], list(j)
+    delta_col = {"memory": 8, "annotation": 7}
+    order = ("op", "kernel", "memory", "api", "annotation")  # ties: in the order the tables are printed
+    every = sorted((-abs(float(row[delta_col.get(table, 6)])), order.index(table), row[0],
+                    float(row[delta_col.get(table, 6)])) for table in order for row in expected_diff(ta, tb, table))
+    got_top = [(-abs(x["delta_us"]), order.index(x["table"][:-5]), x["name"], x["delta_us"])
+               for x in j["top_changes"]]
+    assert got_top == every, (got_top[:5], every[:5])
+    text = run("diff", pa, pb).stdout
+    assert text.index("top_changes") < text.index("op_diff") < text.index("memory_diff"), text[:400]
+    # per step: only what lies inside the steps, divided by their number
+    (sa_trace, sa), (sb_trace, sb) = in_steps(control), in_steps(test)
+    sta, stb = tables_of(sa_trace), tables_of(sb_trace)
+    for table in ("memory", "api", "kernel", "op", "annotation"):
+        r = run("diff", "--per-step", "--by", table, "--format", "csv", pa, pb)
+        assert r.returncode == 0, r.stderr
+        got = list(csv.reader(io.StringIO(r.stdout)))[1:]
+        assert got == expected_diff(sta, stb, table, sa, sb), (table, got, expected_diff(sta, stb, table, sa, sb))
+    r = run("diff", "--per-step", pa, write("no_steps.json", old_export()))
+    assert r.returncode == 1 and "no ProfilerStep#N event" in r.stderr and r.stdout == "", r.stderr
 
 
 print(f"{len(failures)} failed" if failures else "all passed")

@@ -290,14 +290,30 @@ static void test_kind_of_cat(void **state)
     static const struct {
         const char *cat;
         dt_tr_kind kind;
-    } cases[] = {
-        {"kernel", DT_TR_KERNEL},       {"Kernel", DT_TR_KERNEL},           {"gpu_memcpy", DT_TR_MEMCPY},
-        {"gpu_memset", DT_TR_MEMSET},   {"Memset", DT_TR_MEMSET},           {"cuda_runtime", DT_TR_RUNTIME},
-        {"cuda_driver", DT_TR_RUNTIME}, {"Runtime", DT_TR_RUNTIME},         {"xpu_runtime", DT_TR_RUNTIME},
-        {"cpu_op", DT_TR_CPU_OP},       {"python_function", DT_TR_PYTHON},  {"user_annotation", DT_TR_ANNOTATION},
-        {"gpu_user_annotation", DT_TR_GPU_ANNOTATION}, {"mtia_ccp_events", DT_TR_KERNEL}, {"cuda_sync", DT_TR_SYNC},
-        {"cuda_event", DT_TR_SYNC}, {"xpu_sync", DT_TR_SYNC}, {"hpu_op", DT_TR_RUNTIME}, {"mtia_runtime", DT_TR_RUNTIME},
-        {"mtia_insight", DT_TR_OTHER}, {"collective_comm", DT_TR_OTHER}, {"ac2g", DT_TR_OTHER},          {"cpu_instant_event", DT_TR_OTHER}, {"", DT_TR_OTHER}};
+    } cases[] = {{"kernel", DT_TR_KERNEL},
+                 {"Kernel", DT_TR_KERNEL},
+                 {"gpu_memcpy", DT_TR_MEMCPY},
+                 {"gpu_memset", DT_TR_MEMSET},
+                 {"Memset", DT_TR_MEMSET},
+                 {"cuda_runtime", DT_TR_RUNTIME},
+                 {"cuda_driver", DT_TR_RUNTIME},
+                 {"Runtime", DT_TR_RUNTIME},
+                 {"xpu_runtime", DT_TR_RUNTIME},
+                 {"cpu_op", DT_TR_CPU_OP},
+                 {"python_function", DT_TR_PYTHON},
+                 {"user_annotation", DT_TR_ANNOTATION},
+                 {"gpu_user_annotation", DT_TR_GPU_ANNOTATION},
+                 {"mtia_ccp_events", DT_TR_KERNEL},
+                 {"cuda_sync", DT_TR_SYNC},
+                 {"cuda_event", DT_TR_SYNC},
+                 {"xpu_sync", DT_TR_SYNC},
+                 {"hpu_op", DT_TR_RUNTIME},
+                 {"mtia_runtime", DT_TR_RUNTIME},
+                 {"mtia_insight", DT_TR_OTHER},
+                 {"collective_comm", DT_TR_OTHER},
+                 {"ac2g", DT_TR_OTHER},
+                 {"cpu_instant_event", DT_TR_OTHER},
+                 {"", DT_TR_OTHER}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(dt_tr_kind_of_cat(cases[i].cat, strlen(cases[i].cat)), cases[i].kind);
 }
