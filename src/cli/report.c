@@ -25,14 +25,17 @@ static const char report_usage[] =
     "and annotations, each sorted by time, and the devtrace section's losses and notes. Several traces, or a folder of "
     "them\n"
     "(*.json, *.json.gz), report each rank and then, per kernel and per op, the min, median\n"
-    "and max total over the ranks and the slowest rank. Times are microseconds, 3 decimals.\n"
+    "and max total over the ranks and the slowest rank, and per rank its compute and\n"
+    "collective time per step and the straggler (the slowest rank by compute; see\n"
+    "docs/report.md). Times are microseconds, 3 decimals.\n"
     "\n"
     "options:\n"
     "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
     "  --format FMT          table (default), csv (a header row, then one row per line) or json\n"
     "  --output DIR          write into DIR: kernels.csv memory.csv api.csv ops.csv streams.csv\n"
     "                        annotations.csv (csv), report.json (json) or report.txt (table); several traces:\n"
-    "                        one folder per rank (rank0/ ...) and the *_across_ranks tables\n"
+    "                        one folder per rank (rank0/ ...), the *_across_ranks tables and\n"
+    "                        stragglers.csv\n"
     "  --names full|short    kernel names as recorded (default) or without template arguments\n"
     "  --svg OUT.svg         also draw the timeline of the (first) trace: one lane per device\n"
     "                        stream and host thread, a time axis, a legend, busy strips\n"
@@ -377,17 +380,25 @@ static int write_report_dir(const dt_report *r, const report_options *o, const c
     return close_output(f, path);
 }
 
-/* The across-ranks tables: to out, or into dir as csv files / one json. */
+/* The across-ranks tables: per kernel, per op, and the stragglers. */
+#define NRANK_TABLES 3
+static int make_rank_tables(const dt_report *const *reports, size_t n, dt_table *t)
+{
+    int bad = dt_ranks_table(reports, n, DT_BY_KERNEL, &t[0]);
+    bad |= dt_ranks_table(reports, n, DT_BY_OP, &t[1]);
+    bad |= dt_stragglers_table(reports, n, &t[2]);
+    if (bad)
+        fprintf(stderr, "devtrace report: out of memory for the across-ranks tables\n");
+    return bad ? -1 : 0;
+}
+
+/* The across-ranks tables to out (one json object, or csv / text tables one after another). */
 static int write_ranks(const dt_report *const *reports, size_t n, const report_options *o, FILE *out)
 {
-    dt_table t[2];
-    int rc = 0;
-    int ok0 = dt_ranks_table(reports, n, DT_BY_KERNEL, &t[0]), ok1 = dt_ranks_table(reports, n, DT_BY_OP, &t[1]);
-    if (ok0 || ok1) {
-        fprintf(stderr, "devtrace report: out of memory for the across-ranks tables\n");
-        rc = -1;
+    dt_table t[NRANK_TABLES];
+    int rc = make_rank_tables(reports, n, t);
+    if (rc != 0)
         goto end;
-    }
     if (o->format == DT_FORMAT_JSON) {
         fputs("{\"ranks\": [", out);
         for (size_t i = 0; i < n; i++) {
@@ -396,13 +407,14 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
             dt_json_write_string(out, reports[i]->path);
             fputc('}', out);
         }
-        fputs("],\n", out);
-        dt_table_write_json(&t[0], out, (size_t)o->top);
-        fputs(",\n", out);
-        dt_table_write_json(&t[1], out, (size_t)o->top);
+        fputs("]", out);
+        for (int i = 0; i < NRANK_TABLES; i++) {
+            fputs(",\n", out);
+            dt_table_write_json(&t[i], out, (size_t)o->top);
+        }
         fputs("}\n", out);
     } else {
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < NRANK_TABLES; i++) {
             if (o->format == DT_FORMAT_CSV)
                 fprintf(out, "%s# %s\n", i ? "\n" : "", t[i].title);
             else
@@ -411,8 +423,8 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
         }
     }
 end:
-    dt_table_free(&t[0]);
-    dt_table_free(&t[1]);
+    for (int i = 0; i < NRANK_TABLES; i++)
+        dt_table_free(&t[i]);
     return rc;
 }
 
@@ -420,23 +432,22 @@ static int write_ranks_dir(const dt_report *const *reports, size_t n, const repo
 {
     char path[4096];
     if (o->format == DT_FORMAT_CSV) {
-        for (int by = 0; by < 2; by++) {
-            dt_table t;
-            int rc = dt_ranks_table(reports, n, by ? DT_BY_OP : DT_BY_KERNEL, &t);
+        dt_table t[NRANK_TABLES];
+        int rc = make_rank_tables(reports, n, t);
+        for (int i = 0; rc == 0 && i < NRANK_TABLES; i++) {
             char name[64];
-            snprintf(name, sizeof name, "%s.csv", t.title);
-            FILE *f = rc == 0 ? open_output(o->output, name, path, sizeof path) : NULL;
-            if (f) {
-                dt_table_write_csv(&t, f, (size_t)o->top);
-                rc = close_output(f, path);
-            } else {
+            snprintf(name, sizeof name, "%s.csv", t[i].title);
+            FILE *f = open_output(o->output, name, path, sizeof path);
+            if (!f) {
                 rc = -1;
+                break;
             }
-            dt_table_free(&t);
-            if (rc != 0)
-                return -1;
+            dt_table_write_csv(&t[i], f, (size_t)o->top);
+            rc = close_output(f, path);
         }
-        return 0;
+        for (int i = 0; i < NRANK_TABLES; i++)
+            dt_table_free(&t[i]);
+        return rc;
     }
     FILE *f = open_output(o->output, o->format == DT_FORMAT_JSON ? "ranks.json" : "ranks.txt", path, sizeof path);
     if (!f)

@@ -467,3 +467,86 @@ end:
     free(totals);
     return rc;
 }
+
+/* ---- stragglers ---- */
+
+static const dt_column straggler_columns[] = {{"rank", 'n'},
+                                              {"steps", 'n'},
+                                              {"compute_us_per_step", 'n'},
+                                              {"collective_us_per_step", 'n'},
+                                              {"late_start_steps", 'n'},
+                                              {"straggler", 's'}};
+
+/* Where, from the start of step k, the last long collective of that step starts (-1: none).
+ * A step runs to the next step's start (the last to its own end); long: at least 1% of the
+ * rank's mean step time. */
+static int64_t last_long_collective(const dt_report *r, size_t k)
+{
+    const struct dt_span *st = &r->step_spans[k];
+    int64_t end = k + 1 < r->nstep_spans ? r->step_spans[k + 1].start : st->end;
+    int64_t mean = (r->step_spans[r->nstep_spans - 1].end - r->step_spans[0].start) / (int64_t)r->nstep_spans;
+    size_t lo = 0, hi = r->ncollectives; /* the first collective starting at the step's start or later */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->collectives[mid].start < st->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t at = -1;
+    for (size_t i = lo; i < r->ncollectives && r->collectives[i].start < end; i++) {
+        const struct dt_span *c = &r->collectives[i];
+        if ((c->end - c->start) * 100 >= mean)
+            at = c->start - st->start;
+    }
+    return at;
+}
+
+int dt_stragglers_table(const dt_report *const *reports, size_t n, dt_table *t)
+{
+    dt_table_init(t, "stragglers", straggler_columns, NCOLS(straggler_columns));
+    uint64_t *late = calloc(n ? n : 1, sizeof *late);
+    int64_t *compute = calloc(n ? n : 1, sizeof *compute);
+    if (!late || !compute) {
+        free(late);
+        free(compute);
+        return -1;
+    }
+    /* HTA's late start: per step index every rank has, the ranks whose last long collective
+     * starts latest from the step's start */
+    size_t steps = SIZE_MAX;
+    for (size_t s = 0; s < n; s++)
+        if (reports[s]->nstep_spans < steps)
+            steps = reports[s]->nstep_spans;
+    for (size_t k = 0; n && k < steps; k++) {
+        int64_t latest = -1;
+        for (size_t s = 0; s < n; s++) {
+            int64_t at = last_long_collective(reports[s], k);
+            if (at > latest)
+                latest = at;
+        }
+        for (size_t s = 0; latest >= 0 && s < n; s++)
+            late[s] += last_long_collective(reports[s], k) == latest;
+    }
+    int64_t slowest = INT64_MIN;
+    for (size_t s = 0; s < n; s++) {
+        const dt_report *r = reports[s];
+        uint64_t per = r->nsteps ? r->nsteps : 1;
+        compute[s] = per_step(r->kernel_ns - r->collective_ns, per);
+        if (compute[s] > slowest)
+            slowest = compute[s];
+    }
+    for (size_t s = 0; s < n; s++) {
+        const dt_report *r = reports[s];
+        uint64_t per = r->nsteps ? r->nsteps : 1;
+        dt_table_cell(t, "%lld", (long long)dt_report_rank_label(r, s));
+        dt_table_u64(t, r->nsteps);
+        dt_table_us(t, compute[s]);
+        dt_table_us(t, per_step(r->collective_ns, per));
+        dt_table_u64(t, late[s]);
+        dt_table_str(t, compute[s] == slowest ? "yes" : "");
+    }
+    free(late);
+    free(compute);
+    return t->failed ? -1 : 0;
+}

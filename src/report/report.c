@@ -63,6 +63,8 @@ struct dt_report_acc {
     dt_api_row *api;
     dt_annotation_row *annotations[2]; /* host, device */
     uint8_t *step_seen;                /* per name id: a ProfilerStep#N name already counted */
+    uint8_t *collective;               /* per name id: 0 not yet known, 1 not a collective, 2 one */
+    size_t step_spans_cap, collectives_cap;
     dt_op_row *ops;
     size_t nnames_cap;
     lane_acc *lanes;
@@ -187,6 +189,7 @@ static int grow_names(struct dt_report_acc *a, uint32_t id)
     GROW(annotations[0]);
     GROW(annotations[1]);
     GROW(step_seen);
+    GROW(collective);
 #undef GROW
     a->nnames_cap = cap;
     return 0;
@@ -386,15 +389,35 @@ static int in_window(const dt_report *r, const dt_tr_event *ev)
     return ev->ts_ns >= r->window_from_ns && ev->ts_ns <= r->window_to_ns;
 }
 
+/* A collective's kernel: NCCL's and RCCL's names (ncclKernel_..., ncclDevKernel_...), MTIA's
+ * hccl:: and XPU's xccl:: ones. */
+static int is_collective_name(const char *name)
+{
+    return strstr(name, "nccl") || strstr(name, "rccl") || !strncmp(name, "hccl::", 6) || !strncmp(name, "xccl::", 6);
+}
+
+static int push_span_to(struct dt_span **items, size_t *n, size_t *cap, int64_t start, int64_t end)
+{
+    struct dt_span *p = dt_room_for_one(*items, *n, cap, sizeof *p, 64);
+    if (!p)
+        return -1;
+    *items = p;
+    p[(*n)++] = (struct dt_span){start, end};
+    return 0;
+}
+
 static int is_step_name(const dt_tr_str *name)
 {
     return name->len > 13 && !memcmp(name->s, "ProfilerStep#", 13);
 }
 
-/* A ProfilerStep#N (counted once per name) and the steps' span. */
-static void note_step(dt_report *r, uint32_t id, int64_t start, int64_t end)
+/* A ProfilerStep#N (counted once per name, the first event of each name its span) and the
+ * steps' span. 0, or -1 when out of memory. */
+static int note_step(dt_report *r, uint32_t id, int64_t start, int64_t end)
 {
     struct dt_report_acc *a = r->acc;
+    if (!a->step_seen[id] && push_span_to(&r->step_spans, &r->nstep_spans, &a->step_spans_cap, start, end) != 0)
+        return -1;
     if (!r->nsteps || start < r->steps_from_ns)
         r->steps_from_ns = start;
     if (!r->nsteps || end > r->steps_to_ns)
@@ -403,6 +426,7 @@ static void note_step(dt_report *r, uint32_t id, int64_t start, int64_t end)
         a->step_seen[id] = 1;
         r->nsteps++;
     }
+    return 0;
 }
 
 static int on_event(const dt_tr_event *ev, void *user)
@@ -433,8 +457,9 @@ static int on_event(const dt_tr_event *ev, void *user)
     uint32_t id = intern_name(r, &ev->name);
     if (!id || grow_names(a, id) != 0)
         goto oom;
-    if ((kind == DT_TR_CPU_OP || kind == DT_TR_ANNOTATION) && is_step_name(&ev->name))
-        note_step(r, id, ev->ts_ns, ev->ts_ns + dur);
+    if ((kind == DT_TR_CPU_OP || kind == DT_TR_ANNOTATION) && is_step_name(&ev->name) &&
+        note_step(r, id, ev->ts_ns, ev->ts_ns + dur) != 0)
+        goto oom;
     switch (kind) {
     case DT_TR_KERNEL: {
         dt_kernel_row *k = &a->kernels[id];
@@ -446,6 +471,13 @@ static int on_event(const dt_tr_event *ev, void *user)
         k->total_ns = dt_add_saturating(k->total_ns, dur);
         if (push_duration(&a->kernel_durations[id], dur) != 0)
             goto oom;
+        if (!a->collective[id])
+            a->collective[id] = is_collective_name(dt_report_name(r, id)) ? 2 : 1;
+        if (a->collective[id] == 2) {
+            r->collective_ns = dt_add_saturating(r->collective_ns, dur);
+            if (push_span_to(&r->collectives, &r->ncollectives, &a->collectives_cap, ev->ts_ns, ev->ts_ns + dur) != 0)
+                goto oom;
+        }
         break;
     }
     case DT_TR_MEMCPY:
@@ -791,6 +823,10 @@ static int finish(dt_report *r)
     qsort_r(r->ops, r->nops, sizeof *r->ops, cmp_op, r);
     qsort_r(r->annotations, r->nannotations, sizeof *r->annotations, cmp_annotation, r);
     qsort(r->streams, r->nstreams, sizeof *r->streams, cmp_stream);
+    if (r->nstep_spans)
+        qsort(r->step_spans, r->nstep_spans, sizeof *r->step_spans, cmp_interval);
+    if (r->ncollectives)
+        qsort(r->collectives, r->ncollectives, sizeof *r->collectives, cmp_interval);
     return 0;
 }
 
@@ -808,6 +844,7 @@ static void free_acc(struct dt_report_acc *a)
     free(a->annotations[0]);
     free(a->annotations[1]);
     free(a->step_seen);
+    free(a->collective);
     for (size_t i = 0; i < a->nlanes; i++)
         free(a->lanes[i].spans);
     free(a->lanes);
@@ -914,6 +951,8 @@ void dt_report_free(dt_report *r)
     free(r->streams);
     free(r->annotations);
     dt_keymap_free(&r->step_correlations);
+    free(r->step_spans);
+    free(r->collectives);
     memset(r, 0, sizeof *r);
 }
 

@@ -153,6 +153,13 @@ typedef struct dt_report {
      * from the first one's start to the last one's end */
     uint64_t nsteps;
     int64_t steps_from_ns, steps_to_ns;
+    /* The straggler view (compare.h): the collectives' kernel time (kernels named like NCCL's,
+     * RCCL's, hccl:: or xccl::), each step's span in time order, and each collective kernel. */
+    int64_t collective_ns;
+    struct dt_span {
+        int64_t start, end;
+    } * step_spans, *collectives; /* owned */
+    size_t nstep_spans, ncollectives;
     /* Each runtime call's correlation -> 1 when the call starts inside the steps' span, else 0
      * (owned; built when the trace has steps: dt_report_read_steps uses it). */
     dt_keymap step_correlations;

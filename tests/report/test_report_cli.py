@@ -294,7 +294,7 @@ def many_ranks_min_median_max_and_the_slowest():
     r = run("report", "--format", "csv", "--output", out("ranks-out"), d)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(out("ranks-out"))) == ["kernels_across_ranks.csv", "ops_across_ranks.csv",
-                                                     "rank0", "rank1", "rank2"], os.listdir(out("ranks-out"))
+                                                     "rank0", "rank1", "rank2", "stragglers.csv"], os.listdir(out("ranks-out"))
     assert read(out("ranks-out/rank0/ops.csv")) == TORCH_CSV["ops.csv"]
     rows = list(csv.reader(open(out("ranks-out/kernels_across_ranks.csv"))))
     assert rows[0] == ["name", "ranks", "min_total_us", "median_total_us", "max_total_us", "slowest_rank"], rows[0]

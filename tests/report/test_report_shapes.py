@@ -367,7 +367,7 @@ def two_files_of_one_rank_are_refused_naming_both():
     r = run("report", "--format", "csv", "--output", out("two_ranks"), no_rank, rank1)
     assert r.returncode == 0, r.stderr  # place 0 and rank 1: distinct
     assert sorted(os.listdir(out("two_ranks"))) == ["kernels_across_ranks.csv", "ops_across_ranks.csv", "rank0",
-                                                    "rank1"], os.listdir(out("two_ranks"))
+                                                    "rank1", "stragglers.csv"], os.listdir(out("two_ranks"))
 
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -541,6 +541,81 @@ def diff_of_a_pair_differing_only_in_copies_whole_and_per_step():
         assert got == expected_diff(sta, stb, table, sa, sb), (table, got, expected_diff(sta, stb, table, sa, sb))
     r = run("diff", "--per-step", pa, write("no_steps.json", old_export()))
     assert r.returncode == 1 and "no ProfilerStep#N event" in r.stderr and r.stdout == "", r.stderr
+
+
+def rank_run(rank, compute_us, wait_us, steps=3, seed=0):
+    """One rank of a data-parallel run: per ProfilerStep, compute kernels (compute_us in all),
+    then an all-reduce that starts when this rank is done computing and lasts until every rank
+    arrives (wait_us) plus the transfer; short nccl kernels too (under 1% of a step)."""
+    rnd = random.Random(seed + rank)
+    evs, t = [], 0.0
+    for k in range(steps):
+        start = t
+        parts = [compute_us * f for f in (0.5, 0.3, 0.2)]
+        t += 2
+        for i, p in enumerate(parts):
+            evs.append(ev("kernel", f"gemm_{i}", 0, 7, t, round(p, 3), device=0, stream=7))
+            t += p
+        evs.append(ev("kernel", "ncclDevKernel_Broadcast_small", 0, 20, t - 5, 0.25, device=0, stream=20))
+        evs.append(ev("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 20, round(t, 3), round(wait_us + 50, 3),
+                      device=0, stream=20))
+        t += wait_us + 50 + 10
+        evs.append(ev("user_annotation", f"ProfilerStep#{k}", 9, 9, round(start, 3), round(t - start, 3)))
+        t += rnd.randint(1, 3)
+    return {"traceEvents": evs, "distributedInfo": {"rank": rank, "world_size": 3}}
+
+
+def stragglers_like_hta(traces):
+    """Per rank: steps, compute and collective kernel time per step, and how many steps its last
+    long collective (>= 1% of its mean step time) started latest from the step's start."""
+    rows, starts = [], []
+    for tr in traces:
+        ks = [e for e in tr["traceEvents"] if e["cat"] == "kernel"]
+        steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in tr["traceEvents"]
+                       if e["name"].startswith("ProfilerStep#"))
+        coll = sorted((ns(e["ts"]), ns(e["dur"])) for e in ks if "nccl" in e["name"])
+        compute = sum(ns(e["dur"]) for e in ks if "nccl" not in e["name"])
+        mean = (steps[-1][1] - steps[0][0]) // len(steps)
+        per = []
+        for k, (s0, s1) in enumerate(steps):
+            end = steps[k + 1][0] if k + 1 < len(steps) else s1
+            long_ = [c for c in coll if s0 <= c[0] < end and c[1] * 100 >= mean]
+            per.append(long_[-1][0] - s0 if long_ else -1)
+        starts.append(per)
+        rows.append([tr["distributedInfo"]["rank"], len(steps), div(compute, len(steps)),
+                     div(sum(c[1] for c in coll), len(steps))])
+    late = [0] * len(traces)
+    for k in range(min(len(p) for p in starts)):
+        latest = max(p[k] for p in starts)
+        for r, p in enumerate(starts):
+            late[r] += latest >= 0 and p[k] == latest
+    slowest = max(r[2] for r in rows)
+    return [[str(r[0]), str(r[1]), us(r[2]), us(r[3]), str(late[i]), "yes" if r[2] == slowest else ""]
+            for i, r in enumerate(rows)]
+
+
+@case
+def stragglers_are_the_slowest_computing_not_the_longest_waiting():
+    d = out("straggle")
+    os.mkdir(d)
+    # rank 1 computes longest: the others wait for it in the all-reduce
+    computes = {0: 400.0, 1: 700.0, 2: 450.0}
+    traces = []
+    for rank, c in computes.items():
+        trace = rank_run(rank, c, max(computes.values()) - c)
+        traces.append(trace)
+        write(os.path.join("straggle", f"rank{rank}.json"), trace)
+    want = stragglers_like_hta(traces)
+    assert [row[0] for row in want if row[5] == "yes"] == ["1"] and want[1][4] == "3", want
+    r = run("report", "--format", "csv", "--output", out("straggle_out"), d)
+    assert r.returncode == 0, r.stderr
+    got = list(csv.reader(open(out("straggle_out/stragglers.csv"))))
+    assert got[0] == ["rank", "steps", "compute_us_per_step", "collective_us_per_step", "late_start_steps",
+                      "straggler"], got[0]
+    assert got[1:] == want, (got, want)
+    # the longest collective time is a waiting rank's, not the straggler's
+    coll = {row[0]: float(row[3]) for row in got[1:]}
+    assert max(coll, key=coll.get) != "1", coll
 
 
 print(f"{len(failures)} failed" if failures else "all passed")
