@@ -53,6 +53,16 @@ extern "C" __attribute__((visibility("default"))) void devtrace_torch_observer_r
     handle = at::INVALID_CALLBACK_HANDLE;
 }
 
+extern "C" __attribute__((visibility("default"))) int devtrace_torch_observer_installed(void)
+{
+    return handle != at::INVALID_CALLBACK_HANDLE;
+}
+
+extern "C" __attribute__((visibility("default"))) int devtrace_torch_global_callbacks(void)
+{
+    return at::hasGlobalCallbacks() ? 1 : 0;
+}
+
 extern "C" __attribute__((visibility("default"))) const char *devtrace_torch_observer_built_for(void)
 {
     return TORCH_VERSION;

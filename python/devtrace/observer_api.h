@@ -23,6 +23,11 @@ typedef int (*devtrace_op_exit_fn)(uint64_t id);
 int devtrace_torch_observer_install(devtrace_op_enter_fn enter, devtrace_op_exit_fn exit_);
 /* Removes the callback; ops in flight finish through the old pointers. */
 void devtrace_torch_observer_remove(void);
+/* 1 while the observer's callback is installed, else 0. */
+int devtrace_torch_observer_installed(void);
+/* What torch itself says: 1 when any global RecordFunction callback is registered
+ * (at::hasGlobalCallbacks), the observer's or another's; 0 when none is. */
+int devtrace_torch_global_callbacks(void);
 /* The torch version the observer was built against (TORCH_VERSION). */
 const char *devtrace_torch_observer_built_for(void);
 

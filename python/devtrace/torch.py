@@ -26,21 +26,34 @@ from devtrace.observer_build import ObserverUnavailable, observer_library
 
 __all__ = ["profile", "schedule", "ProfilerAction", "install_observer", "ObserverUnavailable", "KeyAverages"]
 
-_observer = None
+_observer = None  # the observer library, loaded once
+_installed = False  # its RecordFunction callback is registered with torch
+_holders = 0  # profiles recording ops now; the callback is removed when the last one ends
+_for_record = False  # devtrace record --torch: installed for the life of the process
+
+
+def _load_observer(torch):
+    global _observer
+    if _observer is None:
+        if torch is None:
+            import torch
+        obs = ctypes.CDLL(observer_library(torch))
+        obs.devtrace_torch_observer_install.restype = ctypes.c_int
+        obs.devtrace_torch_observer_install.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        obs.devtrace_torch_observer_remove.restype = None
+        for name in ("devtrace_torch_observer_installed", "devtrace_torch_global_callbacks"):
+            getattr(obs, name).restype = ctypes.c_int
+        _observer = obs
+    return _observer
 
 
 def install_observer(torch=None):
-    """Installs the RecordFunction observer (once), forwarding to the process's one
+    """Installs the RecordFunction observer (when it is not), forwarding to the process's one
     libdevtrace instance. Returns the observer's path; raises ObserverUnavailable."""
-    global _observer
-    if _observer is not None:
-        return _observer._name
-    if torch is None:
-        import torch
-    path = observer_library(torch)
-    obs = ctypes.CDLL(path)
-    obs.devtrace_torch_observer_install.restype = ctypes.c_int
-    obs.devtrace_torch_observer_install.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    global _installed
+    obs = _load_observer(torch)
+    if _installed:
+        return obs._name
     lib = devtrace.library()
     # The functions of the instance this package loaded, by address: a lookup by name from
     # the observer could find nothing (the OpenCL loader loads the layer RTLD_LOCAL) or
@@ -49,8 +62,37 @@ def install_observer(torch=None):
     exit_ = ctypes.cast(lib.devtrace_op_exit, ctypes.c_void_p).value
     if obs.devtrace_torch_observer_install(enter, exit_) != 0:
         raise ObserverUnavailable("torch refused the RecordFunction callback (at::addGlobalCallback)")
-    _observer = obs
-    return path
+    _installed = True
+    return obs._name
+
+
+def remove_observer():
+    """Removes the RecordFunction callback: later ops cost what they cost without devtrace."""
+    global _installed
+    if _observer is not None and _installed:
+        _observer.devtrace_torch_observer_remove()
+        _installed = False
+
+
+def _hold_observer():
+    global _holders
+    install_observer()
+    _holders += 1
+
+
+def _release_observer():
+    global _holders
+    _holders -= 1
+    if _holders == 0 and not _for_record:
+        remove_observer()
+
+
+def observer_state():
+    """(installed, torch's global callbacks): whether devtrace's callback is registered, and
+    whether torch has any global RecordFunction callback at all (at::hasGlobalCallbacks)."""
+    if _observer is None:
+        return False, None
+    return bool(_observer.devtrace_torch_observer_installed()), bool(_observer.devtrace_torch_global_callbacks())
 
 
 def attach_to_record(torch):
@@ -62,8 +104,10 @@ def attach_to_record(torch):
     session = lib.devtrace_default_session()
     if not session:
         return False  # not the process devtrace record runs (a child of it, or not traced)
+    global _for_record
     try:
         install_observer(torch)
+        _for_record = True
     except ObserverUnavailable as e:
         print("devtrace: PyTorch ops are not recorded: %s; device events are still recorded" % e,
               file=sys.stderr, flush=True)
@@ -227,6 +271,7 @@ class profile:
         self._session = None
         self._step_fn = None
         self._observer_error = None
+        self._holding = False
         self._under_record = bool(devtrace.library().devtrace_default_session())
         if not self._under_record:
             self._session = devtrace.Session(backend=backend, start=False)  # binds the backend now
@@ -246,7 +291,8 @@ class profile:
                   "profile() writes no trace of its own", file=sys.stderr)
             return
         try:
-            install_observer()
+            _hold_observer()
+            self._holding = True
         except ObserverUnavailable as e:
             self._observer_error = str(e)
             print("devtrace: PyTorch ops are not recorded: %s; device events are still recorded" % e,
@@ -260,6 +306,9 @@ class profile:
             return
         self._exit_step()
         self._transit(self.current_action, None)
+        if self._holding:
+            self._holding = False
+            _release_observer()
 
     def step(self):
         if self._under_record:
