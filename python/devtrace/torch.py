@@ -234,6 +234,17 @@ def key_averages_of(events):
     return KeyAverages(by_name.values())
 
 
+_active = None  # the profile recording now (profiles do not nest)
+
+
+def _under_record():
+    """Whether devtrace record runs this process (it records it whole; its session is the
+    default one)."""
+    if not (os.environ.get("DEVTRACE_COLLECT_SOCKET") or os.environ.get("DEVTRACE_COLLECT_FD")):
+        return False
+    return bool(devtrace.library().devtrace_default_session())
+
+
 def _cycle_path(path, cycle, numbered):
     if path is None:
         return None
@@ -272,8 +283,8 @@ class profile:
         self._step_fn = None
         self._observer_error = None
         self._holding = False
-        self._under_record = bool(devtrace.library().devtrace_default_session())
-        if not self._under_record:
+        self._under_record = _under_record()
+        if not self._under_record and _active is None:
             self._session = devtrace.Session(backend=backend, start=False)  # binds the backend now
 
     # -- torch.profiler's shape
@@ -290,6 +301,12 @@ class profile:
             print("devtrace.torch.profile: this process runs under devtrace record, which records it; "
                   "profile() writes no trace of its own", file=sys.stderr)
             return
+        global _active
+        if _active is not None:
+            raise RuntimeError("devtrace.torch.profile: another profile is already recording in this process; "
+                               "profiles do not nest (torch.profiler refuses it too: 'Profiler is already enabled "
+                               "on this thread.'): stop the outer one first")
+        _active = self
         try:
             _hold_observer()
             self._holding = True
@@ -302,13 +319,15 @@ class profile:
         self._enter_step()
 
     def stop(self):
-        if self._under_record:
-            return
+        global _active
+        if self._under_record or _active is not self:
+            return  # not started, or refused
         self._exit_step()
         self._transit(self.current_action, None)
         if self._holding:
             self._holding = False
             _release_observer()
+        _active = None
 
     def step(self):
         if self._under_record:

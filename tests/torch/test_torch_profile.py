@@ -64,5 +64,42 @@ print(json.dumps(state))
                    "again": [True, True], "after_again": [False, False], "adds": [3, 1]}, out
 
 
+@case
+def a_profile_inside_another_is_refused_as_torch_refuses_it():
+    outer = os.path.join(work, "outer.json")
+    out, r = run_code(r'''
+import json, sys, torch, devtrace.torch as dt
+import torch.profiler as tp
+a = torch.ones(1)
+seen = {}
+for name, make in (("torch", lambda: tp.profile()), ("devtrace", lambda: dt.profile(None, backend="none"))):
+    with make():
+        try:
+            with make():
+                torch.add(a, a)
+        except Exception as e:
+            seen[name] = [type(e).__name__, str(e)]
+with dt.profile(sys.argv[1] if len(sys.argv) > 1 else %r, backend="none") as p:
+    torch.add(a, a)
+    try:
+        with dt.profile(None, backend="none"):
+            pass
+    except RuntimeError:
+        torch.mul(a, a)
+    torch.sub(a, a)
+seen["outer"] = sorted(n for _, n in p.events() if n in ("aten::add", "aten::mul", "aten::sub"))
+print(json.dumps(seen))
+''' % outer)
+    assert out["torch"][0] == "RuntimeError", out  # what torch.profiler raises
+    assert out.get("devtrace") == ["RuntimeError", "devtrace.torch.profile: another profile is already recording in "
+                               "this process; profiles do not nest (torch.profiler refuses it too: 'Profiler is "
+                               "already enabled on this thread.'): stop the outer one first"], out
+    # The outer profile goes on and writes its trace, with the op of the refused one.
+    assert out["outer"] == ["aten::add", "aten::mul", "aten::sub"], out
+    assert "runs under devtrace record" not in r.stderr, r.stderr
+    names = T.ops_by_name(T.tc.load(outer))
+    assert (names["aten::add"], names["aten::mul"], names["aten::sub"]) == (1, 1, 1), names
+
+
 print("devtrace: %s" % ("FAILED: " + ", ".join(failures) if failures else "all devtrace.torch.profile cases passed"))
 sys.exit(1 if failures else 0)
