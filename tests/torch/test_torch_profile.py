@@ -20,8 +20,8 @@ failures = []
 
 def case(fn):
     try:
-        fn()
-        print("ok   %s" % fn.__name__)
+        skipped = fn()
+        print("%s %s" % ("skip" if skipped else "ok  ", fn.__name__))
     except AssertionError as e:
         failures.append(fn.__name__)
         print("FAIL %s: %s" % (fn.__name__, e))
@@ -99,6 +99,35 @@ print(json.dumps(seen))
     assert "runs under devtrace record" not in r.stderr, r.stderr
     names = T.ops_by_name(T.tc.load(outer))
     assert (names["aten::add"], names["aten::mul"], names["aten::sub"]) == (1, 1, 1), names
+
+
+@case
+def a_read_only_cache_folder_is_named_in_one_line():
+    ro = os.path.join(work, "ro-cache")
+    os.makedirs(ro)
+    code = ("import torch, devtrace.torch as dt\n"
+            "with dt.profile(None, backend='none') as p:\n    torch.add(torch.ones(1), 1)\n"
+            "print(len([n for _, n in p.events() if n == 'aten::add']))\n")
+    env = {"PYTHONPATH": python_dir, "DEVTRACE_TORCH_CACHE": ro}
+    if os.geteuid() != 0:
+        os.chmod(ro, 0o555)
+        cmd, why = [py, "-c", code], "Permission denied"
+    else:  # root writes through permissions: a read-only bind mount in a mount namespace of its own
+        cmd = ["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', ro, py, "-c", code]
+        why = "Read-only file system"
+        probe = T.run(["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0"', ro])
+        if probe.returncode != 0:
+            print("     (root, and no mount namespace here: %s)" % probe.stderr.strip())
+            return "skipped"
+    r = T.run(cmd, env=env)
+    os.chmod(ro, 0o755)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert lines == ["devtrace: PyTorch ops are not recorded: cannot write the observer into its cache %s (%s): "
+                     "set DEVTRACE_TORCH_CACHE to a writable folder; device events are still recorded" % (ro, why)], \
+        r.stderr
+    assert r.stdout.strip() == "0", r.stdout
+    assert os.listdir(ro) == [], os.listdir(ro)
 
 
 print("devtrace: %s" % ("FAILED: " + ", ".join(failures) if failures else "all devtrace.torch.profile cases passed"))
