@@ -144,5 +144,18 @@ def a_program_without_torch_is_unaffected_and_its_customize_modules_run():
     assert T.tc.complete_events(trace) == [], "a program without torch or OpenCL records nothing"
 
 
+@case
+def a_torch_only_program_is_told_what_was_recorded_and_what_not():
+    out = os.path.join(work, "torchonly.json")
+    r = record(out, ["-c", "import torch\nfor _ in range(4): torch.add(torch.ones(1), 1)"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    trace = T.tc.load(out)
+    assert T.ops_by_name(trace)["aten::add"] == 4, T.ops_by_name(trace)
+    notes = trace["devtrace"]["notes"]
+    assert "no OpenCL call reached devtrace (the program made none through the OpenCL loader): no OpenCL runtime " \
+           "call, kernel, copy or memset was traced; ops and annotations (cpu_op events) were recorded" in notes, notes
+    assert not any("nothing was traced" in n for n in notes), notes
+
+
 print("devtrace: %s" % ("FAILED: " + ", ".join(failures) if failures else "all PyTorch/OpenCL cases passed"))
 sys.exit(1 if failures else 0)
