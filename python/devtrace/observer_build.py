@@ -62,8 +62,12 @@ def observer_library(torch, log=sys.stderr):
         raise ObserverUnavailable("no C++ compiler to build the PyTorch observer (set $CXX, or install g++) "
                                   "to attribute device work to PyTorch ops")
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    # NDEBUG as torch's own release builds: without it, torch's inline debug checks assert on
+    # state only its debug builds keep (RecordFunction::inputs).
+    flags = ["-O2", "-DNDEBUG", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
+             "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
     key = hashlib.sha256()
-    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), str(abi).encode(),
+    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), " ".join(flags).encode(),
                  os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()):
         key.update(part)
         key.update(b"\0")
@@ -82,8 +86,7 @@ def observer_library(torch, log=sys.stderr):
     except OSError as e:
         raise ObserverUnavailable("cannot write the observer into its cache %s (%s): set DEVTRACE_TORCH_CACHE to a "
                                   "writable folder" % (folder, e.strerror))
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
-           "-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
+    cmd = [cxx] + flags + ["-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
           [SOURCE, "-o", tmp, "-L", libdir, "-Wl,-rpath," + libdir, "-lc10", "-ltorch_cpu"]
     print("devtrace: building the PyTorch observer for torch %s (once; cached in %s)" % (version, folder),
           file=log, flush=True)
