@@ -343,6 +343,9 @@ DEVTRACE_EXPORT int devtrace_set_default_session(devtrace_session *s);
  * ends the thread's innermost op only when its id is that op's (an op that ends on another
  * thread than it began on ends nothing there: DEVTRACE_ESTATE, counted in a note). */
 DEVTRACE_EXPORT int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
+/* sequence_nr for an op that takes the sequence number and forward thread id of the first op
+ * entered inside it that has one (torch's "autograd::engine::evaluate_function: X" and its X). */
+#define DEVTRACE_SEQUENCE_FROM_CHILD (-2)
 DEVTRACE_EXPORT int devtrace_op_exit(uint64_t id);
 
 /* Adds a note (a line in the trace's devtrace.notes and the summary). */

@@ -570,6 +570,17 @@ static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
     return id;
 }
 
+/* The innermost op waits for its first child's sequence number (DEVTRACE_SEQUENCE_FROM_CHILD):
+ * it is this one. */
+static void op_sequence_to_parent(dt_external_stack *x, int64_t sequence_nr, uint64_t fwd_thread_id)
+{
+    dt_external_frame *parent = &x->frames[x->depth - 1];
+    if (parent->sequence_nr == DEVTRACE_SEQUENCE_FROM_CHILD && !x->overflow) {
+        parent->sequence_nr = sequence_nr;
+        parent->fwd_thread_id = fwd_thread_id;
+    }
+}
+
 /* An operator observer's op (devtrace.h): on the default session, stamped like the
  * backend's own callbacks (the counter when the backend stamps ticks). One thread-local
  * lookup (the thread's stack, which holds the name cache and the store place too), no
@@ -582,19 +593,24 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
     if (!name)
         return DEVTRACE_EINVAL;
     dt_external_stack *x = ext_stack_bind(s);
+    if (__builtin_expect(sequence_nr >= 0 && x->depth > 0, 0))
+        op_sequence_to_parent(x, sequence_nr, fwd_thread_id);
     int ticks = s->ticks.on;
     dt_external_frame f = {.id = id,
                            .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
                            .name_id = op_name(s, x, name),
                            .is_range = 1,
                            .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
-                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr,
+                           .sequence_nr =
+                               sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr,
                            .fwd_thread_id = fwd_thread_id};
     return push_frame(s, x, &f);
 }
 
 _Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
                    __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
+               "python/devtrace/observer_api.h must match devtrace.h");
+_Static_assert(DEVTRACE_OBSERVER_SEQUENCE_FROM_CHILD == DEVTRACE_SEQUENCE_FROM_CHILD,
                "python/devtrace/observer_api.h must match devtrace.h");
 
 /* Op exits that matched no op of their thread (the op began on another thread). */
