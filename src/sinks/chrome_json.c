@@ -641,33 +641,29 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
     memset(&wr->w, 0, sizeof wr->w);
 }
 
+/* What each worker's piece_writer is made from. */
+typedef struct piece_source {
+    dt_session *s;
+    const trace_names *tn;
+    const char *trace_name;
+} piece_source;
+
+static void piece_writer_init(void *worker, const void *arg)
+{
+    const piece_source *src = arg;
+    piece_writer *pw = worker;
+    writer_init(&pw->wr, src->s, src->tn);
+    pw->trace_name = src->trace_name;
+}
+
 /* The trace to f by the pipeline with `workers` threads: 0, an errno value, or -1 when no
  * thread could be started (nothing written). */
 static int write_pieces(dt_session *s, const trace_names *tn, FILE *f, const char *trace_name, int gzip_level,
                         unsigned workers)
 {
-    piece_writer *pws = calloc(workers, sizeof *pws);
-    void **states = calloc(workers, sizeof *states);
-    int rc = ENOMEM;
-    if (pws && states) {
-        for (unsigned i = 0; i < workers; i++) {
-            writer_init(&pws[i].wr, s, tn);
-            pws[i].trace_name = trace_name;
-            states[i] = &pws[i];
-        }
-        dt_pipeline p = {
-            .fd = fileno(f),
-            .gzip_level = gzip_level,
-            .npieces = trace_pieces(s),
-            .make = make_piece,
-            .workers = states,
-            .nworkers = workers,
-        };
-        rc = dt_pipeline_write(&p);
-    }
-    free(states);
-    free(pws);
-    return rc;
+    piece_source src = {s, tn, trace_name};
+    return dt_pipeline_write_with_workers(fileno(f), gzip_level, trace_pieces(s), make_piece, workers,
+                                          sizeof(piece_writer), piece_writer_init, &src);
 }
 
 /* The trace to f by this thread, through a 1 MiB buffer (and gzdopen's stream): 0 or an
