@@ -16,20 +16,7 @@
  *   report.hta_kernel_breakdown_s  TraceAnalysis(trace_dir).get_gpu_kernel_breakdown(), the
  *                                  whole python process (its parse is part of the answer)
  *   report.speedup_vs_hta          that time over the time of dt_report_read on the same file
- * Without HTA both rows say why they are not measured.
- *
- * Then a trace shaped like a real PyTorch 2.x export (write_real_step: a ProfilerStep, python
- * functions, ops nested four deep with the args torch.profiler records - Input Dims, Input type,
- * Input Strides, Concrete Inputs, Sequence number, Ev Idx -, runtime calls, kernels with long
- * template and Itanium-mangled names and CUPTI's dozen args, copies with bytes, flows), each
- * figure beside a reference measured in the same run on the same bytes:
- *   report.real.memchr_mbps     read(2) in 4 MiB pieces and memchr for every '{': the floor of
- *                               any JSON reader (the reference: the faster of two runs per round)
- *   report.real.reader_mbps     the reader (every event parsed), and .reader_ratio: its MB per
- *                               second of CPU time over the reference's (CPU time: on a loaded
- *                               machine the wall clock counts the waits for a CPU)
- *   report.real.tables_mbps     dt_report_read (every table, ops linked through correlations),
- *                               and .tables_ratio likewise */
+ * Without HTA both rows say why they are not measured. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -111,6 +98,7 @@ static int write_trace(const char *path, uint64_t bytes)
     int bad = ferror(f);
     return fclose(f) != 0 || bad ? -1 : 0;
 }
+
 
 /* Kernel names as CUTLASS and PyTorch's templates give them (up to 704 bytes). */
 static const char *const real_kernels[] = {

@@ -5,7 +5,7 @@
  * package passes them at install), never from a symbol lookup, which could find a second
  * copy of the library, or nothing when the OpenCL loader loaded it RTLD_LOCAL.
  * The types match devtrace_op_enter / devtrace_op_exit in devtrace.h (checked by the C
- * build, src/core/session.c). */
+ * build, tests/unit/test_external.c). */
 #ifndef DEVTRACE_OBSERVER_API_H
 #define DEVTRACE_OBSERVER_API_H
 

@@ -20,6 +20,7 @@
 #include "record_options.h"
 #include "record_tree.h"
 #include "record_windows.h"
+#include "report/summary.h"
 #include "sinks/sinks.h"
 
 static volatile sig_atomic_t pending_signal;

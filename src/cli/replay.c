@@ -7,11 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
 #include "core/errors.h"
 #include "core/new_file.h"
 #include "core/raw.h"
 #include "core/session.h"
+#include "report/summary.h"
 #include "sinks/sinks.h"
 
 static const char replay_usage[] =

@@ -21,6 +21,15 @@
 
 #include "unit_session.h"
 
+/* The PyTorch observer's view of devtrace_op_enter/exit (built at first use, without
+ * devtrace's headers) must match devtrace.h. */
+#include "../../python/devtrace/observer_api.h"
+_Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
+                   __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
+               "python/devtrace/observer_api.h must match devtrace.h");
+_Static_assert(DEVTRACE_OBSERVER_SEQUENCE_FROM_CHILD == DEVTRACE_SEQUENCE_FROM_CHILD,
+               "python/devtrace/observer_api.h must match devtrace.h");
+
 typedef struct drained {
     size_t n;
     devtrace_event ev[16];
