@@ -54,11 +54,12 @@ static void scratch_free(scratch *sc)
 }
 
 /* Open-addressing map from a correlation id to its external id and flow state. */
-enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16 };
+enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16, HAS_USER = 32 };
 
 typedef struct corr_entry {
     uint64_t key; /* correlation id; 0 = empty slot (0 is never a correlation) */
     uint64_t external;
+    uint64_t user; /* the user correlation id, with HAS_USER */
     uint32_t bits;
 } corr_entry;
 
@@ -66,6 +67,7 @@ typedef struct corr_map {
     corr_entry *slots; /* in mem */
     size_t mask;
     scratch mem;
+    int runtime_recorded; /* 0: the session does not record runtime calls, so no device half has a partner */
 } corr_map;
 
 static int corr_map_init(corr_map *m, size_t expected)
@@ -212,7 +214,7 @@ static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sor
         uint32_t partner_any = device ? HAS_RUNTIME : HAS_DEVICE;
         if (c->bits & partner_in)
             e->flags |= DT_EVENT_FLOW;
-        else if ((c->bits & partner_any) || device)
+        else if ((c->bits & partner_any) || (device && m->runtime_recorded))
             unpaired++; /* partner outside the window, or never recorded */
     }
     return unpaired;
@@ -345,6 +347,13 @@ static void pass1_event(void *user, devtrace_event *ev)
                 e->external = ev->external_id;
             }
         }
+        if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
+            corr_entry *e = corr_map_get(c->m, ev->correlation, 1);
+            if (!(e->bits & HAS_USER)) {
+                e->bits |= HAS_USER;
+                e->user = ev->user_external_id;
+            }
+        }
         if (ev->kind == DEVTRACE_KIND_EXTCORR)
             return;
     }
@@ -352,6 +361,8 @@ static void pass1_event(void *user, devtrace_event *ev)
         DT_COUNT(s, malformed_records, 1); /* nothing dropped silently */
         return;
     }
+    if (!dt_session_wants(s, ev->kind))
+        return; /* a kind not asked for (devtrace_config.kinds), where the backend could not avoid it: not a loss */
     c->mapped += !(ev->flags & DEVTRACE_EVENT_HOST_CLOCK);
     align_clock(s, ev);
     if (ev->end_ns < ev->start_ns) {
@@ -462,6 +473,7 @@ int dt_session_finalize(dt_session *s)
         scratch_free(&m.mem);
         return DEVTRACE_ENOMEM;
     }
+    m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
     pthread_mutex_lock(&s->lock);
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
     size_t nsamples = s->nsamples;
@@ -492,6 +504,11 @@ int dt_session_finalize(dt_session *s)
             ev->kind != DEVTRACE_KIND_CPU_OP) {
             ev->external_id = e->external;
             ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
+        }
+        if (e && (e->bits & HAS_USER) && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) &&
+            ev->kind != DEVTRACE_KIND_CPU_OP) {
+            ev->user_external_id = e->user;
+            ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
         }
         int inside = in_window(s, ev);
         if (e)

@@ -2,6 +2,7 @@
  * runtime category, capture window, notes, devices), and the start, stop and drain that say
  * why they failed. What the Chrome sink writes, a program can read here instead. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/errors.h"
@@ -211,4 +212,34 @@ int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user,
     if (count)
         *count = n;
     return dt_error_set(err, 0, "%s", "");
+}
+
+/* The device streams: the device lanes of the events finalised (drain.c gathers them,
+ * ascending by device then stream). */
+int devtrace_stream_count(const devtrace_session *s)
+{
+    if (!s || s->state != DT_FINAL)
+        return 0;
+    return (int)s->ndevice_lanes;
+}
+
+int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *out)
+{
+    if (!s || !out || index < 0 || index >= devtrace_stream_count(s) ||
+        out->size < offsetof(devtrace_stream, name) + sizeof out->name)
+        return DEVTRACE_EINVAL;
+    devtrace_stream st;
+    memset(&st, 0, sizeof st);
+    uint64_t key = s->lanes[index];
+    st.size = out->size < sizeof st ? out->size : sizeof st;
+    st.device = (int)(uint32_t)(key >> 32);
+    st.stream = (uint32_t)key;
+    for (size_t i = 0; i < s->nsorted; i++) /* the context of the stream's first event */
+        if (!dt_lane_is_host(s->sorted[i]) && dt_lane_key(s->sorted[i]) == key) {
+            st.context = s->sorted[i]->context;
+            break;
+        }
+    snprintf(st.name, sizeof st.name, "stream %u", st.stream); /* as the trace names its thread */
+    memcpy(out, &st, st.size);
+    return 0;
 }
