@@ -59,6 +59,9 @@ typedef struct dt_backend {
     int (*push_user_external)(void *state, uint64_t id);
     int (*pop_user_external)(void *state, uint64_t *id);
     void (*close)(dt_session *s, void *state); /* accepts a half-opened state */
+    /* Optional: hands every record the vendor holds to the session while it runs
+     * (devtrace_flush), without stopping anything. */
+    int (*flush)(dt_session *s, void *state);
     /* Raw capture and replay (core/raw.h): the decoder of this backend's captured buffers,
      * and the tables it decodes them with (an engine's per-vendor descriptor); NULL: the
      * backend's captures cannot be replayed. */

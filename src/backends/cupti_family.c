@@ -926,6 +926,16 @@ static void cf_flush(dt_cf_state *st)
     }
 }
 
+int dt_cf_flush(dt_session *s, void *state)
+{
+    dt_cf_state *st = state;
+    (void)s;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    cf_flush(st);
+    return 0;
+}
+
 int dt_cf_stop(dt_session *s, void *state)
 {
     dt_cf_state *st = state;

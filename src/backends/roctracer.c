@@ -787,6 +787,17 @@ static void roc_notes_at_stop(roc_state *st, uint64_t lost)
         dt_add_note(s, "roctracer_get_timestamp failed %llu time(s) in the API callback", (unsigned long long)n);
 }
 
+/* devtrace_flush: the pool's records handed over while the session runs. */
+static int roc_flush_running(dt_session *s, void *state)
+{
+    roc_state *st = state;
+    (void)s;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    roc_flush(st);
+    return 0;
+}
+
 static int roc_stop(dt_session *s, void *state)
 {
     roc_state *st = state;
@@ -867,4 +878,5 @@ const dt_backend dt_backend_roctracer = {
     .push_external = roc_push_external,
     .pop_external = roc_pop_external,
     .close = roc_close,
+    .flush = roc_flush_running,
 };

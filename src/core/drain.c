@@ -339,6 +339,8 @@ static void pass1_event(void *user, devtrace_event *ev)
 {
     pass1_ctx *c = user;
     dt_session *s = c->s;
+    if (ev->flags & DT_EVENT_RETIRED)
+        return; /* an earlier capture window's */
     if (ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) {
         if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
             corr_entry *e = corr_map_get(c->m, ev->correlation, 1);
@@ -460,7 +462,7 @@ int dt_session_finalize(dt_session *s)
     if (s->state != DT_STOPPED)
         return DEVTRACE_ESTATE;
     dt_ticks_convert(s); /* runtime calls stamped with the TSC, onto their backend's clock */
-    s->stats.dropped_store_full += dt_store_dropped(&s->store);
+    s->stats.dropped_store_full += dt_store_dropped(&s->store) - s->store_dropped_base;
     size_t total = (size_t)dt_store_count(&s->store);
     devtrace_event **all = calloc(total ? total : 1, sizeof *all);
     lane_set *lanes = calloc(1, sizeof *lanes);
@@ -519,6 +521,8 @@ int dt_session_finalize(dt_session *s)
         }
         s->stats.events[ev->kind]++;
         lane_add(lanes, ev);
+        if (ev->flags & DT_EVENT_DELIVERED)
+            continue; /* a devtrace_flush gave it already: counted, on its stream, not given again */
         demangle_kernel_name(s, &dn, ev);
         all[out++] = ev;
     }
@@ -552,8 +556,129 @@ size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user)
     if (cb)
         for (size_t i = 0; i < s->nsorted; i++) {
             devtrace_event ev = *s->sorted[i];
-            ev.flags &= (uint16_t)~DT_EVENT_FLOW;
+            ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_DELIVERED);
             cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
         }
     return s->nsorted;
+}
+
+/* ---- delivering while the session runs (devtrace_flush) ---- */
+
+typedef struct flush_ctx {
+    dt_session *s;
+    corr_map m;
+    devtrace_event **ev; /* every stored event of the window (owned) */
+    size_t n, cap;
+} flush_ctx;
+
+static void flush_collect(void *user, devtrace_event *ev)
+{
+    flush_ctx *c = user;
+    if ((ev->flags & DT_EVENT_RETIRED) || c->n == c->cap)
+        return;
+    c->ev[c->n++] = ev;
+    if ((ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) && ev->correlation) {
+        corr_entry *e = corr_map_get(&c->m, ev->correlation, 1);
+        if (ev->kind == DEVTRACE_KIND_RUNTIME)
+            e->bits |= HAS_RUNTIME;
+        if ((ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL) && !(e->bits & HAS_EXT)) {
+            e->bits |= HAS_EXT;
+            e->external = ev->external_id;
+        }
+        if ((ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) && !(e->bits & HAS_USER)) {
+            e->bits |= HAS_USER;
+            e->user = ev->user_external_id;
+        }
+    }
+}
+
+/* Whether a stored event can be given now: of a kind asked for, well-formed, inside the
+ * window so far, and for a device event with a correlation, its runtime half arrived (when
+ * runtime calls are recorded): the external ids it takes from it are then known too. */
+static int flush_ready(flush_ctx *c, devtrace_event *ev)
+{
+    dt_session *s = c->s;
+    if ((ev->flags & DT_EVENT_DELIVERED) || ev->kind == DEVTRACE_KIND_NONE || ev->kind >= DEVTRACE_KIND_COUNT ||
+        ev->kind == DEVTRACE_KIND_EXTCORR || !dt_session_wants(s, ev->kind))
+        return 0;
+    const corr_entry *e = ev->correlation ? corr_map_find(&c->m, ev->correlation) : NULL;
+    if (is_device_kind(ev->kind) && ev->correlation && c->m.runtime_recorded && !(e && (e->bits & HAS_RUNTIME)))
+        return 0; /* held back until its runtime half arrives (or stop: then it is unpaired) */
+    align_clock(s, ev);
+    if (ev->end_ns < ev->start_ns || !in_window(s, ev))
+        return 0; /* the final drain counts it */
+    if (e && ev->kind != DEVTRACE_KIND_CPU_OP) {
+        if ((e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
+            ev->external_id = e->external;
+            ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
+        }
+        if ((e->bits & HAS_USER) && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
+            ev->user_external_id = e->user;
+            ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        }
+    }
+    return 1;
+}
+
+long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
+{
+    dt_ticks_sample(s);
+    dt_ticks_convert(s);
+    flush_ctx c = {.s = s};
+    c.cap = (size_t)dt_store_count(&s->store) + 2 * DT_CHUNK_EVENTS; /* room for what arrives meanwhile */
+    c.ev = calloc(c.cap, sizeof *c.ev);
+    if (!c.ev || corr_map_init(&c.m, c.cap) != 0) {
+        free(c.ev);
+        return -1;
+    }
+    c.m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
+    pthread_mutex_lock(&s->lock);
+    dt_clock_map_build(&s->clock, s->samples, s->nsamples);
+    pthread_mutex_unlock(&s->lock);
+    dt_store_visit(&s->store, flush_collect, &c);
+    uint32_t nnames = dt_intern_count(&s->names);
+    demangled_names dn = {calloc(nnames ? nnames : 1, sizeof *dn.map), nnames};
+    size_t out = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (flush_ready(&c, c.ev[i])) {
+            demangle_kernel_name(s, &dn, c.ev[i]);
+            c.ev[out++] = c.ev[i];
+        }
+    free(dn.map);
+    scratch_free(&c.m.mem);
+    qsort(c.ev, out, sizeof *c.ev, by_time);
+    for (size_t i = 0; i < out; i++) {
+        c.ev[i]->flags |= DT_EVENT_DELIVERED;
+        if (cb) {
+            devtrace_event ev = *c.ev[i];
+            ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_DELIVERED);
+            cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
+        }
+    }
+    free(c.ev);
+    return (long)out;
+}
+
+static void retire_event(void *user, devtrace_event *ev)
+{
+    (void)user;
+    ev->flags |= DT_EVENT_RETIRED;
+}
+
+void dt_session_retire_window(dt_session *s)
+{
+    dt_store_visit(&s->store, retire_event, NULL);
+    s->store_dropped_base = dt_store_dropped(&s->store);
+    size_t size = s->stats.size;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.size = size;
+    free(s->sorted);
+    s->sorted = NULL;
+    s->nsorted = 0;
+    s->nlanes = s->ndevice_lanes = 0;
+    s->unnamed_lane_events = 0;
+    s->flushed_final = 0;
+    pthread_mutex_lock(&s->lock);
+    s->window_start = s->window_stop = 0;
+    pthread_mutex_unlock(&s->lock);
 }

@@ -282,6 +282,10 @@ int devtrace_start(devtrace_session *s)
 {
     if (!s)
         return DEVTRACE_EINVAL;
+    if (s->backend && (s->state == DT_STOPPED || s->state == DT_FINAL)) {
+        dt_session_retire_window(s); /* a restart: a new capture window, every counter reset */
+        s->state = DT_OPEN;
+    }
     if (s->state != DT_OPEN)
         return DEVTRACE_ESTATE;
     dt_set_window(s, dt_realtime_ns(), 0);

@@ -19,7 +19,9 @@
 #define DT_MAX_DEVICES 64
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024) /* the bound on stored events without $DEVTRACE_MAX_EVENTS */
 #define DT_MAX_NOTES 32
-#define DT_EVENT_FLOW 0x8000u /* internal: this event is one half of a paired flow */
+#define DT_EVENT_FLOW 0x8000u      /* internal: this event is one half of a paired flow */
+#define DT_EVENT_DELIVERED 0x2000u /* internal: given to a devtrace_flush callback (not delivered again) */
+#define DT_EVENT_RETIRED 0x1000u   /* internal: of an earlier capture window (a restarted session) */
 
 typedef struct dt_device_props {
     int id;
@@ -65,7 +67,9 @@ struct devtrace_session {
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
-    uint32_t kinds; /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
+    uint32_t kinds;              /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
+    int flushed_final;           /* devtrace_flush delivered the last events of the window */
+    uint64_t store_dropped_base; /* the store's drops before this capture window (a restarted session) */
     uint64_t generation;
     int rank, world_size;
     dt_store store;
@@ -265,6 +269,11 @@ static inline int dt_session_wants(const dt_session *s, int kind)
 
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
 int dt_session_finalize(dt_session *s);
+/* devtrace_flush on a running session: the events that can be finalised now, not delivered
+ * before, to cb in time order; returns their count, or -1 out of memory. */
+long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user);
+/* A restart (devtrace_start after stop): the stored events are retired, every counter reset. */
+void dt_session_retire_window(dt_session *s);
 /* A finalised session's events to cb (NULL: none) in order; returns their count. */
 size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user);
 

@@ -243,3 +243,52 @@ int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *o
     memcpy(out, &st, st.size);
     return 0;
 }
+
+int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count, devtrace_error *err)
+{
+    if (count)
+        *count = 0;
+    if (err) {
+        err->code = 0;
+        err->message[0] = '\0';
+    }
+    if (!s) {
+        dt_error_set(err, DEVTRACE_EINVAL, "devtrace_flush: no session");
+        return DEVTRACE_EINVAL;
+    }
+    if (s->state == DT_RUNNING) {
+        if (s->backend && s->backend->flush)
+            s->backend->flush(s, s->bstate);
+        long n = dt_session_flush_running(s, cb, user);
+        if (n < 0) {
+            dt_error_set(err, DEVTRACE_ENOMEM, "devtrace_flush: out of memory finalising the events");
+            return DEVTRACE_ENOMEM;
+        }
+        if (count)
+            *count = (size_t)n;
+        return 0;
+    }
+    if (s->state == DT_OPEN) {
+        dt_error_set(err, DEVTRACE_ESTATE, "devtrace_flush: the session was never started; call devtrace_start");
+        return DEVTRACE_ESTATE;
+    }
+    if (s->flushed_final) {
+        dt_error_set(err, DEVTRACE_ESTATE,
+                     "devtrace_flush: the window's last events were delivered already; devtrace_start begins a "
+                     "new window");
+        return DEVTRACE_ESTATE;
+    }
+    int rc = dt_session_finalize(s);
+    if (rc != 0) {
+        dt_error_set(err, rc, "devtrace_flush: out of memory finalising the events");
+        return rc;
+    }
+    size_t n = dt_session_deliver(s, cb, user);
+    for (size_t i = 0; i < s->nsorted; i++)
+        s->sorted[i]->flags |= DT_EVENT_DELIVERED;
+    s->nsorted = 0; /* given: a drain or a writer after this sees none of them again */
+    s->flushed_final = 1;
+    if (count)
+        *count = n;
+    return 0;
+}

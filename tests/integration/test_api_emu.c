@@ -12,6 +12,12 @@
  *                   every device event carries it (DEVTRACE_EVENT_HAS_USER_EXTERNAL), the op's
  *                   External id is kept; the Chrome trace writes "User external id"
  *   streams         the stream list after drain: the workload's streams, named "stream N"
+ *   flush           the workload run 3 times in one session, devtrace_flush after each run
+ *                   (the first gives exactly one run's 223 events), then stop and a final
+ *                   flush: 3 x the parity counts in all, no event twice, nothing left for a
+ *                   drain after it, no loss
+ *   restart         start, run, stop, drain; start again, run, stop, drain: each window has the
+ *                   parity counts exactly, the second none of the first's events
  * $DT_TEST_BACKEND picks the backend (default cupti); the emulator is given to it as
  * $DEVTRACE_<BACKEND>_LIBRARY. Exit status 0 when every assertion holds. */
 #include <inttypes.h>
@@ -135,6 +141,103 @@ static void mode_streams(const char *backend, const emu_lib *e, const char *wl)
     devtrace_close(s);
 }
 
+typedef struct delivered {
+    uint64_t per_kind[DEVTRACE_KIND_COUNT];
+    uint64_t n, duplicates, out_of_order;
+    uint64_t last_start;
+    uint64_t keys[4096]; /* (kind, correlation or external id, start) hashed: what was delivered */
+    size_t nkeys;
+} delivered;
+
+static uint64_t event_key(const devtrace_event *ev)
+{
+    uint64_t id = ev->kind == DEVTRACE_KIND_CPU_OP ? ev->external_id : ev->correlation;
+    return (uint64_t)ev->kind * 0x9E3779B97F4A7C15ull ^ id * 0xC2B2AE3D27D4EB4Full ^ ev->start_ns;
+}
+
+static void take(const devtrace_event *ev, const char *name, void *arg)
+{
+    (void)name;
+    delivered *d = arg;
+    d->n++;
+    if (ev->kind < DEVTRACE_KIND_COUNT)
+        d->per_kind[ev->kind]++;
+    d->out_of_order += ev->start_ns < d->last_start;
+    d->last_start = ev->start_ns;
+    uint64_t k = event_key(ev);
+    for (size_t i = 0; i < d->nkeys; i++)
+        if (d->keys[i] == k) {
+            d->duplicates++;
+            return;
+        }
+    if (d->nkeys < sizeof d->keys / sizeof d->keys[0])
+        d->keys[d->nkeys++] = k;
+}
+
+static void check_parity_counts(const uint64_t *per_kind, uint64_t times, const char *what)
+{
+    static const uint64_t parity[DEVTRACE_KIND_COUNT] = {0, 17, 1, 1, 187, 17, 0};
+    for (int k = 1; k < DEVTRACE_KIND_COUNT; k++)
+        CHECK(per_kind[k] == times * parity[k], "%s: %" PRIu64 " %s events, not %" PRIu64, what, per_kind[k],
+              devtrace_kind_name(k), times * parity[k]);
+}
+
+static void mode_flush(const char *backend, const emu_lib *e, const char *wl)
+{
+    devtrace_session *s = emu_open(backend);
+    char err[512];
+    CHECK(e->load_workload(wl, err, sizeof err) == 0, "devemu_load_workload: %s", err);
+    dt_set_default_session(s);
+    size_t n = 0;
+    CHECK(devtrace_flush(s, NULL, NULL, &n, NULL) == DEVTRACE_ESTATE, "a flush before start");
+    CHECK(devtrace_start(s) == 0, "devtrace_start failed");
+    static delivered d;
+    for (int run = 0; run < 3; run++) {
+        CHECK(e->run() == 0, "devemu_run failed");
+        uint64_t before = d.n;
+        d.last_start = 0; /* time order within one call */
+        CHECK(devtrace_flush(s, take, &d, &n, NULL) == 0, "devtrace_flush failed");
+        CHECK(n == d.n - before, "the count %zu is not the events given (%" PRIu64 ")", n, d.n - before);
+        printf("  flush after run %d: %zu events\n", run + 1, n);
+        if (run == 0)
+            CHECK(n == 223, "the first flush gave %zu events, not one run's 223", n);
+    }
+    CHECK(devtrace_stop(s) == 0, "devtrace_stop failed");
+    d.last_start = 0;
+    CHECK(devtrace_flush(s, take, &d, &n, NULL) == 0, "the final flush failed");
+    printf("  final flush: %zu events; %" PRIu64 " in all, %" PRIu64 " twice\n", n, d.n, d.duplicates);
+    CHECK(devtrace_flush(s, take, &d, &n, NULL) == DEVTRACE_ESTATE, "a second final flush");
+    check_parity_counts(d.per_kind, 3, "delivered");
+    CHECK(d.duplicates == 0, "%" PRIu64 " events delivered twice", d.duplicates);
+    CHECK(d.out_of_order == 0, "%" PRIu64 " events out of time order within a flush", d.out_of_order);
+    CHECK(devtrace_drain(s, NULL, NULL) == 0, "a drain after the final flush gives nothing");
+    devtrace_stats st = {.size = sizeof st};
+    devtrace_stats_read(s, &st);
+    check_parity_counts(st.events, 3, "stats");
+    CHECK(losses(&st) == 0, "%" PRIu64 " losses", losses(&st));
+    devtrace_close(s);
+}
+
+static void mode_restart(const char *backend, const emu_lib *e, const char *wl)
+{
+    devtrace_session *s = emu_open(backend);
+    for (int window = 0; window < 2; window++) {
+        static delivered d;
+        memset(&d, 0, sizeof d);
+        emu_run_workload(s, e, wl);
+        devtrace_drain(s, take, &d);
+        devtrace_stats st = {.size = sizeof st};
+        devtrace_stats_read(s, &st);
+        printf("  window %d: %" PRIu64 " events, kernel=%" PRIu64 "\n", window + 1, d.n, st.events[1]);
+        check_parity_counts(d.per_kind, 1, "delivered");
+        check_parity_counts(st.events, 1, "stats");
+        CHECK(losses(&st) == 0, "window %d: %" PRIu64 " losses", window + 1, losses(&st));
+        CHECK(d.duplicates == 0, "window %d: %" PRIu64 " events twice", window + 1, d.duplicates);
+        CHECK(devtrace_stream_count(s) == 1, "window %d: %d streams", window + 1, devtrace_stream_count(s));
+    }
+    devtrace_close(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -162,6 +265,10 @@ int main(int argc, char **argv)
         mode_user(backend, &emu, wl, argv[4]);
     else if (strcmp(mode, "streams") == 0)
         mode_streams(backend, &emu, wl);
+    else if (strcmp(mode, "flush") == 0)
+        mode_flush(backend, &emu, wl);
+    else if (strcmp(mode, "restart") == 0)
+        mode_restart(backend, &emu, wl);
     else {
         fprintf(stderr, "unknown mode %s (or no TRACE.json for user)\n", mode);
         return 2;
