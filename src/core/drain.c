@@ -54,12 +54,11 @@ static void scratch_free(scratch *sc)
 }
 
 /* Open-addressing map from a correlation id to its external id and flow state. */
-enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16, HAS_USER = 32 };
+enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16 };
 
 typedef struct corr_entry {
     uint64_t key; /* correlation id; 0 = empty slot (0 is never a correlation) */
     uint64_t external;
-    uint64_t user; /* the user correlation id, with HAS_USER */
     uint32_t bits;
 } corr_entry;
 
@@ -68,10 +67,15 @@ typedef struct corr_map {
     size_t mask;
     scratch mem;
     int runtime_recorded; /* 0: the session does not record runtime calls, so no device half has a partner */
+    size_t expected;
+    /* Correlation -> user correlation id (in external, with HAS_EXT): a map of its own, made
+     * at the first user id, so that sessions without one pay nothing for it (owned). */
+    struct corr_map *user;
 } corr_map;
 
 static int corr_map_init(corr_map *m, size_t expected)
 {
+    m->expected = expected;
     size_t n = 64;
     while (n < expected * 2)
         n <<= 1;
@@ -113,6 +117,54 @@ static const corr_entry *corr_map_find(const corr_map *m, uint64_t key)
             return &m->slots[i];
         if (m->slots[i].key == 0)
             return NULL;
+    }
+}
+
+static void corr_map_release(corr_map *m)
+{
+    scratch_free(&m->mem);
+    if (m->user) {
+        scratch_free(&m->user->mem);
+        free(m->user);
+        m->user = NULL;
+    }
+}
+
+static void corr_user_set(corr_map *m, uint64_t correlation, uint64_t id)
+{
+    if (!m->user) {
+        m->user = calloc(1, sizeof *m->user);
+        if (!m->user || corr_map_init(m->user, m->expected) != 0) {
+            free(m->user);
+            m->user = NULL;
+            return;
+        }
+    }
+    corr_entry *e = corr_map_get(m->user, correlation, 1);
+    if (!(e->bits & HAS_EXT)) {
+        e->bits |= HAS_EXT;
+        e->external = id;
+    }
+}
+
+/* The user correlation id of a correlation: 1 and *id, or 0. */
+static int corr_user_find(const corr_map *m, uint64_t correlation, uint64_t *id)
+{
+    const corr_entry *e = m->user && correlation ? corr_map_find(m->user, correlation) : NULL;
+    if (!e)
+        return 0;
+    *id = e->external;
+    return 1;
+}
+
+/* Gives ev the user correlation id of its correlation, when it has none. */
+static void attach_user(const corr_map *m, devtrace_event *ev)
+{
+    uint64_t id;
+    if (ev->kind != DEVTRACE_KIND_CPU_OP && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) &&
+        corr_user_find(m, ev->correlation, &id)) {
+        ev->user_external_id = id;
+        ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
     }
 }
 
@@ -349,13 +401,8 @@ static void pass1_event(void *user, devtrace_event *ev)
                 e->external = ev->external_id;
             }
         }
-        if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
-            corr_entry *e = corr_map_get(c->m, ev->correlation, 1);
-            if (!(e->bits & HAS_USER)) {
-                e->bits |= HAS_USER;
-                e->user = ev->user_external_id;
-            }
-        }
+        if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL))
+            corr_user_set(c->m, ev->correlation, ev->user_external_id);
         if (ev->kind == DEVTRACE_KIND_EXTCORR)
             return;
     }
@@ -472,7 +519,7 @@ int dt_session_finalize(dt_session *s)
     if (!all || !lanes || !s->lanes || corr_map_init(&m, total) != 0) {
         free(all);
         free(lanes);
-        scratch_free(&m.mem);
+        corr_map_release(&m);
         return DEVTRACE_ENOMEM;
     }
     m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
@@ -507,11 +554,7 @@ int dt_session_finalize(dt_session *s)
             ev->external_id = e->external;
             ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         }
-        if (e && (e->bits & HAS_USER) && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) &&
-            ev->kind != DEVTRACE_KIND_CPU_OP) {
-            ev->user_external_id = e->user;
-            ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
-        }
+        attach_user(&m, ev);
         int inside = in_window(s, ev);
         if (e)
             e->bits |= device ? (HAS_DEVICE | (inside ? DEVICE_IN : 0)) : (HAS_RUNTIME | (inside ? RUNTIME_IN : 0));
@@ -530,7 +573,7 @@ int dt_session_finalize(dt_session *s)
     lanes_take(s, lanes);
     free(lanes);
     mark_flows_and_sort(s, &m, all, out);
-    scratch_free(&m.mem);
+    corr_map_release(&m);
     s->sorted = all;
     s->nsorted = out;
     s->base_ns = s->window_start;
@@ -585,10 +628,8 @@ static void flush_collect(void *user, devtrace_event *ev)
             e->bits |= HAS_EXT;
             e->external = ev->external_id;
         }
-        if ((ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) && !(e->bits & HAS_USER)) {
-            e->bits |= HAS_USER;
-            e->user = ev->user_external_id;
-        }
+        if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)
+            corr_user_set(&c->m, ev->correlation, ev->user_external_id);
     }
 }
 
@@ -607,16 +648,11 @@ static int flush_ready(flush_ctx *c, devtrace_event *ev)
     align_clock(s, ev);
     if (ev->end_ns < ev->start_ns || !in_window(s, ev))
         return 0; /* the final drain counts it */
-    if (e && ev->kind != DEVTRACE_KIND_CPU_OP) {
-        if ((e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
-            ev->external_id = e->external;
-            ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
-        }
-        if ((e->bits & HAS_USER) && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
-            ev->user_external_id = e->user;
-            ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
-        }
+    if (e && ev->kind != DEVTRACE_KIND_CPU_OP && (e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
+        ev->external_id = e->external;
+        ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
     }
+    attach_user(&c->m, ev);
     return 1;
 }
 
@@ -645,7 +681,7 @@ long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
             c.ev[out++] = c.ev[i];
         }
     free(dn.map);
-    scratch_free(&c.m.mem);
+    corr_map_release(&c.m);
     qsort(c.ev, out, sizeof *c.ev, by_time);
     for (size_t i = 0; i < out; i++) {
         c.ev[i]->flags |= DT_EVENT_DELIVERED;
