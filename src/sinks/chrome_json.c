@@ -150,6 +150,13 @@ static char *put_external(char *p, const devtrace_event *ev)
         p = dt_jsonw_put_u64(p, ev->external_id);
         p = DT_JSONW_PUT_LIT(p, ", ");
     }
+    /* Kineto's trace has no key of its own for a user correlation (its CUPTI path links such
+     * work to GPU user annotations): devtrace names it beside the op's. */
+    if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) {
+        p = DT_JSONW_PUT_LIT(p, "\"User external id\": ");
+        p = dt_jsonw_put_u64(p, ev->user_external_id);
+        p = DT_JSONW_PUT_LIT(p, ", ");
+    }
     return p;
 }
 
