@@ -45,6 +45,10 @@ typedef struct device_item {
     uint8_t has_correlation, has_external_id;
 } device_item;
 
+/* The memory docs/report.md and report.h give per op, runtime call and device event. */
+_Static_assert(sizeof(host_item) == 40, "40 bytes per cpu_op and runtime call");
+_Static_assert(sizeof(device_item) == 32, "32 bytes per kernel, copy and set");
+
 #define NO_ITEM UINT32_MAX
 
 /* The names met last, by a hash of a few of their bytes: a kernel name (often 200 bytes of

@@ -6,7 +6,7 @@
  * Memory: the file is read in 1 MiB pieces; what is kept grows with what is aggregated, not
  * with the file's size: one entry per distinct name, 8 bytes per kernel (its duration, for the
  * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 32
- * more per kernel, copy and set, 48 per cpu_op and per runtime call with a correlation (to
+ * more per kernel, copy and set, 40 per cpu_op and per runtime call with a correlation (to
  * link device work to the ops around its launch once the whole trace is read). */
 #ifndef DT_REPORT_H
 #define DT_REPORT_H
