@@ -925,7 +925,8 @@ int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size
     return end(r, rc, err, errlen);
 }
 
-int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+/* dt_report_read_steps and _buffer: begin a report windowed on whole's steps. */
+static int begin_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
 {
     if (begin(r, whole->path, whole->names_mode, err, errlen) != 0)
         return -1;
@@ -933,7 +934,25 @@ int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t
     r->window_from_ns = whole->steps_from_ns;
     r->window_to_ns = whole->steps_to_ns;
     r->window_correlations = &whole->step_correlations;
+    return 0;
+}
+
+int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
     int rc = dt_tr_read_file(whole->path, on_event, r, &r->info, err, errlen);
+    rc = end(r, rc, err, errlen);
+    r->nsteps = whole->nsteps;
+    return rc;
+}
+
+int dt_report_read_steps_buffer(dt_report *r, const dt_report *whole, const void *data, size_t len, char *err,
+                                size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
+    int rc = dt_tr_read_buffer(whole->path, data, len, on_event, r, &r->info, err, errlen);
     rc = end(r, rc, err, errlen);
     r->nsteps = whole->nsteps;
     return rc;

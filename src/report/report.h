@@ -200,6 +200,10 @@ int dt_report_end(dt_report *r, char *err, size_t errlen);
  * lies inside its steps' span: host events by their start, device events by their runtime
  * call's start (their own start when no runtime call has their correlation). */
 int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen);
+/* The same over the trace's text in memory (whole read with dt_report_read_buffer: the fuzz
+ * target). */
+int dt_report_read_steps_buffer(dt_report *r, const dt_report *whole, const void *data, size_t len, char *err,
+                                size_t errlen);
 void dt_report_free(dt_report *r);
 /* One line (no newline) saying how many events were skipped and why, with the first's offset:
  * "skipped 3 events: 1 without dur (first at byte 812), ...". Empty when none was. */
