@@ -82,8 +82,10 @@ struct dt_report_acc {
     uint32_t nthreads;
     dt_intern lane_names; /* pid / tid strings that are not numbers */
     int lane_names_ready;
-    int runtime_correlations; /* some runtime call carries a correlation */
-    char *short_buf;          /* owned: for DT_NAMES_SHORT */
+    int runtime_correlations;   /* some runtime call carries a correlation */
+    int64_t last_pid, last_tid; /* the thread met last (events come in runs of one thread) */
+    int64_t last_thread;        /* its index, or -1 */
+    char *short_buf;            /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
     int failed; /* out of memory */
 };
@@ -302,9 +304,14 @@ static int64_t thread_of(struct dt_report_acc *a, const dt_tr_event *ev)
     if (lane_value(a, &ev->pid, ev->pid_num, !!(ev->has & DT_TR_HAS_PID_NUM), !!(ev->has & DT_TR_HAS_PID), &pid) ||
         lane_value(a, &ev->tid, ev->tid_num, !!(ev->has & DT_TR_HAS_TID_NUM), !!(ev->has & DT_TR_HAS_TID), &tid))
         return -1;
+    if (a->last_thread >= 0 && pid == a->last_pid && tid == a->last_tid)
+        return a->last_thread;
     int64_t i = dt_keymap_put(&a->thread_map, pid, tid, a->nthreads);
     if (i == (int64_t)a->nthreads)
         a->nthreads++;
+    a->last_pid = pid;
+    a->last_tid = tid;
+    a->last_thread = i;
     return i;
 }
 
@@ -874,6 +881,7 @@ static int begin(dt_report *r, const char *path, dt_names_mode mode, char *err, 
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    r->acc->last_thread = -1;
     return 0;
 }
 
