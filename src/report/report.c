@@ -45,6 +45,10 @@ typedef struct device_item {
     uint8_t has_correlation, has_external_id;
 } device_item;
 
+/* The memory docs/report.md and report.h give per op, runtime call and device event. */
+_Static_assert(sizeof(host_item) == 40, "40 bytes per cpu_op and runtime call");
+_Static_assert(sizeof(device_item) == 32, "32 bytes per kernel, copy and set");
+
 #define NO_ITEM UINT32_MAX
 
 /* The names met last, by a hash of a few of their bytes: a kernel name (often 200 bytes of
@@ -78,8 +82,10 @@ struct dt_report_acc {
     uint32_t nthreads;
     dt_intern lane_names; /* pid / tid strings that are not numbers */
     int lane_names_ready;
-    int runtime_correlations; /* some runtime call carries a correlation */
-    char *short_buf;          /* owned: for DT_NAMES_SHORT */
+    int runtime_correlations;   /* some runtime call carries a correlation */
+    int64_t last_pid, last_tid; /* the thread met last (events come in runs of one thread) */
+    int64_t last_thread;        /* its index, or -1 */
+    char *short_buf;            /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
     int failed; /* out of memory */
 };
@@ -298,9 +304,14 @@ static int64_t thread_of(struct dt_report_acc *a, const dt_tr_event *ev)
     if (lane_value(a, &ev->pid, ev->pid_num, !!(ev->has & DT_TR_HAS_PID_NUM), !!(ev->has & DT_TR_HAS_PID), &pid) ||
         lane_value(a, &ev->tid, ev->tid_num, !!(ev->has & DT_TR_HAS_TID_NUM), !!(ev->has & DT_TR_HAS_TID), &tid))
         return -1;
+    if (a->last_thread >= 0 && pid == a->last_pid && tid == a->last_tid)
+        return a->last_thread;
     int64_t i = dt_keymap_put(&a->thread_map, pid, tid, a->nthreads);
     if (i == (int64_t)a->nthreads)
         a->nthreads++;
+    a->last_pid = pid;
+    a->last_tid = tid;
+    a->last_thread = i;
     return i;
 }
 
@@ -870,6 +881,7 @@ static int begin(dt_report *r, const char *path, dt_names_mode mode, char *err, 
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    r->acc->last_thread = -1;
     return 0;
 }
 
@@ -921,7 +933,8 @@ int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size
     return end(r, rc, err, errlen);
 }
 
-int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+/* dt_report_read_steps and _buffer: begin a report windowed on whole's steps. */
+static int begin_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
 {
     if (begin(r, whole->path, whole->names_mode, err, errlen) != 0)
         return -1;
@@ -929,7 +942,25 @@ int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t
     r->window_from_ns = whole->steps_from_ns;
     r->window_to_ns = whole->steps_to_ns;
     r->window_correlations = &whole->step_correlations;
+    return 0;
+}
+
+int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
     int rc = dt_tr_read_file(whole->path, on_event, r, &r->info, err, errlen);
+    rc = end(r, rc, err, errlen);
+    r->nsteps = whole->nsteps;
+    return rc;
+}
+
+int dt_report_read_steps_buffer(dt_report *r, const dt_report *whole, const void *data, size_t len, char *err,
+                                size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
+    int rc = dt_tr_read_buffer(whole->path, data, len, on_event, r, &r->info, err, errlen);
     rc = end(r, rc, err, errlen);
     r->nsteps = whole->nsteps;
     return rc;
