@@ -1,17 +1,18 @@
-/* bench_torch.c: the PyTorch per-op figures.
+/* bench_torch.c: the PyTorch figures.
  *
- * End to end: torch_ops.py runs N torch.add calls on 1-element tensors on one thread,
- * timing its own loop (the thread's CPU time: these machines are shared, and wall time
- * there mostly measures the neighbours): plain, under `devtrace record --torch`, and inside
- * torch.profiler.profile(activities=[CPU]), in interleaved rounds (the order rotates),
- * medians. The figure is what devtrace adds per op divided by what torch.profiler adds
- * (target: at most 0.5). A devtrace run counts only when its trace holds every one of the N
- * aten::add ops as a cpu_op.
+ * End to end: torch_ops.py runs one of two workloads on one thread, timing its own loop (the
+ * thread's CPU time: these machines are shared, and wall time there mostly measures the
+ * neighbours): N torch.add calls on 1-element tensors, or N/1000 realistic training steps
+ * (685 ops each). Each in five modes, in interleaved rounds (the order rotates), medians:
+ * plain, under `devtrace record --torch`, inside torch.profiler.profile(activities=[CPU]),
+ * inside devtrace.torch.profile (none backend), and the callback alone (devtrace's
+ * RecordFunction callback forwarding to functions that do nothing: torch's part). The figure
+ * is what devtrace record adds divided by what torch.profiler adds (target: at most 0.5). A
+ * devtrace run counts only when its trace holds every op.
  *
  * devtrace's own part: devtrace_op_enter + devtrace_op_exit per op, called through the
- * shared library's addresses as the observer calls them, on an OpenCL session (the
- * counter-stamped path of devtrace record --torch on OpenCL). The rest of what an op costs
- * under devtrace is torch's own: the RecordFunction it builds for any global callback. */
+ * shared library's addresses as the observer calls them, on an OpenCL session; and what one
+ * CLOCK_REALTIME read costs (an op takes two where the TSC is not used). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>

@@ -609,8 +609,11 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
 _Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
                    __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
                "python/devtrace/observer_api.h must match devtrace.h");
+/* Two headers' spellings of one value: equal is what is checked. */
+/* NOLINTBEGIN(misc-redundant-expression) */
 _Static_assert(DEVTRACE_OBSERVER_SEQUENCE_FROM_CHILD == DEVTRACE_SEQUENCE_FROM_CHILD,
                "python/devtrace/observer_api.h must match devtrace.h");
+/* NOLINTEND(misc-redundant-expression) */
 
 /* Op exits that matched no op of their thread (the op began on another thread). */
 static atomic_uint_fast64_t op_exits_elsewhere;
