@@ -24,13 +24,35 @@ extern "C" {
 #endif
 
 #define DEVTRACE_VERSION_MAJOR 0
-#define DEVTRACE_VERSION_MINOR 1
+#define DEVTRACE_VERSION_MINOR 2
 #define DEVTRACE_VERSION_PATCH 0
-#define DEVTRACE_VERSION_STRING "0.1.0"
+#define DEVTRACE_VERSION_STRING "0.2.0"
+/* The version as one number, major * 10000 + minor * 100 + patch (200 for 0.2.0), for
+ * comparisons: #if DEVTRACE_VERSION_NUMBER >= 200. */
+#define DEVTRACE_VERSION_NUMBER (DEVTRACE_VERSION_MAJOR * 10000 + DEVTRACE_VERSION_MINOR * 100 + DEVTRACE_VERSION_PATCH)
 
-/* The version of the library loaded at run time ("0.1.0"), which may be newer than the
+/* The version of the library loaded at run time ("0.2.0"), which may be newer than the
  * header the program was compiled with (DEVTRACE_VERSION_STRING). */
 DEVTRACE_EXPORT const char *devtrace_version(void);
+/* The same as a number (DEVTRACE_VERSION_NUMBER of the library loaded at run time). */
+DEVTRACE_EXPORT unsigned devtrace_version_number(void);
+
+/* ---- Thread safety ----
+ * A session has one controlling thread at a time: devtrace_open, start, stop, flush, drain,
+ * write_*, stats_get/stats_read, stream_*, device_*, note*, capture_window and close must
+ * not run concurrently with each other on the same session (serialise them yourself).
+ * Any number of threads may at once call devtrace_push_external/pop_external,
+ * devtrace_push_user_correlation/pop_user_correlation (each thread has its own stacks),
+ * devtrace_range_push/pop, devtrace_annotate_push/pop, devtrace_op_enter/op_exit and
+ * devtrace_add_note, and make their own calls into the traced vendor runtime, while the
+ * controlling thread starts the session or, with devtrace_flush, delivers events from it:
+ * a flush reads only events already published to the store. Known limits in this version:
+ * devtrace_stop racing a devtrace_op_enter on another thread, and devtrace_drain racing an
+ * op_exit still in flight, are data races (ThreadSanitizer reports them): stop and drain
+ * while no other thread is inside an op call. devtrace_close must not run while any other
+ * call on the session is in flight. Different sessions are independent. The calls without a
+ * session (devtrace_version*, devtrace_strerror/errname, devtrace_kind_name,
+ * devtrace_backend_*, devtrace_event_size, devtrace_abi_*) are safe on any thread. */
 
 /* One table generates the codes, devtrace_strerror and devtrace_errname. */
 #define DEVTRACE_ERRNO_MAP(X)                                           \
@@ -62,7 +84,8 @@ typedef struct devtrace_error {
     char message[1024];
 } devtrace_error;
 
-/* Event kinds. Values are stable: they index devtrace_stats arrays. */
+/* Event kinds. Values are stable: they index devtrace_stats arrays, which have room for
+ * DEVTRACE_KIND_CAPACITY kinds so that a new kind moves no field. */
 typedef enum devtrace_kind {
     DEVTRACE_KIND_NONE = 0,
     DEVTRACE_KIND_KERNEL = 1,
@@ -75,6 +98,9 @@ typedef enum devtrace_kind {
     DEVTRACE_KIND_MEMORY = 8,  /* an allocation or release of device memory (u.memory), an instant */
     DEVTRACE_KIND_COUNT = 9
 } devtrace_kind;
+#define DEVTRACE_KIND_CAPACITY 16
+/* A kind's bit in devtrace_config.kinds. */
+#define DEVTRACE_KIND_BIT(k) (1u << (k))
 
 DEVTRACE_EXPORT const char *devtrace_kind_name(int kind);
 
@@ -123,10 +149,14 @@ typedef enum devtrace_dtype {
 #define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
 #define DEVTRACE_EVENT_COLLECTIVE 0x100u  /* a kernel that is a collective communication (u.collective) */
 #define DEVTRACE_EVENT_HAS_LEVEL 0x200u   /* runtime: u.runtime.level_id names the call's API level */
+#define DEVTRACE_EVENT_HAS_USER_EXTERNAL 0x400u /* user_external_id is set (0 is a valid id) */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
  * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and
- * CPU-op events, device/stream hold the process id and thread id. */
+ * CPU-op events, device/stream hold the process id and thread id.
+ * The struct can grow: a later version only appends fields (devtrace_event_size() is the
+ * size of the library's), and a callback reads only the fields its header knows, so a
+ * program compiled against an older header keeps working. It stays at most 128 bytes. */
 typedef struct devtrace_event {
     uint64_t start_ns;
     uint64_t end_ns;
@@ -193,24 +223,51 @@ typedef struct devtrace_event {
             uint32_t phase;     /* DEVTRACE_MARKER_*: after drain, RANGE or INSTANT */
         } marker;
     } u;
+    /* Since 0.2. The id on top of the launching thread's user correlation stack
+     * (devtrace_push_user_correlation), on runtime calls and the device work they launched;
+     * valid when flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL. */
+    uint64_t user_external_id;
 } devtrace_event;
+#if defined(__cplusplus)
+static_assert(sizeof(devtrace_event) <= 128, "devtrace_event stays within 128 bytes");
+#else
+_Static_assert(sizeof(devtrace_event) <= 128, "devtrace_event stays within 128 bytes");
+#endif
+/* sizeof(devtrace_event) in the library loaded at run time. */
+DEVTRACE_EXPORT size_t devtrace_event_size(void);
 
-/* Loss and quality counters, each named after its cause. The library owns the struct
- * (devtrace_stats_get returns a pointer to it), and a later version only appends fields,
- * so a program compiled with this header reads the fields it knows. */
+/* The scalar loss and quality counters, each named after its cause, as one table that
+ * generates the devtrace_stats fields, the recorder's wire, the exit summary and the trace's
+ * "devtrace" block: X(field, group, key, what). field is the struct member; the trace
+ * writes it as "key" inside the object "group" ("" for none); what is the summary's line.
+ * A new counter is appended at the end, never inserted. */
+#define DEVTRACE_STATS_COUNTERS(X)                                                                        \
+    X(dropped_store_full, "dropped", "store_full", "dropped (event store full)")                          \
+    X(dropped_pool_full, "dropped", "pool_full", "dropped (buffer pool full)")                            \
+    X(dropped_vendor, "dropped", "vendor", "dropped (reported by the vendor)")                            \
+    X(malformed_records, "malformed", "records", "malformed records skipped")                             \
+    X(malformed_bytes, "malformed", "bytes", "malformed bytes skipped")                                   \
+    X(zero_timestamp, "", "zero_timestamp", "records without timing (start == end == 0)")                 \
+    X(refused_buffers, "", "refused_buffers", "buffers refused")                                          \
+    X(unpaired_flows, "", "unpaired_flows", "unpaired flow halves")                                       \
+    X(unresolved_names, "", "unresolved_names", "names the vendor could not resolve")                     \
+    X(bad_timestamps, "", "bad_timestamps", "bad timestamps (end before start)")                          \
+    X(device_pending, "lost", "device_pending", "lost (device work not read back when the program died)") \
+    X(events_missing, "", "events_missing", "processes whose events are missing, how many not known")     \
+    X(notes_dropped, "", "notes_dropped", "notes not kept (past the cap)")                                \
+    X(forked_untraced, "", "forked_untraced", "children forked without exec (not traced)")
+
+/* Loss and quality counters. The struct can grow: size first, per-kind arrays with room
+ * for DEVTRACE_KIND_CAPACITY kinds, then the counters of DEVTRACE_STATS_COUNTERS, to which a
+ * later version only appends. Read it with devtrace_stats_read, which fills no more than
+ * out->size bytes; devtrace_stats_get returns the library's own (its size is the library's). */
 typedef struct devtrace_stats {
-    uint64_t events[DEVTRACE_KIND_COUNT];        /* events written, per kind */
-    uint64_t out_of_window[DEVTRACE_KIND_COUNT]; /* dropped at drain: outside [start, stop] */
-    uint64_t dropped_store_full;                 /* our event store hit its bound */
-    uint64_t dropped_pool_full;                  /* no buffer left in our vendor buffer pool */
-    uint64_t dropped_vendor;                     /* the vendor reported these as dropped */
-    uint64_t malformed_records;                  /* records rejected by validation */
-    uint64_t malformed_bytes;                    /* bytes skipped while resynchronising */
-    uint64_t zero_timestamp;                     /* records with start == end == 0 (timing not collected) */
-    uint64_t refused_buffers;                    /* buffer requests we could not serve */
-    uint64_t unpaired_flows;                     /* runtime/device halves whose partner is absent */
-    uint64_t unresolved_names;                   /* ids whose name the vendor could not give */
-    uint64_t bad_timestamps;                     /* end < start, or absurd durations */
+    size_t size;                                    /* bytes of the struct that are filled */
+    uint64_t events[DEVTRACE_KIND_CAPACITY];        /* events written, per kind */
+    uint64_t out_of_window[DEVTRACE_KIND_CAPACITY]; /* dropped at drain: outside [start, stop] */
+#define DEVTRACE__STATS_FIELD(field, group, key, what) uint64_t field;
+    DEVTRACE_STATS_COUNTERS(DEVTRACE__STATS_FIELD)
+#undef DEVTRACE__STATS_FIELD
 } devtrace_stats;
 
 typedef struct devtrace_session devtrace_session;
@@ -227,6 +284,12 @@ typedef struct devtrace_config {
     int rank;                     /* -1: from $RANK, else 0 */
     int world_size;               /* -1: from $WORLD_SIZE, else 1 */
     const char *raw_path;         /* .dtraw capture file; NULL: $DEVTRACE_RAW or none */
+    /* Since 0.2. The kinds to record, DEVTRACE_KIND_BIT(DEVTRACE_KIND_KERNEL) | ...; 0: every
+     * kind. Backends enable only the vendor activity kinds asked for where they can, and the
+     * rest is filtered before it is stored; events of kinds not asked for are not losses.
+     * DEVTRACE_KIND_EXTCORR is implied whenever a device or runtime kind is asked for (it
+     * carries the op links). */
+    uint32_t kinds;
 } devtrace_config;
 
 DEVTRACE_EXPORT void devtrace_config_init(devtrace_config *cfg);
@@ -248,6 +311,14 @@ DEVTRACE_EXPORT int devtrace_push_external(devtrace_session *s, uint64_t id);
 /* Pops must match pushes: popping a plain id over a range (or the reverse) leaves the
  * stack unchanged and returns DEVTRACE_ESTATE; DEVTRACE_EEMPTY when nothing is pushed. */
 DEVTRACE_EXPORT int devtrace_pop_external(devtrace_session *s, uint64_t *id);
+
+/* User correlation (Kineto's pushUserCorrelationId): a second per-thread stack, like
+ * push_external. Runtime calls and the device work they launch while an id is pushed carry
+ * it in devtrace_event.user_external_id (flag DEVTRACE_EVENT_HAS_USER_EXTERNAL), written in
+ * the Chrome trace as the arg "User external id". 0 is a valid id. Pop: DEVTRACE_EEMPTY when
+ * nothing is pushed on this thread. */
+DEVTRACE_EXPORT int devtrace_push_user_correlation(devtrace_session *s, uint64_t id);
+DEVTRACE_EXPORT int devtrace_pop_user_correlation(devtrace_session *s, uint64_t *id);
 
 /* Annotation: a named CPU operator with an id; pushes the id as the external
  * correlation id, and the op appears in the trace as a cpu_op event. */
@@ -275,6 +346,9 @@ DEVTRACE_EXPORT int devtrace_set_default_session(devtrace_session *s);
  * ends the thread's innermost op only when its id is that op's (an op that ends on another
  * thread than it began on ends nothing there: DEVTRACE_ESTATE, counted in a note). */
 DEVTRACE_EXPORT int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
+/* sequence_nr for an op that takes the sequence number and forward thread id of the first op
+ * entered inside it that has one (torch's "autograd::engine::evaluate_function: X" and its X). */
+#define DEVTRACE_SEQUENCE_FROM_CHILD (-2)
 DEVTRACE_EXPORT int devtrace_op_exit(uint64_t id);
 
 /* Adds a note (a line in the trace's devtrace.notes and the summary). */
@@ -293,6 +367,35 @@ DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb,
  * DEVTRACE_EINVAL without a session; err (may be NULL) says which. */
 DEVTRACE_EXPORT int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
                                           devtrace_error *err);
+/* Delivers events while the session runs: flushes the backend's buffers, then calls cb
+ * (NULL: none) once per event completed since the previous flush that can be finalised now
+ * (clock aligned, runtime<->device correlation and external ids resolved), in start-time
+ * order within the call. When runtime calls are recorded, a device event whose runtime half
+ * has not arrived yet is held back until a later flush (nothing is counted lost for it
+ * unless it is still unpaired at stop); its external ids come from the runtime half and the
+ * external-correlation records that arrived with or before it. Backends with a flush of
+ * their own (the CUPTI family, ROCtracer) hand over their buffers first; the others deliver
+ * what their buffers handed over by then. Call it any number of times while the session runs
+ * and once more after devtrace_stop to get the rest: every event is delivered exactly once
+ * across the flushes. After a flush, devtrace_drain and the writers see only the events not
+ * delivered yet. 0 with *count (may be NULL) set; DEVTRACE_ESTATE before devtrace_start or
+ * after the final flush; DEVTRACE_ENOMEM; DEVTRACE_EINVAL without a session; err (may be
+ * NULL) says which.
+ *
+ * After the final flush every event has been given once: devtrace_stats (its per-kind counts
+ * include the events given by earlier flushes), the stream list and the writers then have
+ * the whole window's counts but no event to write.
+ *
+ * A session can start again: devtrace_start after devtrace_stop begins a new capture window
+ * (take the events first, with a drain or the final flush: the events of the window closed
+ * are retired at the restart, written and delivered by nothing after it). What resets: the
+ * events, the per-kind counts and every counter of devtrace_stats, the capture window, the
+ * stream list and the final flush. What stays: the backend binding, the devices, the notes,
+ * the interned names, the config (kinds), and each thread's external and user correlation
+ * stacks (ids pushed before a restart still apply after it). The retired events stay in the
+ * store until devtrace_close and count against max_events. */
+DEVTRACE_EXPORT int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
+                                   devtrace_error *err);
 
 /* Writes the Kineto-compatible Chrome trace atomically (path.tmp, then rename);
  * gzip when path ends in ".gz" (in any case: ".GZ" too). */
@@ -306,7 +409,13 @@ DEVTRACE_EXPORT int devtrace_write_perfetto(devtrace_session *s, const char *pat
  * gzip for a name ending in ".gz". */
 DEVTRACE_EXPORT int devtrace_write_trace(devtrace_session *s, const char *path, devtrace_error *err);
 
+/* The library's own stats (its size field is the library's sizeof(devtrace_stats)). */
 DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);
+/* Copies the stats into *out: set out->size to sizeof(devtrace_stats) first; no more than
+ * out->size bytes are written, and out->size is set to the bytes filled (the smaller of the
+ * two versions' sizes). 0, or DEVTRACE_EINVAL without a session or for a size smaller than
+ * the size field and the per-kind arrays. */
+DEVTRACE_EXPORT int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out);
 DEVTRACE_EXPORT const char *devtrace_backend_name(const devtrace_session *s);
 /* Why the session cannot trace ("" when it can). */
 DEVTRACE_EXPORT const char *devtrace_unavailable_reason(const devtrace_session *s);
@@ -347,7 +456,51 @@ DEVTRACE_EXPORT int devtrace_device_count(const devtrace_session *s);
 /* 0 with *out filled (its first out->size bytes); DEVTRACE_EINVAL for an index past the
  * count or a size smaller than the fields up to name. */
 DEVTRACE_EXPORT int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *out);
+
+/* The occupancy of a kernel launch on its device, as the trace's kernel args give it ("blocks
+ * per SM", "warps per SM", "est. achieved occupancy %"), for a program that writes its own
+ * output (the Kineto adaptor). Set size to sizeof(devtrace_occupancy) first: a later version
+ * only appends fields and fills no more than size bytes. 0 with *out filled; DEVTRACE_ENOTSUP
+ * when the kernel has no launch shape or its device no attributes (the trace then has no
+ * occupancy keys); DEVTRACE_EINVAL for a NULL argument, an event that is not a kernel or a
+ * size smaller than the struct's first version. */
+typedef struct devtrace_occupancy {
+    size_t size;                       /* set by the caller */
+    double blocks_per_sm;              /* launched blocks / SMs */
+    double warps_per_sm;               /* blocks_per_sm * warps per block */
+    int active_blocks_per_sm;          /* the limit from registers, shared memory, threads */
+    double est_achieved_occupancy_pct; /* the trace writes it rounded to an integer */
+} devtrace_occupancy;
+
+DEVTRACE_EXPORT int devtrace_kernel_occupancy(const devtrace_session *s, const devtrace_event *kernel,
+                                              devtrace_occupancy *out);
+
+/* A device stream that carried events (after devtrace_drain or devtrace_flush: the streams
+ * of the events delivered or finalised in the current capture window, ascending by device
+ * then stream), named as the trace names it ("stream 7"). Set size to
+ * sizeof(devtrace_stream) first: a later version only appends fields. */
+typedef struct devtrace_stream {
+    size_t size;      /* set by the caller */
+    int device;       /* devtrace_event.device */
+    uint32_t context; /* devtrace_event.context of the stream's first event */
+    uint32_t stream;  /* devtrace_event.stream */
+    char name[64];    /* "stream 7" */
+} devtrace_stream;
+DEVTRACE_EXPORT int devtrace_stream_count(const devtrace_session *s);
+/* 0 with *out filled (its first out->size bytes); DEVTRACE_EINVAL for an index past the
+ * count or a size smaller than the fields up to name. */
+DEVTRACE_EXPORT int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *out);
+
 DEVTRACE_EXPORT void devtrace_close(devtrace_session *s);
+
+/* The layout of the public structs in the library loaded at run time, for bindings that
+ * mirror them (the Python package checks its ctypes structs against it):
+ * devtrace_abi_layout("devtrace_config", "kinds", &off, &size) gives the field's offset
+ * and size; field NULL gives offset 0 and the struct's sizeof. 0, or
+ * DEVTRACE_EINVAL for a struct or field it does not know. devtrace_abi_field(struct, i)
+ * names the struct's i-th field (NULL past the last), so a binding can list them all. */
+DEVTRACE_EXPORT int devtrace_abi_layout(const char *struct_name, const char *field, size_t *offset, size_t *size);
+DEVTRACE_EXPORT const char *devtrace_abi_field(const char *struct_name, int index);
 
 /* ---- The backends compiled into this library ----
  * What a tool that starts traced programs (devtrace record) must know about each: how the

@@ -17,36 +17,80 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Session", "Event", "annotate", "library", "library_path", "DevtraceError", "KIND_NAMES"]
+__all__ = ["Session", "Event", "annotate", "library", "library_path", "DevtraceError", "KIND_NAMES", "KIND_BITS",
+           "abi_mismatches"]
 
 KIND_NAMES = {1: "kernel", 2: "memcpy", 3: "memset", 4: "runtime", 5: "cpu_op"}
 DEVICE_KINDS = (1, 2, 3)
 HAS_EXTERNAL = 0x01
 HAS_SEQUENCE = 0x80  # DEVTRACE_EVENT_HAS_SEQUENCE
+HAS_USER_EXTERNAL = 0x100  # DEVTRACE_EVENT_HAS_USER_EXTERNAL
+KIND_BITS = {name: 1 << kind for kind, name in KIND_NAMES.items()}  # DEVTRACE_KIND_BIT, for Session(kinds=...)
 
 
 class DevtraceError(RuntimeError):
     """A devtrace call failed; the message is devtrace's (it names the cause and the fix)."""
 
 
+# Every ctypes struct here names its C struct (_c_name): abi_mismatches() checks each one
+# against the library's own layout (devtrace_abi_layout), field by field.
 class Event(ctypes.Structure):
-    """devtrace_event (include/devtrace.h), 104 bytes; the union is read as raw words."""
+    """devtrace_event (include/devtrace.h); the union is read as raw words."""
+    _c_name = "devtrace_event"
     _fields_ = [("start_ns", ctypes.c_uint64), ("end_ns", ctypes.c_uint64), ("correlation", ctypes.c_uint64),
                 ("external_id", ctypes.c_uint64), ("name_id", ctypes.c_uint32), ("kind", ctypes.c_uint16),
                 ("flags", ctypes.c_uint16), ("device", ctypes.c_uint32), ("context", ctypes.c_uint32),
-                ("stream", ctypes.c_uint32), ("reserved", ctypes.c_uint32), ("u", ctypes.c_uint64 * 6)]
-
-
-assert ctypes.sizeof(Event) == 104, "devtrace_event is 104 bytes"
+                ("stream", ctypes.c_uint32), ("reserved", ctypes.c_uint32), ("u", ctypes.c_uint64 * 6),
+                ("user_external_id", ctypes.c_uint64)]
 
 
 class _Error(ctypes.Structure):
+    _c_name = "devtrace_error"
     _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 1024)]
 
 
 class _Config(ctypes.Structure):
-    _fields_ = [("backend", ctypes.c_char_p), ("runtime_category", ctypes.c_char_p), ("max_events", ctypes.c_uint64),
-                ("rank", ctypes.c_int), ("world_size", ctypes.c_int), ("raw_path", ctypes.c_char_p)]
+    _c_name = "devtrace_config"
+    _fields_ = [("size", ctypes.c_size_t), ("backend", ctypes.c_char_p), ("runtime_category", ctypes.c_char_p),
+                ("max_events", ctypes.c_uint64), ("rank", ctypes.c_int), ("world_size", ctypes.c_int),
+                ("raw_path", ctypes.c_char_p), ("kinds", ctypes.c_uint32)]
+
+
+_STRUCTS = (Event, _Error, _Config)
+
+
+def abi_mismatches():
+    """What differs between this package's ctypes structs and the library's structs (a list of
+    lines; empty when they agree): a size, a field's offset or size, a field the library has
+    that the struct lacks, or one the library does not know."""
+    lib = library()
+    out = []
+    for cls in _STRUCTS:
+        c_name = cls._c_name.encode()
+        off, size = ctypes.c_size_t(), ctypes.c_size_t()
+        if lib.devtrace_abi_layout(c_name, None, ctypes.byref(off), ctypes.byref(size)) != 0:
+            out.append("%s: the library does not know this struct" % cls._c_name)
+            continue
+        if size.value != ctypes.sizeof(cls):
+            out.append("%s: sizeof %d in C, %d in ctypes" % (cls._c_name, size.value, ctypes.sizeof(cls)))
+        mine = [f[0] for f in cls._fields_]
+        for name in mine:
+            if lib.devtrace_abi_layout(c_name, name.encode(), ctypes.byref(off), ctypes.byref(size)) != 0:
+                out.append("%s.%s: not a field of the C struct" % (cls._c_name, name))
+                continue
+            field = getattr(cls, name)
+            if (field.offset, field.size) != (off.value, size.value):
+                out.append("%s.%s: offset %d size %d in C, offset %d size %d in ctypes"
+                           % (cls._c_name, name, off.value, size.value, field.offset, field.size))
+        i = 0
+        while True:
+            c_field = lib.devtrace_abi_field(c_name, i)
+            if c_field is None:
+                break
+            if c_field.decode() not in mine:
+                out.append("%s.%s: in C, missing from ctypes" % (cls._c_name, c_field.decode()))
+            i += 1
+    return out
 
 
 _EVENT_CB = ctypes.CFUNCTYPE(None, ctypes.POINTER(Event), ctypes.c_char_p, ctypes.c_void_p)
@@ -105,6 +149,10 @@ def _declare(lib):
         "devtrace_write_chrome": (I, [P, ctypes.c_char_p, ctypes.POINTER(_Error)]),
         "devtrace_backend_name": (ctypes.c_char_p, [P]), "devtrace_unavailable_reason": (ctypes.c_char_p, [P]),
         "devtrace_strerror": (ctypes.c_char_p, [I]),
+        "devtrace_abi_layout": (I, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
+                                    ctypes.POINTER(ctypes.c_size_t)]),
+        "devtrace_abi_field": (ctypes.c_char_p, [ctypes.c_char_p, I]),
+        "devtrace_version_number": (ctypes.c_uint, []),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -120,12 +168,19 @@ class Session:
     """One devtrace session in this process (devtrace_open): started on creation unless
     start=False; a context manager that stops it at the end of the block."""
 
-    def __init__(self, backend="auto", start=True, runtime_category=None):
+    def __init__(self, backend="auto", start=True, runtime_category=None, kinds=None):
+        """kinds: the kinds to record, names of KIND_NAMES ("kernel", "memcpy", ...); None: all."""
         lib = library()
         cfg, err = _Config(), _Error()
         lib.devtrace_config_init(ctypes.byref(cfg))
         cfg.backend = None if backend in (None, "") else backend.encode()
         cfg.runtime_category = runtime_category.encode() if runtime_category else None
+        if kinds:
+            unknown = [k for k in kinds if k not in KIND_BITS]
+            if unknown:
+                raise DevtraceError("unknown kind %r; choose from %s" % (unknown[0], ", ".join(KIND_BITS)))
+            for k in kinds:
+                cfg.kinds |= KIND_BITS[k]
         self._handle = lib.devtrace_open(ctypes.byref(cfg), ctypes.byref(err))
         if not self._handle:
             raise DevtraceError(err.message.decode(errors="replace"))

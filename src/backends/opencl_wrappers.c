@@ -26,8 +26,8 @@ typedef struct dt_cl_call {
 } dt_cl_call;
 
 typedef struct dt_cl_external {
-    int has;
-    uint64_t id;
+    int has, has_user;
+    uint64_t id, user_id; /* the op's, and the user correlation's */
 } dt_cl_external;
 
 static inline int call_begin(dt_cl_call *c)
@@ -61,6 +61,7 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     dt_cl_recording *r = c->rec;
     uint64_t correlation = dt_cl_next_correlation(t);
     ext->has = dt_current_external(r->session, &ext->id);
+    ext->has_user = dt_current_user_external_in(&dt__external_stack, r->session, &ext->user_id);
     dt_store_cursor *cur = dt_cl_thread_cursor(t, &r->session->store);
     devtrace_event *ev = dt_store_cursor_next(cur, &r->session->store); /* written in place */
     if (!ev) {
@@ -80,6 +81,10 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     if (ext->has) {
         ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         ev->external_id = ext->id;
+    }
+    if (ext->has_user) {
+        ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        ev->user_external_id = ext->user_id;
     }
     dt_store_cursor_commit(cur);
     return correlation;
@@ -162,6 +167,10 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
     if (ext->has) {
         d->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         d->external_id = ext->id;
+    }
+    if (ext->has_user) {
+        d->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        d->user_external_id = ext->user_id;
     }
     if (e->kernel_name)
         d->name_id = dt_cl_kernel_name_id(t, r->session, e->kernel_name);

@@ -356,13 +356,13 @@ static void describe_process(dt_tree_conn *c)
     if (r->crashed) {
         const char *sig = dt_record_signal_name((int)r->crash.signal);
         if (r->crash.pending_known) {
-            s->lost_device_pending += r->crash.device_pending;
+            s->stats.device_pending += r->crash.device_pending;
             dt_add_note(s,
                         "process %u got %s: what it had captured was shipped from the signal; %llu device "
                         "commands it had enqueued were not yet read back and are lost (lost.device_pending)",
                         r->pid, sig, (unsigned long long)r->crash.device_pending);
         } else {
-            s->events_missing = 1;
+            s->stats.events_missing = 1;
             dt_add_note(s,
                         "process %u got %s: what it had captured was shipped from the signal; device records "
                         "still in the vendor's buffers are missing (how many is not known)",
@@ -370,7 +370,7 @@ static void describe_process(dt_tree_conn *c)
         }
         return;
     }
-    s->events_missing = 1;
+    s->stats.events_missing = 1;
     dt_add_note(s,
                 "process %u (%.100s) ended without its final flush (_exit, SIGKILL, or the recorder lost it): "
                 "events of its last %d ms, and device work not yet read back, are missing",
@@ -428,7 +428,7 @@ int dt_tree_describe(dt_tree *t)
             if (t->conns[j].reader.hello && t->conns[j].reader.pid == r->forked_ppid)
                 parent = t->conns[j].session;
         if (parent)
-            parent->forked_untraced++;
+            parent->stats.forked_untraced++;
     }
     if (!t->windowed)
         set_windows(t); /* a capture window's own bounds stay */

@@ -93,26 +93,13 @@ static void on_counter(void *user, const char *name, uint32_t len, uint64_t valu
 {
     replay_ctx *c = user;
     devtrace_stats *st = &c->s->stats;
-    static const struct {
-        const char *name;
-        size_t offset;
-    } fields[] = {
-        {"dropped_store_full", offsetof(devtrace_stats, dropped_store_full)},
-        {"dropped_pool_full", offsetof(devtrace_stats, dropped_pool_full)},
-        {"dropped_vendor", offsetof(devtrace_stats, dropped_vendor)},
-        {"malformed_records", offsetof(devtrace_stats, malformed_records)},
-        {"malformed_bytes", offsetof(devtrace_stats, malformed_bytes)},
-        {"zero_timestamp", offsetof(devtrace_stats, zero_timestamp)},
-        {"refused_buffers", offsetof(devtrace_stats, refused_buffers)},
-        {"unpaired_flows", offsetof(devtrace_stats, unpaired_flows)},
-        {"unresolved_names", offsetof(devtrace_stats, unresolved_names)},
-        {"bad_timestamps", offsetof(devtrace_stats, bad_timestamps)},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0) {
-            *(uint64_t *)((char *)st + fields[i].offset) += value;
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        const char *field = dt_stats_counters[i].field;
+        if (strlen(field) == len && memcmp(field, name, len) == 0) {
+            *dt_stats_counter_at(st, i) += value;
             return;
         }
+    }
     c->unknown_counters++;
 }
 
@@ -141,8 +128,8 @@ static void meta_string(const char *p, uint32_t len, char *out, size_t cap)
     out[n] = '\0';
 }
 
-int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *opt, dt_session **out,
-                      dt_raw_info *info_out, devtrace_error *err)
+int dt_replay_capture_with(const dt_backend_table *t, const uint8_t *data, size_t len, const dt_replay_options *opt,
+                           dt_session **out, dt_raw_info *info_out, devtrace_error *err)
 {
     dt_raw_info info;
     replay_ctx c;
@@ -159,7 +146,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     /* Another vendor's decoders read another layout: refused, unless the engine says the
      * two write the same records (CUPTI and the CUDA-shaped vendors), or does not know the
      * capture's vendor (then decoding it as a known one is the way to read it: noted). */
-    const dt_backend *decoding = dt_backend_find(vendor);
+    const dt_backend *decoding = dt_backend_table_find(t, vendor);
     if (!decoding || !decoding->raw_decoder)
         return dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND,
                             "no backend named \"%s\" that replays raw captures is "
@@ -168,7 +155,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
                             vendor);
     c.decoder = decoding->raw_decoder; /* the backend's own (dt_backend.raw_decoder) */
     int other_vendor = strcmp(vendor, info.vendor) != 0;
-    if (other_vendor && c.decoder->same_records(dt_backend_find(info.vendor), decoding) == 0)
+    if (other_vendor && c.decoder->same_records(dt_backend_table_find(t, info.vendor), decoding) == 0)
         return dt_error_set(err, DEVTRACE_EINVAL,
                             "the capture holds %s's records, and --backend %s would decode them as %s's, another "
                             "vendor's layouts; drop --backend to decode it as %s",
@@ -177,7 +164,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         meta_string(c.meta.backend, c.meta.backend_len, backend, sizeof backend);
         meta_string(c.meta.validation, c.meta.validation_len, validation, sizeof validation);
     } else {
-        const dt_backend *b = dt_backend_find(vendor);
+        const dt_backend *b = dt_backend_table_find(t, vendor);
         snprintf(backend, sizeof backend, "%s", vendor);
         if (b)
             dt_backend_validation_text(b, validation, sizeof validation);
@@ -187,7 +174,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     if (c.have_meta && c.meta.runtime_category_len) {
         meta_string(c.meta.runtime_category, c.meta.runtime_category_len, category, sizeof category);
     } else {
-        const dt_backend *b = dt_backend_find(vendor);
+        const dt_backend *b = dt_backend_table_find(t, vendor);
         snprintf(category, sizeof category, "%s",
                  b && b->runtime_category ? b->runtime_category : "privateuse1_runtime");
     }
@@ -242,8 +229,8 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     return 0;
 }
 
-int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **out, dt_raw_info *info,
-                   devtrace_error *err)
+int dt_replay_file_with(const dt_backend_table *t, const char *path, const dt_replay_options *opt, dt_session **out,
+                        dt_raw_info *info, devtrace_error *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -260,7 +247,7 @@ int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **
     if (len && map == MAP_FAILED)
         return dt_error_set(err, DEVTRACE_EIO, "cannot read the raw capture %s: %s", path, strerror(errno));
     static const uint8_t empty[1];
-    int rc = dt_replay_capture(len ? map : empty, len, opt, out, info, err);
+    int rc = dt_replay_capture_with(t, len ? map : empty, len, opt, out, info, err);
     if (rc != 0)
         dt_error_wrap(err, "replaying %s", path);
     if (len)

@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "backend.h"
 #include "clock.h"
 #include "devtrace.h"
 #include "hostclock.h"
@@ -19,8 +19,9 @@
 #define DT_MAX_DEVICES 64
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024) /* the bound on stored events without $DEVTRACE_MAX_EVENTS */
 #define DT_MAX_NOTES 32
-#define DT_EVENT_FLOW 0x8000u   /* internal: this event is one half of a paired flow */
-#define DT_EVENT_LAUNCH 0x2000u /* internal, finalise only: a runtime event chosen as its correlation's launch */
+#define DT_EVENT_FLOW 0x8000u      /* internal: this event is one half of a paired flow */
+#define DT_EVENT_DELIVERED 0x2000u /* internal: given to a devtrace_flush callback (not delivered again) */
+#define DT_EVENT_RETIRED 0x1000u   /* internal: of an earlier capture window (a restarted session) */
 
 typedef struct dt_device_props {
     int id;
@@ -66,6 +67,9 @@ struct devtrace_session {
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
+    uint32_t kinds;              /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
+    int flushed_final;           /* devtrace_flush delivered the last events of the window */
+    uint64_t store_dropped_base; /* the store's drops before this capture window (a restarted session) */
     uint64_t generation;
     int rank, world_size;
     dt_store store;
@@ -81,16 +85,15 @@ struct devtrace_session {
     dt_op_window *op_window;            /* owned; NULL: the window is the session's start and stop */
     dt_device_props devices[DT_MAX_DEVICES];
     int ndevices;
-    char *notes[DT_MAX_NOTES]; /* owned */
-    uint64_t notes_dropped;    /* distinct notes not kept: past the cap, or out of memory */
+    char *notes[DT_MAX_NOTES]; /* owned; the ones not kept are counted in stats.notes_dropped */
     int nnotes;
-    devtrace_stats stats; /* loss counters updated atomically; per-kind counts at finalise */
+    /* Loss counters updated atomically; per-kind counts at finalise. devtrace record sets
+     * forked_untraced, device_pending and events_missing (1: events are known to be missing,
+     * how many unknown; the notes say why). */
+    devtrace_stats stats;
     /* Set by devtrace record. */
     dt_traced_process *processes; /* owned */
     size_t nprocesses;
-    uint64_t forked_untraced;     /* children forked from traced processes that never ran a traced program */
-    uint64_t lost_device_pending; /* device work a crashed program had enqueued and not yet read back */
-    int events_missing;           /* events are known to be missing, how many unknown (the notes say why) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;
@@ -119,6 +122,28 @@ static inline int dt_lane_is_host(const devtrace_event *ev)
 static inline uint64_t dt_lane_key(const devtrace_event *ev)
 {
     return (uint64_t)ev->device << 32 | ev->stream;
+}
+
+/* The scalar counters of devtrace_stats in DEVTRACE_STATS_COUNTERS order (session_info.c):
+ * what the wire, the summary, the trace and the raw capture's replay go through. */
+typedef struct dt_stats_counter {
+    const char *field, *group, *key, *what;
+    size_t offset;
+} dt_stats_counter;
+enum {
+#define DT__STATS_INDEX(field, group, key, what) DT_STATS_INDEX_##field,
+    DEVTRACE_STATS_COUNTERS(DT__STATS_INDEX)
+#undef DT__STATS_INDEX
+        DT_STATS_NCOUNTERS
+};
+extern const dt_stats_counter dt_stats_counters[DT_STATS_NCOUNTERS];
+static inline uint64_t *dt_stats_counter_at(devtrace_stats *st, int i)
+{
+    return (uint64_t *)(void *)((char *)st + dt_stats_counters[i].offset);
+}
+static inline uint64_t dt_stats_counter_value(const devtrace_stats *st, int i)
+{
+    return *(const uint64_t *)(const void *)((const char *)st + dt_stats_counters[i].offset);
 }
 
 /* Counters: atomic, relaxed. field is a devtrace_stats member name. */
@@ -186,10 +211,15 @@ typedef struct dt_external_frame {
     uint64_t fwd_thread_id; /* ranges only, with a sequence number */
 } dt_external_frame;
 #define DT_OP_NAME_CACHE 64
+#define DT_USER_DEPTH 32
 typedef struct dt_external_stack {
     uint64_t generation; /* the session the frames belong to */
     int depth;
     int overflow; /* pushes beyond the depth, popped without effect */
+    /* The user correlation stack (devtrace_push_user_correlation), for the same session. */
+    int user_depth;
+    int user_overflow;
+    uint64_t user_ids[DT_USER_DEPTH];
     /* The operator observer's path (devtrace_op_enter/exit), for the same session: the
      * thread's id, the place of its events in the thread's chunk, and its op names by
      * pointer (checked against the entry's text), so that an op finds all it needs here. */
@@ -213,14 +243,38 @@ static inline int dt_current_external_in(const dt_external_stack *x, const dt_se
     return 1;
 }
 
+/* The innermost user correlation id in x for session s: 1 and *id set, or 0 when none. */
+static inline int dt_current_user_external_in(const dt_external_stack *x, const dt_session *s, uint64_t *id)
+{
+    if (x->generation != s->generation || x->user_depth == 0)
+        return 0;
+    *id = x->user_ids[x->user_depth - 1];
+    return 1;
+}
+
 /* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
 static inline int dt_current_external(const dt_session *s, uint64_t *id)
 {
     return dt_current_external_in(&dt__external_stack, s, id);
 }
 
+/* Whether the session records events of kind (devtrace_config.kinds): EXTCORR whenever a
+ * device or runtime kind is recorded, since it carries their op links. */
+static inline int dt_session_wants(const dt_session *s, int kind)
+{
+    if (kind == DEVTRACE_KIND_EXTCORR)
+        return (s->kinds & (DEVTRACE_KIND_BIT(DEVTRACE_KIND_KERNEL) | DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMCPY) |
+                            DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMSET) | DEVTRACE_KIND_BIT(DEVTRACE_KIND_RUNTIME))) != 0;
+    return kind >= 0 && kind < 32 && (s->kinds & DEVTRACE_KIND_BIT(kind)) != 0;
+}
+
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
 int dt_session_finalize(dt_session *s);
+/* devtrace_flush on a running session: the events that can be finalised now, not delivered
+ * before, to cb in time order; returns their count, or -1 out of memory. */
+long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user);
+/* A restart (devtrace_start after stop): the stored events are retired, every counter reset. */
+void dt_session_retire_window(dt_session *s);
 /* A finalised session's events to cb (NULL: none) in order; returns their count. */
 size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user);
 
@@ -257,6 +311,16 @@ char *dt_demangle(const char *mangled);
 
 /* The default session of the process (collector). */
 void dt_set_default_session(dt_session *s);
+
+/* What a layer above the core hands it to be called back (the core names no such layer). */
+typedef struct dt_core_hooks {
+    /* Starts the collector's session on its first use in the program (an annotation, or
+     * devtrace_default_session), before the backend's own hook does (inject/collector.c);
+     * NULL: nothing to start. */
+    void (*start_early)(void);
+} dt_core_hooks;
+/* Registers hooks (borrowed: static storage); NULL removes them. */
+void dt_core_set_hooks(const dt_core_hooks *hooks);
 
 /* Occupancy (occupancy.c). Returns 0 and fills the figures, or -1 when the device has
  * no attributes or the launch is not valid for it. */

@@ -2,6 +2,7 @@
  * runtime category, capture window, notes, devices), and the start, stop and drain that say
  * why they failed. What the Chrome sink writes, a program can read here instead. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/errors.h"
@@ -10,6 +11,39 @@
 const char *devtrace_version(void)
 {
     return DEVTRACE_VERSION_STRING;
+}
+
+unsigned devtrace_version_number(void)
+{
+    return DEVTRACE_VERSION_NUMBER;
+}
+
+size_t devtrace_event_size(void)
+{
+    return sizeof(devtrace_event);
+}
+
+const dt_stats_counter dt_stats_counters[DT_STATS_NCOUNTERS] = {
+#define DT__STATS_ROW(field, group, key, what) {#field, group, key, what, offsetof(devtrace_stats, field)},
+    DEVTRACE_STATS_COUNTERS(DT__STATS_ROW)
+#undef DT__STATS_ROW
+};
+
+int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out)
+{
+    if (!s || !out || out->size < offsetof(devtrace_stats, dropped_store_full))
+        return DEVTRACE_EINVAL;
+    size_t n = out->size < sizeof s->stats ? out->size : sizeof s->stats;
+    devtrace_stats now; /* the counters of a running session are being added to: read atomically */
+    memset(&now, 0, sizeof now);
+    memcpy(now.events, s->stats.events, sizeof now.events);
+    memcpy(now.out_of_window, s->stats.out_of_window, sizeof now.out_of_window);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++)
+        *dt_stats_counter_at(&now, i) =
+            __atomic_load_n(dt_stats_counter_at((devtrace_stats *)&s->stats, i), __ATOMIC_RELAXED);
+    now.size = n;
+    memcpy(out, &now, n);
+    return 0;
 }
 
 const char *devtrace_validation(const devtrace_session *s)
@@ -107,6 +141,30 @@ int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *o
     return 0;
 }
 
+int devtrace_kernel_occupancy(const devtrace_session *s, const devtrace_event *kernel, devtrace_occupancy *out)
+{
+    if (!s || !kernel || !out || out->size < sizeof *out || kernel->kind != DEVTRACE_KIND_KERNEL)
+        return DEVTRACE_EINVAL;
+    dt_device_props dev;
+    int found = 0;
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    for (int i = 0; i < s->ndevices && !found; i++) {
+        if ((uint32_t)s->devices[i].id == kernel->device) {
+            dev = s->devices[i];
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    dt_occupancy occ;
+    if (!found || dt_occupancy_compute(&dev, kernel, &occ) != 0)
+        return DEVTRACE_ENOTSUP;
+    out->blocks_per_sm = occ.blocks_per_sm;
+    out->warps_per_sm = occ.warps_per_sm;
+    out->active_blocks_per_sm = occ.active_blocks_per_sm;
+    out->est_achieved_occupancy_pct = occ.est_achieved_occupancy_pct;
+    return 0;
+}
+
 static const char *state_words(dt_state state)
 {
     switch (state) {
@@ -178,4 +236,83 @@ int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user,
     if (count)
         *count = n;
     return dt_error_set(err, 0, "%s", "");
+}
+
+/* The device streams: the device lanes of the events finalised (drain.c gathers them,
+ * ascending by device then stream). */
+int devtrace_stream_count(const devtrace_session *s)
+{
+    if (!s || s->state != DT_FINAL)
+        return 0;
+    return (int)s->ndevice_lanes;
+}
+
+int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *out)
+{
+    if (!s || !out || index < 0 || index >= devtrace_stream_count(s) ||
+        out->size < offsetof(devtrace_stream, name) + sizeof out->name)
+        return DEVTRACE_EINVAL;
+    devtrace_stream st;
+    memset(&st, 0, sizeof st);
+    uint64_t key = s->lanes[index];
+    st.size = out->size < sizeof st ? out->size : sizeof st;
+    st.device = (int)(uint32_t)(key >> 32);
+    st.stream = (uint32_t)key;
+    for (size_t i = 0; i < s->nsorted; i++) /* the context of the stream's first event */
+        if (!dt_lane_is_host(s->sorted[i]) && dt_lane_key(s->sorted[i]) == key) {
+            st.context = s->sorted[i]->context;
+            break;
+        }
+    snprintf(st.name, sizeof st.name, "stream %u", st.stream); /* as the trace names its thread */
+    memcpy(out, &st, st.size);
+    return 0;
+}
+
+int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count, devtrace_error *err)
+{
+    if (count)
+        *count = 0;
+    if (err) {
+        err->code = 0;
+        err->message[0] = '\0';
+    }
+    if (!s) {
+        dt_error_set(err, DEVTRACE_EINVAL, "devtrace_flush: no session");
+        return DEVTRACE_EINVAL;
+    }
+    if (s->state == DT_RUNNING) {
+        if (s->backend && s->backend->flush)
+            s->backend->flush(s, s->bstate);
+        long n = dt_session_flush_running(s, cb, user);
+        if (n < 0) {
+            dt_error_set(err, DEVTRACE_ENOMEM, "devtrace_flush: out of memory finalising the events");
+            return DEVTRACE_ENOMEM;
+        }
+        if (count)
+            *count = (size_t)n;
+        return 0;
+    }
+    if (s->state == DT_OPEN) {
+        dt_error_set(err, DEVTRACE_ESTATE, "devtrace_flush: the session was never started; call devtrace_start");
+        return DEVTRACE_ESTATE;
+    }
+    if (s->flushed_final) {
+        dt_error_set(err, DEVTRACE_ESTATE,
+                     "devtrace_flush: the window's last events were delivered already; devtrace_start begins a "
+                     "new window");
+        return DEVTRACE_ESTATE;
+    }
+    int rc = dt_session_finalize(s);
+    if (rc != 0) {
+        dt_error_set(err, rc, "devtrace_flush: out of memory finalising the events");
+        return rc;
+    }
+    size_t n = dt_session_deliver(s, cb, user);
+    for (size_t i = 0; i < s->nsorted; i++)
+        s->sorted[i]->flags |= DT_EVENT_DELIVERED;
+    s->nsorted = 0; /* given: a drain or a writer after this sees none of them again */
+    s->flushed_final = 1;
+    if (count)
+        *count = n;
+    return 0;
 }

@@ -132,7 +132,8 @@ static void ship_final(dt_session *s)
     pthread_mutex_unlock(&s->lock);
     devtrace_stats st = s->stats;
     st.dropped_store_full += dt_store_dropped(&s->store);
-    ship(DT_WIRE_STATS, &st, sizeof st);
+    unsigned char wire_stats[DT_WIRE_STATS_BYTES];
+    ship(DT_WIRE_STATS, wire_stats, dt_wire_stats_encode(&st, wire_stats));
     ship(DT_WIRE_END, NULL, 0);
     pthread_mutex_unlock(&col.ship_lock);
 }
@@ -163,7 +164,8 @@ static void ship_at_crash(dt_session *s, int sig)
     st.dropped_store_full += dt_store_dropped(&s->store);
     if (s->backend && s->backend->unfolded_counts)
         s->backend->unfolded_counts(s->bstate, &st);
-    ship(DT_WIRE_STATS, &st, sizeof st);
+    unsigned char wire_stats[DT_WIRE_STATS_BYTES];
+    ship(DT_WIRE_STATS, wire_stats, dt_wire_stats_encode(&st, wire_stats));
     dt_wire_crash crash = {0, (uint32_t)sig, 0};
     if (s->backend && s->backend->pending_events) {
         crash.device_pending = s->backend->pending_events(s->bstate);
@@ -547,9 +549,13 @@ void dt_collector_start_early(void)
     dt_collector_autostart(mode && strcmp(mode, "preload") == 0 ? getenv("DEVTRACE_COLLECT_PRELOAD") : NULL);
 }
 
-/* Vendors without an injection hook: started when the library is preloaded. */
+static const dt_core_hooks collector_hooks = {.start_early = dt_collector_start_early};
+
+/* The hooks the core calls (dt_core_set_hooks); vendors without an injection hook: started
+ * when the library is preloaded. */
 __attribute__((constructor)) static void collector_preload(void)
 {
+    dt_core_set_hooks(&collector_hooks);
     const char *mode = getenv("DEVTRACE_COLLECT_MODE");
     if (mode && strcmp(mode, "preload") == 0)
         dt_collector_autostart(getenv("DEVTRACE_COLLECT_PRELOAD")); /* NULL: $DEVTRACE_BACKEND */

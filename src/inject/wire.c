@@ -241,17 +241,25 @@ static int apply_hello(dt_wire_reader *r, dt_session *s, const unsigned char *p,
     return 0;
 }
 
-static void add_stats(dt_session *s, const devtrace_stats *in)
+size_t dt_wire_stats_encode(const devtrace_stats *st, unsigned char *out)
 {
-    devtrace_stats *st = &s->stats;
-    st->dropped_store_full += in->dropped_store_full;
-    st->dropped_pool_full += in->dropped_pool_full;
-    st->dropped_vendor += in->dropped_vendor;
-    st->malformed_records += in->malformed_records;
-    st->malformed_bytes += in->malformed_bytes;
-    st->zero_timestamp += in->zero_timestamp;
-    st->refused_buffers += in->refused_buffers;
-    st->unresolved_names += in->unresolved_names;
+    uint32_t head[2] = {DT_STATS_NCOUNTERS, 0};
+    memcpy(out, head, sizeof head);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        uint64_t v = dt_stats_counter_value(st, i);
+        memcpy(out + sizeof head + 8 * (size_t)i, &v, 8);
+    }
+    return DT_WIRE_STATS_BYTES;
+}
+
+/* Every counter of the table, added (the program's counts join the recorder's own). */
+static int add_stats(dt_session *s, const unsigned char *p, size_t n)
+{
+    if (n != DT_WIRE_STATS_BYTES || read_u32(p) != DT_STATS_NCOUNTERS)
+        return -1;
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++)
+        *dt_stats_counter_at(&s->stats, i) += read_u64(p + 8 + 8 * (size_t)i);
+    return 0;
 }
 
 /* A sample, kept for later sessions too when the reader keeps its metadata. */
@@ -307,14 +315,8 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
     case DT_WIRE_NOTE:
         dt_add_note(into, "%.*s", (int)(n > 480 ? 480 : n), (const char *)p);
         return 0;
-    case DT_WIRE_STATS: {
-        if (n != sizeof(devtrace_stats))
-            return -1;
-        devtrace_stats st;
-        memcpy(&st, p, sizeof st);
-        add_stats(into, &st);
-        return 0;
-    }
+    case DT_WIRE_STATS:
+        return add_stats(into, p, n);
     case DT_WIRE_RANK:
         if (n != 8)
             return -1;

@@ -12,7 +12,7 @@
 
 #include "core/session.h"
 
-#define DT_WIRE_VERSION 2u
+#define DT_WIRE_VERSION 3u
 #define DT_WIRE_MAX_PAYLOAD (64u << 20)
 
 typedef enum dt_wire_type {
@@ -24,7 +24,7 @@ typedef enum dt_wire_type {
     DT_WIRE_WINDOW = 5,  /* u64 start, u64 stop (0 = open): kept in the reader, the recorder sets the session's */
     DT_WIRE_DEVICE = 6,  /* dt_device_props */
     DT_WIRE_NOTE = 7,    /* text */
-    DT_WIRE_STATS = 8,   /* devtrace_stats (loss counters), u64 events dropped by the store bound */
+    DT_WIRE_STATS = 8,   /* u32 counter count, u32 0, u64 per DEVTRACE_STATS_COUNTERS counter, in its order */
     DT_WIRE_END = 9,     /* the session stopped and everything was shipped */
     DT_WIRE_RANK = 10,   /* i32 rank, i32 world size */
     DT_WIRE_TICKS = 11,  /* u64 TSC ticks, u64 backend clock ns: a sample converting DT_EVENT_TICKS events */
@@ -44,6 +44,10 @@ typedef struct dt_wire_crash {
     uint32_t signal;
     uint32_t pending_known; /* 1: device_pending is a count; 0: the backend cannot tell */
 } dt_wire_crash;
+
+/* The STATS payload of st's counters into out (DT_WIRE_STATS_BYTES); returns its length. */
+#define DT_WIRE_STATS_BYTES (8u + 8u * DT_STATS_NCOUNTERS)
+size_t dt_wire_stats_encode(const devtrace_stats *st, unsigned char *out);
 
 /* Writer: whole messages, retrying short writes and EINTR. Returns 0 or -1 (errno). */
 int dt_wire_send(int fd, uint32_t type, const void *payload, size_t len);

@@ -150,6 +150,13 @@ static char *put_external(char *p, const devtrace_event *ev)
         p = dt_jsonw_put_u64(p, ev->external_id);
         p = DT_JSONW_PUT_LIT(p, ", ");
     }
+    /* Kineto's trace has no key of its own for a user correlation (its CUPTI path links such
+     * work to GPU user annotations): devtrace names it beside the op's. */
+    if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) {
+        p = DT_JSONW_PUT_LIT(p, "\"User external id\": ");
+        p = dt_jsonw_put_u64(p, ev->user_external_id);
+        p = DT_JSONW_PUT_LIT(p, ", ");
+    }
     return p;
 }
 
@@ -515,12 +522,47 @@ static void put_counter(dt_jsonw *w, const char *key, uint64_t v)
     dt_jsonw_u64(w, v);
 }
 
-/* The processes devtrace record traced into this trace, and the forked children it did not. */
+/* Every counter of DEVTRACE_STATS_COUNTERS, as "key": n, or inside "group": {...} for
+ * the counters that have one (those of a group are next to each other in the table), and
+ * out_of_window per kind where the trace has always had it: after the groups "dropped" and
+ * "malformed", before zero_timestamp. */
+static void write_stats_counters(dt_jsonw *w, const devtrace_stats *st)
+{
+    const char *open_group = "";
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        const dt_stats_counter *c = &dt_stats_counters[i];
+        if (strcmp(c->group, open_group) != 0) {
+            if (open_group[0])
+                DT_JSONW_LIT(w, "}");
+            open_group = "";
+        }
+        if (i == DT_STATS_INDEX_zero_timestamp) {
+            DT_JSONW_LIT(w, ",\n    \"out_of_window\": ");
+            put_kind_counts(w, st->out_of_window);
+        }
+        if (c->group[0] && !open_group[0]) {
+            DT_JSONW_LIT(w, ",\n    ");
+            put_str(w, c->group);
+            DT_JSONW_LIT(w, ": {");
+            put_str(w, c->key);
+            DT_JSONW_LIT(w, ": ");
+            dt_jsonw_u64(w, dt_stats_counter_value(st, i));
+            open_group = c->group;
+            continue;
+        }
+        put_counter(w, c->key, dt_stats_counter_value(st, i));
+    }
+    if (open_group[0])
+        DT_JSONW_LIT(w, "}");
+}
+
+/* The processes devtrace record traced into this trace (the forked children it did not are
+ * counted in forked_untraced). */
 static void write_processes(writer *wr)
 {
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
-    if (!dt_trace_lists_processes(s->nprocesses, s->forked_untraced))
+    if (!dt_trace_lists_processes(s->nprocesses, s->stats.forked_untraced))
         return;
     DT_JSONW_LIT(w, ",\n    \"processes\": [");
     for (size_t i = 0; i < s->nprocesses; i++) {
@@ -537,8 +579,7 @@ static void write_processes(writer *wr)
         put_counter(w, "crash_signal", (uint64_t)p->crash_signal);
         DT_JSONW_LIT(w, "}");
     }
-    DT_JSONW_LIT(w, "], \"forked_untraced\": ");
-    dt_jsonw_u64(w, s->forked_untraced);
+    DT_JSONW_LIT(w, "]");
 }
 
 static void write_devtrace_meta(writer *wr)
@@ -558,25 +599,7 @@ static void write_devtrace_meta(writer *wr)
     put_str(w, dt_clock_mode_name(s->clock.mode));
     DT_JSONW_LIT(w, ",\n    \"counts\": ");
     put_kind_counts(w, st->events);
-    DT_JSONW_LIT(w, ",\n    \"dropped\": {\"store_full\": ");
-    dt_jsonw_u64(w, st->dropped_store_full);
-    put_counter(w, "pool_full", st->dropped_pool_full);
-    put_counter(w, "vendor", st->dropped_vendor);
-    DT_JSONW_LIT(w, "},\n    \"malformed\": {\"records\": ");
-    dt_jsonw_u64(w, st->malformed_records);
-    put_counter(w, "bytes", st->malformed_bytes);
-    DT_JSONW_LIT(w, "},\n    \"out_of_window\": ");
-    put_kind_counts(w, st->out_of_window);
-    DT_JSONW_LIT(w, ",\n    \"zero_timestamp\": ");
-    dt_jsonw_u64(w, st->zero_timestamp);
-    put_counter(w, "refused_buffers", st->refused_buffers);
-    put_counter(w, "unpaired_flows", st->unpaired_flows);
-    put_counter(w, "unresolved_names", st->unresolved_names);
-    put_counter(w, "bad_timestamps", st->bad_timestamps);
-    DT_JSONW_LIT(w, ",\n    \"lost\": {\"device_pending\": ");
-    dt_jsonw_u64(w, s->lost_device_pending);
-    DT_JSONW_LIT(w, "}");
-    put_counter(w, "events_missing", (uint64_t)(s->events_missing != 0));
+    write_stats_counters(w, st);
     write_processes(wr);
     DT_JSONW_LIT(w, ",\n    \"window\": [");
     dt_jsonw_u64(w, s->window_start);
@@ -784,33 +807,29 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
     memset(&wr->w, 0, sizeof wr->w);
 }
 
+/* What each worker's piece_writer is made from. */
+typedef struct piece_source {
+    dt_session *s;
+    const trace_names *tn;
+    const char *trace_name;
+} piece_source;
+
+static void piece_writer_init(void *worker, const void *arg)
+{
+    const piece_source *src = arg;
+    piece_writer *pw = worker;
+    writer_init(&pw->wr, src->s, src->tn);
+    pw->trace_name = src->trace_name;
+}
+
 /* The trace to f by the pipeline with `workers` threads: 0, an errno value, or -1 when no
  * thread could be started (nothing written). */
 static int write_pieces(dt_session *s, const trace_names *tn, FILE *f, const char *trace_name, int gzip_level,
                         unsigned workers)
 {
-    piece_writer *pws = calloc(workers, sizeof *pws);
-    void **states = calloc(workers, sizeof *states);
-    int rc = ENOMEM;
-    if (pws && states) {
-        for (unsigned i = 0; i < workers; i++) {
-            writer_init(&pws[i].wr, s, tn);
-            pws[i].trace_name = trace_name;
-            states[i] = &pws[i];
-        }
-        dt_pipeline p = {
-            .fd = fileno(f),
-            .gzip_level = gzip_level,
-            .npieces = trace_pieces(s),
-            .make = make_piece,
-            .workers = states,
-            .nworkers = workers,
-        };
-        rc = dt_pipeline_write(&p);
-    }
-    free(states);
-    free(pws);
-    return rc;
+    piece_source src = {s, tn, trace_name};
+    return dt_pipeline_write_with_workers(fileno(f), gzip_level, trace_pieces(s), make_piece, workers,
+                                          sizeof(piece_writer), piece_writer_init, &src);
 }
 
 /* The trace to f by this thread, through a 1 MiB buffer (and gzdopen's stream): 0 or an

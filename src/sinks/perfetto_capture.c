@@ -188,27 +188,28 @@ static char *instant_open(char *p, uint64_t ts, const char *name, char **packet,
 /* The loss counters, by cause, as the Chrome trace's devtrace section has them. */
 static char *put_loss_counts(char *p, const dt_session *s)
 {
+    /* DEVTRACE_STATS_COUNTERS in its order, grouped and with out_of_window where the Chrome
+     * trace has them (chrome_json.c, write_stats_counters). */
     const devtrace_stats *st = &s->stats;
-    char *dict;
-    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "dropped", &dict);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "store_full", st->dropped_store_full);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "pool_full", st->dropped_pool_full);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "vendor", st->dropped_vendor);
-    p = dt_pb_close(dict, p);
-    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "malformed", &dict);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "records", st->malformed_records);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "bytes", st->malformed_bytes);
-    p = dt_pb_close(dict, p);
-    p = put_kind_counts(p, "out_of_window", st->out_of_window);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "zero_timestamp", st->zero_timestamp);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "refused_buffers", st->refused_buffers);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "unpaired_flows", st->unpaired_flows);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "unresolved_names", st->unresolved_names);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "bad_timestamps", st->bad_timestamps);
-    p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "lost", &dict);
-    p = put_named_uint(p, ANN_DICT_ENTRIES, "device_pending", s->lost_device_pending);
-    p = dt_pb_close(dict, p);
-    p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "events_missing", s->events_missing != 0);
+    char *dict = NULL;
+    const char *open_group = "";
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        const dt_stats_counter *c = &dt_stats_counters[i];
+        if (strcmp(c->group, open_group) != 0 && open_group[0]) {
+            p = dt_pb_close(dict, p);
+            open_group = "";
+        }
+        if (i == DT_STATS_INDEX_zero_timestamp)
+            p = put_kind_counts(p, "out_of_window", st->out_of_window);
+        if (c->group[0] && !open_group[0]) {
+            p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, c->group, &dict);
+            open_group = c->group;
+        }
+        p = put_named_uint(p, open_group[0] ? ANN_DICT_ENTRIES : EVENT_DEBUG_ANNOTATIONS, c->key,
+                           dt_stats_counter_value(st, i));
+    }
+    if (open_group[0])
+        p = dt_pb_close(dict, p);
     return p;
 }
 
@@ -216,7 +217,7 @@ static char *put_loss_counts(char *p, const dt_session *s)
 static char *put_processes(char *p, const dt_session *s)
 {
     char *dict = NULL;
-    int list_processes = dt_trace_lists_processes(s->nprocesses, s->forked_untraced);
+    int list_processes = dt_trace_lists_processes(s->nprocesses, s->stats.forked_untraced);
     if (list_processes)
         p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, "processes", &dict);
     for (size_t i = 0; list_processes && i < s->nprocesses; i++) {
@@ -231,10 +232,8 @@ static char *put_processes(char *p, const dt_session *s)
         p = put_named_uint(p, ANN_DICT_ENTRIES, "crash_signal", (uint64_t)proc->crash_signal);
         p = dt_pb_close(entry, p);
     }
-    if (list_processes) {
+    if (list_processes)
         p = dt_pb_close(dict, p);
-        p = put_named_uint(p, EVENT_DEBUG_ANNOTATIONS, "forked_untraced", s->forked_untraced);
-    }
     return p;
 }
 

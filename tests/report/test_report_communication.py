@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_report_communication.py DEVTRACE EMU_RUN MSPTI_EMU ASCEND_WL TORCH_CUDA_JSON: devtrace
-report counts collectives as communication (Holistic Trace Analysis's rule: a kernel name that
-starts with nccl or hccl, or contains ncclKernel).
+report counts collectives as communication (the kernels its straggler view counts as
+collectives: a name that contains nccl or rccl, or starts with hccl, as devtrace writes MSPTI's
+collectives, or xccl::).
 
 - An Ascend two-rank trace: ascend_collectives.wl run by two processes under the MSPTI
   emulator, recorded by `devtrace record --backend mspti` into one trace. Its communication

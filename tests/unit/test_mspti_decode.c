@@ -296,10 +296,11 @@ static void bad_records_are_counted_and_skipped_by_their_size(void **state)
     b += w_api(b, K_ACL_API, T0, T0 + 5, 3, NULL);        /* no name: malformed */
     b += w_memcpy(b, 2, 8, T0 + 9, T0 + 1, 4);            /* backwards: malformed */
     b += w_memset(b, 0, 8, T0 + 9, T0 + 1, 5);            /* backwards: malformed */
-    b += w_extcorr(b, CUSTOM1, 77, 6);                    /* another tool's external kind: ignored */
-    b += w_extcorr(b, CUSTOM0, 77, 0);                    /* no correlation: malformed */
-    b += w_kernel(b, T0, T0 + 1, 8, NULL);                /* no name: kept, "(unnamed kernel)" */
-    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name);    /* still read after all that */
+    b += w_extcorr(b, CUSTOM1 + 1, 77,
+                   6); /* CUSTOM2, another tool's external kind (CUSTOM1 is the user correlation): ignored */
+    b += w_extcorr(b, CUSTOM0, 77, 0);                 /* no correlation: malformed */
+    b += w_kernel(b, T0, T0 + 1, 8, NULL);             /* no name: kept, "(unnamed kernel)" */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name); /* still read after all that */
     f->used = (size_t)(b - f->buf);
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.records, 9);

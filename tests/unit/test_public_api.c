@@ -142,7 +142,7 @@ static void notes_past_the_cap_are_counted_and_said(void **state)
     assert_int_equal(devtrace_note_count(s), 32);
     assert_string_equal(devtrace_note(s, 30), "note 30");
     assert_string_equal(devtrace_note(s, 31), "further notes were dropped: a trace keeps 31 distinct notes");
-    assert_int_equal(s->notes_dropped, 9);
+    assert_int_equal(s->stats.notes_dropped, 9);
     devtrace_close(s);
 }
 

@@ -465,8 +465,6 @@ static void test_flow_starts_at_the_deepest_api_level_of_a_correlation(void **st
     char starts[64];
     assert_string_equal(flow_runtime_starts(s, starts, sizeof starts), "300,2100");
     assert_int_equal(devtrace_stats_get(s)->unpaired_flows, 0);
-    for (size_t i = 0; i < s->nsorted; i++)
-        assert_false(s->sorted[i]->flags & DT_EVENT_LAUNCH);
 
     uj_value *root = trace_of(s);
     char sids[64], fids[64];

@@ -5,7 +5,9 @@
  * and the internal flow flag cleared, a host lane left where it is; an event of no kind
  * (the whole 16-bit field read) counted as malformed; a message still arriving waits in
  * the reader's buffer, in place, until its last byte; events past the session's store bound are counted as dropped
- * there; a corrupt header stops the stream and is counted. The stream is what
+ * there; a corrupt header stops the stream and is counted; every loss counter of
+ * DEVTRACE_STATS_COUNTERS the collector ships arrives added to the recorder's, and a STATS
+ * message of another counter count is refused. The stream is what
  * dt_wire_send writes, read back from a file. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,6 +193,46 @@ static void a_corrupt_header_stops_the_stream(void **state)
     free(bytes.bytes);
 }
 
+/* A STATS message (as the collector ships it: dt_wire_stats_encode) with every counter of the
+ * table set to its own value, read into a session that counted some of its own. */
+static void every_stats_counter_survives_the_wire(void **state)
+{
+    (void)state;
+    devtrace_stats in;
+    memset(&in, 0, sizeof in);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++)
+        *dt_stats_counter_at(&in, i) = 1000u + (uint64_t)i;
+    unsigned char payload[DT_WIRE_STATS_BYTES];
+    assert_int_equal(dt_wire_stats_encode(&in, payload), DT_WIRE_STATS_BYTES);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(dt_wire_send(fileno(f), DT_WIRE_STATS, payload, sizeof payload), 0);
+    payload[0]--; /* one counter fewer than this build's table: refused */
+    assert_int_equal(dt_wire_send(fileno(f), DT_WIRE_STATS, payload, sizeof payload), 0);
+    size_t len = (size_t)lseek(fileno(f), 0, SEEK_END);
+    unsigned char *bytes = malloc(len);
+    assert_non_null(bytes);
+    assert_int_equal(pread(fileno(f), bytes, len, 0), (ssize_t)len);
+    fclose(f);
+    dt_session *s = offline();
+    s->stats.forked_untraced = 2; /* counted by the recorder itself */
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    assert_int_equal(dt_wire_feed(&r, s, bytes, len), 0);
+    assert_int_equal(r.malformed, 1);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        uint64_t want = 1000u + (uint64_t)i + (i == DT_STATS_INDEX_forked_untraced ? 2 : 0);
+        if (dt_stats_counter_value(&s->stats, i) != want)
+            fail_msg("counter %s: %llu, not %llu", dt_stats_counters[i].field,
+                     (unsigned long long)dt_stats_counter_value(&s->stats, i), (unsigned long long)want);
+    }
+    assert_int_equal(s->stats.notes_dropped, 1000 + DT_STATS_INDEX_notes_dropped);
+    assert_int_equal(s->stats.unpaired_flows, 1007);
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +240,7 @@ int main(void)
         cmocka_unit_test(a_message_still_arriving_waits_in_place),
         cmocka_unit_test(events_past_the_store_bound_are_counted),
         cmocka_unit_test(a_corrupt_header_stops_the_stream),
+        cmocka_unit_test(every_stats_counter_survives_the_wire),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "sinks.h"
+#include "report/summary.h"
 
 /* The kernels table of devtrace report (src/report/), from the session's kernels, names without
  * template arguments. */
@@ -51,11 +51,11 @@ static void print_top_kernels(dt_session *s, FILE *out, size_t top)
 /* The processes of a recorded tree, in the order they started tracing. */
 static void print_processes(const dt_session *s, FILE *out)
 {
-    if (!s->nprocesses && !s->forked_untraced)
+    if (!s->nprocesses && !s->stats.forked_untraced)
         return;
     fprintf(out, "  processes: %zu traced", s->nprocesses);
-    if (s->forked_untraced)
-        fprintf(out, ", %llu forked without exec (not traced)", (unsigned long long)s->forked_untraced);
+    if (s->stats.forked_untraced)
+        fprintf(out, ", %llu forked without exec (not traced)", (unsigned long long)s->stats.forked_untraced);
     fputc('\n', out);
     for (size_t i = 0; i < s->nprocesses; i++) {
         const dt_traced_process *p = &s->processes[i];
@@ -83,34 +83,21 @@ void dt_summary_print(dt_session *s, FILE *out, size_t top)
     uint64_t oow = 0;
     for (int k = 0; k < DEVTRACE_KIND_COUNT; k++)
         oow += st->out_of_window[k];
-    const struct {
-        const char *what;
-        uint64_t n;
-    } losses[] = {
-        {"dropped (event store full)", st->dropped_store_full},
-        {"dropped (buffer pool full)", st->dropped_pool_full},
-        {"dropped (reported by the vendor)", st->dropped_vendor},
-        {"malformed records skipped", st->malformed_records},
-        {"malformed bytes skipped", st->malformed_bytes},
-        {"records without timing (start == end == 0)", st->zero_timestamp},
-        {"buffers refused", st->refused_buffers},
-        {"outside the capture window", oow},
-        {"unpaired flow halves", st->unpaired_flows},
-        {"names the vendor could not resolve", st->unresolved_names},
-        {"bad timestamps (end before start)", st->bad_timestamps},
-    };
+    /* Every counter of DEVTRACE_STATS_COUNTERS that is not 0, by its line, but two: events_missing
+     * (a line of its own: how many is not known) and forked_untraced (on the processes' line). */
     int any = 0;
-    for (size_t i = 0; i < sizeof losses / sizeof losses[0]; i++)
-        if (losses[i].n) {
-            fprintf(out, "  %s: %llu\n", losses[i].what, (unsigned long long)losses[i].n);
+    for (int i = 0; i < DT_STATS_NCOUNTERS; i++) {
+        uint64_t n = dt_stats_counter_value(st, i);
+        if (n && i != DT_STATS_INDEX_events_missing && i != DT_STATS_INDEX_forked_untraced) {
+            fprintf(out, "  %s: %llu\n", dt_stats_counters[i].what, (unsigned long long)n);
             any = 1;
         }
-    if (s->lost_device_pending) {
-        fprintf(out, "  lost (device work not read back when the program died): %llu\n",
-                (unsigned long long)s->lost_device_pending);
-        any = 1;
+        if (i == DT_STATS_INDEX_refused_buffers && oow) {
+            fprintf(out, "  outside the capture window: %llu\n", (unsigned long long)oow);
+            any = 1;
+        }
     }
-    if (s->events_missing)
+    if (st->events_missing)
         fprintf(out, "  events are missing, how many is not known: see the notes\n");
     else if (!any)
         fprintf(out, "  nothing dropped, malformed or out of window\n");
