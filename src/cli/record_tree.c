@@ -389,6 +389,8 @@ static void set_windows(dt_tree *t)
 {
     for (size_t k = 0; k < t->nsessions; k++) {
         dt_session *s = t->sessions[k];
+        if (!s)
+            continue;
         uint64_t start = 0, stop = 0;
         int open_ended = 0;
         for (size_t i = 0; i < t->nconns; i++) {
@@ -413,6 +415,8 @@ static void set_ranks(dt_tree *t)
 {
     for (size_t k = 0; k < t->nsessions; k++) {
         dt_session *s = t->sessions[k];
+        if (!s)
+            continue;
         const dt_traced_process *lowest = s->nprocesses ? &s->processes[0] : NULL;
         s->ranks_differ = 0;
         for (size_t i = 1; i < s->nprocesses; i++) {
