@@ -426,6 +426,9 @@ def sigkill_keeps_what_was_shipped_by_age_and_says_events_are_missing():
 def underscore_exit_right_after_the_kernels_keeps_every_kernel():
     # _exit runs no atexit handler: the collector's hook on _exit ships the rest first (it used
     # to lose the last 100 ms: every kernel of a program this short).
+    if args.sanitized:
+        raise Skipped("a sanitizer's runtime in the program defines _exit itself (its interceptor): the "
+                      "program's calls bind to it directly, with no slot for devtrace's hook")
     t, r = crash_case("_exit", 0, n=3, pause_ms=0)
     assert len(kernels(t)) == 3 and t["devtrace"]["counts"]["kernel"] == 3, len(kernels(t))
     assert t["devtrace"]["events_missing"] == 0, t["devtrace"]["notes"]
