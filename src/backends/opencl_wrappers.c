@@ -206,33 +206,60 @@ static void call_end_enqueue(const dt_cl_call *c, dt_cl_fn fn, cl_int status, dt
 
 /* ------------------------------------------------------------------ generated wrappers */
 
+/* The calls after which the platform may have installed signal handlers over the
+ * collector's crash handlers: PoCL's LLVM installs its own when the platform starts
+ * (clGetPlatformIDs, clGetDeviceIDs, a context) and a compiler may at a build. The
+ * collector puts its own back on top at once (dt_collector_keep_handlers), so that a crash
+ * right after one still ships what was captured; a constant test: other calls pay nothing. */
+#define DT_CL_MAY_INSTALL_HANDLERS(fn)                                                                          \
+    ((fn) == DT_CL_FN_clGetPlatformIDs || (fn) == DT_CL_FN_clGetDeviceIDs || (fn) == DT_CL_FN_clBuildProgram || \
+     (fn) == DT_CL_FN_clCompileProgram || (fn) == DT_CL_FN_clLinkProgram ||                                     \
+     (fn) == DT_CL_FN_clCreateProgramWithSource || (fn) == DT_CL_FN_clCreateProgramWithBinary ||                \
+     (fn) == DT_CL_FN_clCreateProgramWithIL || (fn) == DT_CL_FN_clCreateProgramWithBuiltInKernels)
+
+extern void dt_collector_keep_handlers(void) __attribute__((weak)); /* inject/collector.c */
+
+static void keep_crash_handlers(void)
+{
+    if (dt_collector_keep_handlers)
+        dt_collector_keep_handlers();
+}
+
 /* Returns a cl_int status; waits_for_device: 1 for the SYNC list. */
-#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device) \
-    static ret CL_API_CALL wrap_##name params                          \
-    {                                                                  \
-        dt_cl_call call;                                               \
-        if (!call_begin(&call))                                        \
-            return dt_cl_target.name args;                             \
-        ret status = dt_cl_target.name args;                           \
-        call_end(&call, DT_CL_FN_##name, status, waits_for_device);    \
-        return status;                                                 \
+#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device)  \
+    static ret CL_API_CALL wrap_##name params                           \
+    {                                                                   \
+        dt_cl_call call;                                                \
+        int recording = call_begin(&call);                              \
+        ret status = dt_cl_target.name args;                            \
+        if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name))                \
+            keep_crash_handlers();                                      \
+        if (recording)                                                  \
+            call_end(&call, DT_CL_FN_##name, status, waits_for_device); \
+        return status;                                                  \
     }
 #define DT_CL_DEFINE_RC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 0)
 #define DT_CL_DEFINE_SYNC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 1)
 
 /* Returns an object; the status is *errcode_ret (the wrapper's own when NULL was passed). */
-#define DT_CL_DEFINE_OBJ(ret, name, params, args)          \
-    static ret CL_API_CALL wrap_##name params              \
-    {                                                      \
-        dt_cl_call call;                                   \
-        if (!call_begin(&call))                            \
-            return dt_cl_target.name args;                 \
-        cl_int own_status = CL_SUCCESS;                    \
-        if (!errcode_ret)                                  \
-            errcode_ret = &own_status;                     \
-        ret result = dt_cl_target.name args;               \
-        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0); \
-        return result;                                     \
+#define DT_CL_DEFINE_OBJ(ret, name, params, args)            \
+    static ret CL_API_CALL wrap_##name params                \
+    {                                                        \
+        dt_cl_call call;                                     \
+        if (!call_begin(&call)) {                            \
+            ret result = dt_cl_target.name args;             \
+            if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name)) \
+                keep_crash_handlers();                       \
+            return result;                                   \
+        }                                                    \
+        cl_int own_status = CL_SUCCESS;                      \
+        if (!errcode_ret)                                    \
+            errcode_ret = &own_status;                       \
+        ret result = dt_cl_target.name args;                 \
+        if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name))     \
+            keep_crash_handlers();                           \
+        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0);   \
+        return result;                                       \
     }
 
 /* Returns a pointer and no status. */
@@ -332,6 +359,7 @@ static cl_context CL_API_CALL wrap_clCreateContext(
         errcode_ret = &own_status;
     cl_context context =
         dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    keep_crash_handlers();
     return context_created(&call, recording, DT_CL_FN_clCreateContext, *errcode_ret, context, num_devices, devices);
 }
 
@@ -346,6 +374,7 @@ static cl_context CL_API_CALL wrap_clCreateContextFromType(
         errcode_ret = &own_status;
     cl_context context =
         dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    keep_crash_handlers();
     return context_created(&call, recording, DT_CL_FN_clCreateContextFromType, *errcode_ret, context, 0, NULL);
 }
 
@@ -530,6 +559,7 @@ static cl_kernel CL_API_CALL wrap_clCreateKernel(cl_program program, const char 
     if (!errcode_ret)
         errcode_ret = &own_status;
     cl_kernel kernel = dt_cl_target.clCreateKernel(program, kernel_name, errcode_ret);
+    keep_crash_handlers(); /* a platform may compile the kernel now */
     if (recording)
         call_end(&call, DT_CL_FN_clCreateKernel, *errcode_ret, 0);
     if (kernel)
@@ -546,6 +576,7 @@ static cl_int CL_API_CALL wrap_clCreateKernelsInProgram(cl_program program, cl_u
     if (!num_kernels_ret)
         num_kernels_ret = &own_count;
     cl_int status = dt_cl_target.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    keep_crash_handlers();
     if (recording)
         call_end(&call, DT_CL_FN_clCreateKernelsInProgram, status, 0);
     if (status == CL_SUCCESS && kernels)

@@ -387,6 +387,19 @@ static void align_clock(dt_session *s, devtrace_event *ev)
 static int in_window(const dt_session *s, const devtrace_event *ev)
 {
     uint64_t lo = s->window_start, hi = s->window_stop ? s->window_stop : UINT64_MAX;
+    if (s->process_windows) { /* one trace of several processes, each with its own window */
+        const dt_traced_process *owner = NULL;
+        for (size_t i = 0; i < s->nprocesses; i++) {
+            const dt_traced_process *p = &s->processes[i];
+            if (dt_lane_is_host(ev) ? p->pid == ev->device
+                                    : p->device_base <= ev->device && (!owner || p->device_base > owner->device_base))
+                owner = p;
+        }
+        if (owner) {
+            lo = owner->window_start;
+            hi = owner->window_stop ? owner->window_stop : UINT64_MAX;
+        }
+    }
     return ev->start_ns >= lo && ev->end_ns <= hi;
 }
 

@@ -40,12 +40,14 @@ typedef enum dt_state { DT_OPEN, DT_RUNNING, DT_STOPPED, DT_FINAL } dt_state;
  * the sinks name the lanes and list the processes). */
 typedef struct dt_traced_process {
     uint32_t pid, ppid;
-    uint32_t device_base; /* its device d is the lane device_base + d here (0: the first process) */
-    uint64_t events;      /* events received from it */
-    int ended;            /* its final flush arrived */
-    int running;          /* it was still running when the trace was written (a capture window) */
-    int crash_signal;     /* it shipped a crash flush on this signal (0: none) */
-    char command[256];    /* its command line, arguments joined by spaces */
+    uint32_t device_base;               /* its device d is the lane device_base + d here (0: the first process) */
+    uint64_t events;                    /* events received from it */
+    int ended;                          /* its final flush arrived */
+    int running;                        /* it was still running when the trace was written (a capture window) */
+    int crash_signal;                   /* it shipped a crash flush on this signal (0: none) */
+    char command[256];                  /* its command line, arguments joined by spaces */
+    int32_t rank, world_size;           /* what it reported ($RANK, $WORLD_SIZE) */
+    uint64_t window_start, window_stop; /* its own capture window (0: none of its own / open) */
 } dt_traced_process;
 /* Whether a trace lists its processes (and names each one's lanes): a trace of a process
  * tree (several processes, or forked children counted); a trace of one process is the same
@@ -94,6 +96,8 @@ struct devtrace_session {
     /* Set by devtrace record. */
     dt_traced_process *processes; /* owned */
     size_t nprocesses;
+    int ranks_differ;             /* its processes reported different ranks: each on its lanes' labels */
+    int process_windows;          /* each process's events are kept in its own window (--capture-op) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;

@@ -230,6 +230,8 @@ static char *put_processes(char *p, const dt_session *s)
         p = put_named_uint(p, ANN_DICT_ENTRIES, "events", proc->events);
         p = put_named_uint(p, ANN_DICT_ENTRIES, "ended", proc->ended != 0);
         p = put_named_uint(p, ANN_DICT_ENTRIES, "crash_signal", (uint64_t)proc->crash_signal);
+        p = put_named_int(p, ANN_DICT_ENTRIES, "rank", proc->rank);
+        p = put_named_int(p, ANN_DICT_ENTRIES, "world_size", proc->world_size);
         p = dt_pb_close(entry, p);
     }
     if (list_processes)

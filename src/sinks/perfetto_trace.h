@@ -70,6 +70,8 @@
 #define COUNTER_UNIT 3
 #define COUNTER_UNIT_SIZE_BYTES 3
 #define PROCESS_PID 1
+#define PROCESS_NAME 6
+#define PROCESS_LABELS 8
 #define THREAD_PID 1
 #define THREAD_TID 2
 #define THREAD_NAME 5
@@ -186,7 +188,7 @@ typedef struct writer {
 
 #define PREFETCH_AHEAD 8 /* events read ahead of the one at hand */
 
-#define DESCRIPTOR_MAX 128 /* bytes a group or lane descriptor takes at most */
+#define DESCRIPTOR_MAX 192 /* bytes a group or lane descriptor takes at most */
 
 static inline int is_device_kind(int kind)
 {
