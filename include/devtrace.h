@@ -139,16 +139,16 @@ typedef enum devtrace_dtype {
 #define DEVTRACE_MARKER_RANGE 3u
 
 /* Event flags. */
-#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u /* external_id is set (0 is a valid id) */
-#define DEVTRACE_EVENT_HOST_CLOCK 0x02u   /* timestamps already host CLOCK_REALTIME ns */
-#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u   /* kernel grid/block are known */
-#define DEVTRACE_EVENT_HAS_QUEUED 0x08u   /* kernel queued_ns is known */
-#define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
-#define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
-#define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
-#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
-#define DEVTRACE_EVENT_COLLECTIVE 0x100u  /* a kernel that is a collective communication (u.collective) */
-#define DEVTRACE_EVENT_HAS_LEVEL 0x200u   /* runtime: u.runtime.level_id names the call's API level */
+#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u       /* external_id is set (0 is a valid id) */
+#define DEVTRACE_EVENT_HOST_CLOCK 0x02u         /* timestamps already host CLOCK_REALTIME ns */
+#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u         /* kernel grid/block are known */
+#define DEVTRACE_EVENT_HAS_QUEUED 0x08u         /* kernel queued_ns is known */
+#define DEVTRACE_EVENT_HAS_CBID 0x10u           /* runtime cbid is known */
+#define DEVTRACE_EVENT_HAS_REGS 0x20u           /* kernel registers/shared memory are known */
+#define DEVTRACE_EVENT_HAS_SHARED 0x40u         /* kernel shared memory is known, registers are not (OpenCL) */
+#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u       /* cpu op sequence number and forward thread id are known */
+#define DEVTRACE_EVENT_COLLECTIVE 0x100u        /* a kernel that is a collective communication (u.collective) */
+#define DEVTRACE_EVENT_HAS_LEVEL 0x200u         /* runtime: u.runtime.level_id names the call's API level */
 #define DEVTRACE_EVENT_HAS_USER_EXTERNAL 0x400u /* user_external_id is set (0 is a valid id) */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
