@@ -5,7 +5,8 @@
  * baseline measured in the same run (memcpy of the same bytes, the same call without
  * tracing, the same program untraced), over several repetitions, and the median is
  * reported: these machines are shared and noisy, so absolute numbers from another run
- * mean little. Benchmarks are not tests: nothing here fails a build. */
+ * mean little. Every target is on such a ratio (the absolute value is reported beside it,
+ * as information), and devtrace-bench's exit status follows the ratio targets. */
 #ifndef DT_BENCH_H
 #define DT_BENCH_H
 
@@ -66,9 +67,44 @@ void bench_report_to_fd(int fd);
 
 /* ---- timing ---- */
 
-uint64_t bench_now_ns(void);           /* CLOCK_MONOTONIC */
-uint64_t bench_thread_cpu_ns(void);    /* CLOCK_THREAD_CPUTIME_ID */
+uint64_t bench_now_ns(void);         /* CLOCK_MONOTONIC */
+uint64_t bench_thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
+uint64_t bench_process_cpu_ns(void); /* CLOCK_PROCESS_CPUTIME_ID: every thread of the process */
+
+/* A region timed on two clocks: the wall clock (the absolute figures) and the process's CPU
+ * time, all its threads (the judged ratios: on a loaded machine a region is preempted for
+ * longer the longer it runs, which wall time charges to the longer of the two regions
+ * compared; CPU time charges only the work). Each benchmark group runs in a process of its
+ * own, so the process's CPU time is the region's. */
+typedef struct bench_mark {
+    uint64_t wall_ns, cpu_ns;
+} bench_mark;
+typedef struct bench_span {
+    double wall_s, cpu_s;
+} bench_span;
+bench_mark bench_mark_now(void);
+bench_span bench_span_since(bench_mark m);
 double bench_median(double *v, int n); /* sorts v */
+/* The best of n repetitions of a judged ratio: the largest for a BENCH_AT_LEAST target, the
+ * smallest for BENCH_AT_MOST. On a loaded machine every repetition is slowed by others to
+ * some degree; the best one is the least disturbed, and a component made slower is slower
+ * in every repetition, the best included. */
+double bench_best(const double *v, int n, int cmp);
+
+/* ---- a deliberate slowdown, to show that a target catches one ----
+ *
+ * $DEVTRACE_BENCH_SLOWDOWN=NAME[,NAME...] (devtrace-bench --slowdown NAME): the component a
+ * judged figure measures is made twice as slow. The figure is named whole
+ * (decode.cupti.vs_memcpy) or by a prefix ending before a dot (decode.cupti, callback.opencl).
+ * At the end of the component's timed region the bench busy-waits until the process's CPU
+ * time has grown as much again as in the region (the thread's, for the callback loops),
+ * before it reads the region's end; the
+ * reference is not touched, so the figure's ratio to it moves by 2x (or more, where the
+ * figure is a difference: a traced call made twice as long adds the untraced call once more). */
+int bench_slowed(const char *figure);
+/* The end of a region timed from m (bench_mark_now) or from t0 of bench_thread_cpu_ns. */
+void bench_slow(const char *figure, bench_mark m);
+void bench_slow_cpu(const char *figure, uint64_t t0_ns);
 
 /* Resident set size of this process in bytes (/proc/self/statm). */
 uint64_t bench_rss_bytes(void);

@@ -36,6 +36,13 @@
 
 #define MT_THREADS 16
 
+/* The targets: the cost a traced call adds over one clock_gettime in a call (the reference,
+ * measured on as many threads in the same repetition), at 1 thread and at 16. */
+#define OPENCL_1T_MAX_RATIO 5.5
+#define OPENCL_16T_MAX_RATIO 6.5
+#define ROCTRACER_1T_MAX_RATIO 4.5
+#define ROCTRACER_16T_MAX_RATIO 5.0
+
 #include <dlfcn.h>
 
 /* libdevtrace.so's public functions (shared_load). */
@@ -117,6 +124,103 @@ static uint64_t shared_finish(devtrace_session *s, int count)
     return n;
 }
 
+#if defined(BENCH_HAVE_OPENCL_LAYER) || (defined(DT_HAVE_ROCTRACER) && defined(DT_BENCH_ROCTRACER_EMU))
+
+/* ---- per-thread CPU time per call, at 1 thread or many ---- */
+
+/* Runs calls calls of a loop on this thread and returns the thread's CPU ns for them. */
+typedef uint64_t (*loop_fn)(const void *ctx, uint64_t calls);
+
+/* The figure whose component the loops now timed belong to, when it is to be slowed
+ * (bench_slow_cpu): set only around the recording runs. */
+static const char *volatile slowed_region;
+
+typedef struct loop_arg {
+    loop_fn run;
+    const void *ctx;
+    uint64_t calls;
+    pthread_barrier_t *start;
+    uint64_t cpu_ns;
+} loop_arg;
+
+static void *loop_thread(void *p)
+{
+    loop_arg *a = p;
+    pthread_barrier_wait(a->start);
+    a->cpu_ns = a->run(a->ctx, a->calls);
+    return NULL;
+}
+
+/* CPU ns per call over nthreads threads (1: the calling thread), each making calls calls. */
+static double ns_per_call(loop_fn run, const void *ctx, int nthreads, uint64_t calls)
+{
+    if (nthreads == 1)
+        return (double)run(ctx, calls) / (double)calls;
+    pthread_t tids[MT_THREADS];
+    loop_arg args[MT_THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (loop_arg){run, ctx, calls, &start, 0};
+        if (pthread_create(&tids[i], NULL, loop_thread, &args[i]) != 0) {
+            fprintf(stderr, "bench: callback: could not start %d threads\n", nthreads);
+            exit(1);
+        }
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(tids[i], NULL);
+        total += args[i].cpu_ns;
+    }
+    pthread_barrier_destroy(&start);
+    return (double)total / (double)(calls * (uint64_t)nthreads);
+}
+
+/* The reference of the callback targets: a call through a function pointer that reads
+ * CLOCK_MONOTONIC_RAW once (what a traced call does at least twice when the TSC is not
+ * used), timed as the figures are, on as many threads, in the same repetition. */
+static void read_clock_once(uint64_t *sum)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    *sum += (uint64_t)ts.tv_nsec;
+}
+static void (*volatile clock_call)(uint64_t *sum) = read_clock_once;
+
+static uint64_t run_clock_calls(const void *ctx, uint64_t calls)
+{
+    (void)ctx;
+    uint64_t sum = 0, t0 = bench_thread_cpu_ns();
+    for (uint64_t i = 0; i < calls; i++)
+        clock_call(&sum);
+    bench_keep(&sum);
+    return bench_thread_cpu_ns() - t0;
+}
+
+static double clock_ns_per_call(int nthreads, uint64_t calls)
+{
+    return ns_per_call(run_clock_calls, NULL, nthreads, calls);
+}
+
+/* The judged figure of a callback: its cost per call over the reference's, the best of the
+ * repetitions' ratios (bench_best); the cost itself is reported beside it (information). */
+static void report_vs_clock(const char *name, const double *ratio, int reps, double max_ratio, const char *note)
+{
+    char figure[64];
+    snprintf(figure, sizeof figure, "%s.vs_clock_read", name);
+    bench_report(figure, bench_best(ratio, reps, BENCH_AT_MOST), "ratio", BENCH_AT_MOST, max_ratio, note);
+}
+
+#endif
+
+static void unmeasurable_vs_clock(const char *name, const char *unit, double max_ratio, const char *why)
+{
+    char figure[64];
+    bench_unmeasurable(name, unit, BENCH_INFO, 0, "%s", why);
+    snprintf(figure, sizeof figure, "%s.vs_clock_read", name);
+    bench_unmeasurable(figure, "ratio", BENCH_AT_MOST, max_ratio, "%s", why);
+}
+
 #ifdef BENCH_HAVE_OPENCL_LAYER
 
 static cl_int CL_API_CALL stub_set_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
@@ -129,95 +233,70 @@ static cl_icd_dispatch fake_target;
 static const cl_icd_dispatch *volatile layer_table;  /* the layer's wrappers */
 static const cl_icd_dispatch *volatile direct_table; /* the fake target itself */
 
-typedef struct loop_arg {
-    const cl_icd_dispatch *table;
-    uint64_t calls;
-    pthread_barrier_t *start;
-    uint64_t cpu_ns;
-} loop_arg;
-
-static uint64_t run_calls(const cl_icd_dispatch *table, uint64_t calls)
+static uint64_t run_calls(const void *ctx, uint64_t calls)
 {
+    const cl_icd_dispatch *table = ctx;
     cl_kernel kernel = (cl_kernel)(uintptr_t)0x1000;
     int value = 0;
     uint64_t t0 = bench_thread_cpu_ns();
     for (uint64_t i = 0; i < calls; i++)
         table->clSetKernelArg(kernel, 0, sizeof value, &value);
+    if (slowed_region)
+        bench_slow_cpu(slowed_region, t0);
     return bench_thread_cpu_ns() - t0;
 }
 
-static void *loop_thread(void *p)
-{
-    loop_arg *a = p;
-    pthread_barrier_wait(a->start);
-    a->cpu_ns = run_calls(a->table, a->calls);
-    return NULL;
-}
-
-/* CPU ns per call over nthreads threads (1: the calling thread). */
-static double ns_per_call(const cl_icd_dispatch *table, int nthreads, uint64_t calls)
-{
-    if (nthreads == 1)
-        return (double)run_calls(table, calls) / (double)calls;
-    pthread_t tids[MT_THREADS];
-    loop_arg args[MT_THREADS];
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
-    int started = 0;
-    for (int i = 0; i < nthreads; i++) {
-        args[i] = (loop_arg){table, calls, &start, 0};
-        if (pthread_create(&tids[i], NULL, loop_thread, &args[i]) != 0)
-            break;
-        started++;
-    }
-    if (started < nthreads) {
-        fprintf(stderr, "bench: callback: could not start %d threads\n", nthreads);
-        exit(1);
-    }
-    uint64_t total = 0;
-    for (int i = 0; i < nthreads; i++) {
-        pthread_join(tids[i], NULL);
-        total += args[i].cpu_ns;
-    }
-    pthread_barrier_destroy(&start);
-    return (double)total / (double)(calls * (uint64_t)nthreads);
-}
-
-static void measure_opencl(const char *name, int nthreads, uint64_t calls, int reps, double max_ns)
+static void measure_opencl(const char *name, int nthreads, uint64_t calls, int reps, double max_ratio)
 {
     double *added = calloc((size_t)reps, sizeof *added), *idle = calloc((size_t)reps, sizeof *idle);
-    double *on = calloc((size_t)reps, sizeof *on);
+    double *on = calloc((size_t)reps, sizeof *on), *ratio = calloc((size_t)reps, sizeof *ratio);
+    double *ref = calloc((size_t)reps, sizeof *ref);
     char figure[64], note[320];
     uint64_t events = 0;
-    for (int i = 0; added && idle && on && i < reps; i++) {
-        double direct = ns_per_call(direct_table, nthreads, calls);
-        double off = ns_per_call(layer_table, nthreads, calls);
+    for (int i = 0; added && idle && on && ratio && ref && i < reps; i++) {
+        ref[i] = clock_ns_per_call(nthreads, calls);
+        double direct = ns_per_call(run_calls, direct_table, nthreads, calls);
+        double off = ns_per_call(run_calls, layer_table, nthreads, calls);
         char why[512];
         devtrace_session *s = shared_recording("opencl", why, sizeof why);
         if (!s) {
-            bench_unmeasurable(name, "ns/call", BENCH_AT_MOST, max_ns, "%s", why);
-            free(added), free(idle), free(on);
+            unmeasurable_vs_clock(name, "ns/call", max_ratio, why);
+            free(added), free(idle), free(on), free(ratio), free(ref);
             return;
         }
-        on[i] = ns_per_call(layer_table, nthreads, calls);
+        slowed_region = name;
+        on[i] = ns_per_call(run_calls, layer_table, nthreads, calls);
+        slowed_region = NULL;
         uint64_t kept = shared_finish(s, i == reps - 1);
         if (i == reps - 1)
             events = kept;
         added[i] = on[i] - off;
         idle[i] = off - direct;
+        ratio[i] = added[i] / ref[i];
+    }
+    if (!added || !idle || !on || !ratio || !ref) {
+        unmeasurable_vs_clock(name, "ns/call", max_ratio, "out of memory");
+        free(added), free(idle), free(on), free(ratio), free(ref);
+        return;
     }
     snprintf(note, sizeof note,
              "clSetKernelArg through libdevtrace.so's layer to a no-op target, %d thread%s x %llu calls, "
              "recording vs idle, %llu events in the last repetition's trace, median of %d",
              nthreads, nthreads > 1 ? "s" : "", (unsigned long long)calls, (unsigned long long)events, reps);
-    bench_report(name, bench_median(added, reps), "ns/call", BENCH_AT_MOST, max_ns, note);
+    report_vs_clock(name, ratio, reps, max_ratio,
+                    "the cost added per call over one clock_gettime(CLOCK_MONOTONIC_RAW) in a call, same threads, "
+                    "same repetition, per-thread CPU time; the best of the repetitions");
+    bench_report(name, bench_median(added, reps), "ns/call", BENCH_INFO, 0, note);
+    snprintf(figure, sizeof figure, "%s.reference", name);
+    bench_report(figure, bench_median(ref, reps), "ns/call", BENCH_INFO, 0,
+                 "one clock_gettime(CLOCK_MONOTONIC_RAW) in a call through a function pointer, same threads");
     snprintf(figure, sizeof figure, "%s.recording", name);
     bench_report(figure, bench_median(on, reps), "ns/call", BENCH_INFO, 0,
                  "a whole call through the layer while recording (the no-op target included)");
     snprintf(figure, sizeof figure, "%s.idle", name);
     bench_report(figure, bench_median(idle, reps), "ns/call", BENCH_INFO, 0,
                  "the layer with no session recording, over calling the target directly");
-    free(added), free(idle), free(on);
+    free(added), free(idle), free(on), free(ratio), free(ref);
 }
 
 /* ---- launches: clEnqueueNDRangeKernel on a profiling queue, a clFinish every 256 ----
@@ -400,13 +479,13 @@ static void bench_opencl_layer(const bench_sizes *sz, const char *library)
     if (!why && install_layer() != 0)
         why = lib.init_layer ? "clInitLayer refused the fake target" : "libdevtrace.so has no clInitLayer";
     if (why) {
-        bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
-        bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+        unmeasurable_vs_clock("callback.opencl.1t", "ns/call", OPENCL_1T_MAX_RATIO, why);
+        unmeasurable_vs_clock("callback.opencl.16t", "ns/call", OPENCL_16T_MAX_RATIO, why);
         bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
         return;
     }
-    measure_opencl("callback.opencl.1t", 1, sz->callback_calls, sz->reps, 50);
-    measure_opencl("callback.opencl.16t", MT_THREADS, sz->callback_calls_mt, sz->reps, 100);
+    measure_opencl("callback.opencl.1t", 1, sz->callback_calls, sz->reps, OPENCL_1T_MAX_RATIO);
+    measure_opencl("callback.opencl.16t", MT_THREADS, sz->callback_calls_mt, sz->reps, OPENCL_16T_MAX_RATIO);
     measure_opencl_launch(sz->callback_calls / 8, sz->reps);
 }
 
@@ -416,8 +495,8 @@ static void bench_opencl_layer(const bench_sizes *sz, const char *library)
 {
     (void)sz, (void)library;
     static const char why[] = "this build has no OpenCL backend (the OpenCL headers CL/cl_layer.h were not found)";
-    bench_unmeasurable("callback.opencl.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
-    bench_unmeasurable("callback.opencl.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+    unmeasurable_vs_clock("callback.opencl.1t", "ns/call", OPENCL_1T_MAX_RATIO, why);
+    unmeasurable_vs_clock("callback.opencl.16t", "ns/call", OPENCL_16T_MAX_RATIO, why);
     bench_unmeasurable("callback.opencl.launch", "ns/launch", BENCH_INFO, 0, "%s", why);
 }
 
@@ -446,69 +525,40 @@ static void roc_nothing(uint32_t domain, uint32_t cid, const void *data, void *a
     (void)domain, (void)cid, (void)data, (void)arg;
 }
 
-typedef struct roc_arg {
-    devemu_call_fn call;
-    uint64_t calls;
-    pthread_barrier_t *start;
-    uint64_t cpu_ns;
-} roc_arg;
-
-static uint64_t roc_run(devemu_call_fn call, uint64_t calls)
+static uint64_t roc_run(const void *ctx, uint64_t calls)
 {
+    const devemu_call_fn *call = ctx;
     uint64_t t0 = bench_thread_cpu_ns();
     for (uint64_t i = 0; i < calls; i++)
-        call(WL_CALL_GET_DEVICE);
+        (*call)(WL_CALL_GET_DEVICE);
+    if (slowed_region)
+        bench_slow_cpu(slowed_region, t0);
     return bench_thread_cpu_ns() - t0;
-}
-
-static void *roc_thread(void *p)
-{
-    roc_arg *a = p;
-    pthread_barrier_wait(a->start);
-    a->cpu_ns = roc_run(a->call, a->calls);
-    return NULL;
-}
-
-static double roc_ns_per_call(devemu_call_fn call, int nthreads, uint64_t calls)
-{
-    if (nthreads == 1)
-        return (double)roc_run(call, calls) / (double)calls;
-    pthread_t tids[MT_THREADS];
-    roc_arg args[MT_THREADS];
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
-    for (int i = 0; i < nthreads; i++) {
-        args[i] = (roc_arg){call, calls, &start, 0};
-        if (pthread_create(&tids[i], NULL, roc_thread, &args[i]) != 0) {
-            fprintf(stderr, "bench: callback: could not start %d threads\n", nthreads);
-            exit(1);
-        }
-    }
-    uint64_t total = 0;
-    for (int i = 0; i < nthreads; i++) {
-        pthread_join(tids[i], NULL);
-        total += args[i].cpu_ns;
-    }
-    pthread_barrier_destroy(&start);
-    return (double)total / (double)(calls * (uint64_t)nthreads);
 }
 
 /* Per repetition, alternately: the emulated call with no subscriber (off), with a no-op
  * HIP_API callback (the stand-in's dispatch), with a session recording (on). The figure is
  * on - off; its two parts, on - no-op (devtrace's) and no-op - off (the emulator's), are
  * reported beside it. */
-static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uint64_t calls, int reps, double max_ns)
+static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uint64_t calls, int reps, double max_ratio)
 {
     double *added = calloc((size_t)reps, sizeof *added), *off = calloc((size_t)reps, sizeof *off);
     double *dispatch = calloc((size_t)reps, sizeof *dispatch), *own = calloc((size_t)reps, sizeof *own);
+    double *ratio = calloc((size_t)reps, sizeof *ratio), *ref = calloc((size_t)reps, sizeof *ref);
     char note[320], figure[64];
     uint64_t events = 0;
     int have_noop = roc_emu.enable && roc_emu.disable;
-    for (int i = 0; added && off && dispatch && own && i < reps; i++) {
-        off[i] = roc_ns_per_call(call, nthreads, calls);
+    if (!added || !off || !dispatch || !own || !ratio || !ref) {
+        unmeasurable_vs_clock(name, "ns/call", max_ratio, "out of memory");
+        free(added), free(off), free(dispatch), free(own), free(ratio), free(ref);
+        return;
+    }
+    for (int i = 0; i < reps; i++) {
+        ref[i] = clock_ns_per_call(nthreads, calls);
+        off[i] = ns_per_call(roc_run, &call, nthreads, calls);
         double noop = off[i];
         if (have_noop && roc_emu.enable(ROC_DOMAIN_HIP_API, roc_nothing, NULL) == 0) {
-            noop = roc_ns_per_call(call, nthreads, calls);
+            noop = ns_per_call(roc_run, &call, nthreads, calls);
             roc_emu.disable(ROC_DOMAIN_HIP_API);
         } else {
             have_noop = 0;
@@ -516,26 +566,36 @@ static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uin
         char why[512];
         devtrace_session *s = shared_recording("roctracer", why, sizeof why);
         if (!s) {
-            bench_unmeasurable(name, "ns/call", BENCH_AT_MOST, max_ns, "%s", why);
-            free(added), free(off), free(dispatch), free(own);
+            unmeasurable_vs_clock(name, "ns/call", max_ratio, why);
+            free(added), free(off), free(dispatch), free(own), free(ratio), free(ref);
             return;
         }
-        double on = roc_ns_per_call(call, nthreads, calls);
+        slowed_region = name;
+        double on = ns_per_call(roc_run, &call, nthreads, calls);
+        slowed_region = NULL;
         uint64_t kept = shared_finish(s, i == reps - 1);
         if (i == reps - 1)
             events = kept;
         added[i] = on - off[i];
         dispatch[i] = noop - off[i];
         own[i] = on - noop;
+        ratio[i] = added[i] / ref[i];
     }
     snprintf(note, sizeof note,
              "hipGetDevice through the ROCtracer emulator's runtime, %d thread%s x %llu calls, a libdevtrace.so "
              "session recording vs none (%llu events in the last trace), median of %d; the emulated call alone: "
              "%.0f ns; includes the emulator's dispatch (.dispatch)",
              nthreads, nthreads > 1 ? "s" : "", (unsigned long long)calls, (unsigned long long)events, reps,
-             off ? bench_median(off, reps) : 0.0);
-    bench_report(name, bench_median(added, reps), "ns/call", BENCH_AT_MOST, max_ns, note);
-    if (have_noop && dispatch && own) {
+             bench_median(off, reps));
+    report_vs_clock(name, ratio, reps, max_ratio,
+                    "the cost added per call (the emulator's dispatch included) over one "
+                    "clock_gettime(CLOCK_MONOTONIC_RAW) in a call, same threads, same repetition, per-thread CPU "
+                    "time; the best of the repetitions");
+    bench_report(name, bench_median(added, reps), "ns/call", BENCH_INFO, 0, note);
+    snprintf(figure, sizeof figure, "%s.reference", name);
+    bench_report(figure, bench_median(ref, reps), "ns/call", BENCH_INFO, 0,
+                 "one clock_gettime(CLOCK_MONOTONIC_RAW) in a call through a function pointer, same threads");
+    if (have_noop) {
         snprintf(figure, sizeof figure, "%s.dispatch", name);
         bench_report(figure, bench_median(dispatch, reps), "ns/call", BENCH_INFO, 0,
                      "the emulator calling a HIP_API callback that does nothing (enter and exit) vs no callback: "
@@ -545,15 +605,15 @@ static void roc_measure(const char *name, devemu_call_fn call, int nthreads, uin
         bench_report(figure, bench_median(own, reps), "ns/call", BENCH_INFO, 0,
                      "a session recording vs the do-nothing callback: devtrace's part of the figure");
     }
-    free(added), free(off), free(dispatch), free(own);
+    free(added), free(off), free(dispatch), free(own), free(ratio), free(ref);
 }
 
 static void bench_roctracer(const bench_sizes *sz, const char *library)
 {
     const char *why = shared_load(library);
     if (why) {
-        bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
-        bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+        unmeasurable_vs_clock("callback.roctracer.1t", "ns/call", ROCTRACER_1T_MAX_RATIO, why);
+        unmeasurable_vs_clock("callback.roctracer.16t", "ns/call", ROCTRACER_16T_MAX_RATIO, why);
         return;
     }
     setenv("DEVTRACE_ROCTRACER_LIBRARY", DT_BENCH_ROCTRACER_EMU, 1);
@@ -566,13 +626,16 @@ static void bench_roctracer(const bench_sizes *sz, const char *library)
     }
     if (!call) {
         const char *e = dlerror();
-        bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "cannot load the emulator %s: %s",
-                           DT_BENCH_ROCTRACER_EMU, e ? e : "no devemu_call");
-        bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "the emulator did not load");
+        char cannot[512];
+        snprintf(cannot, sizeof cannot, "cannot load the emulator %s: %s", DT_BENCH_ROCTRACER_EMU,
+                 e ? e : "no devemu_call");
+        unmeasurable_vs_clock("callback.roctracer.1t", "ns/call", ROCTRACER_1T_MAX_RATIO, cannot);
+        unmeasurable_vs_clock("callback.roctracer.16t", "ns/call", ROCTRACER_16T_MAX_RATIO, cannot);
         return;
     }
-    roc_measure("callback.roctracer.1t", call, 1, sz->callback_calls / 4, sz->reps, 50);
-    roc_measure("callback.roctracer.16t", call, MT_THREADS, sz->callback_calls_mt / 4, sz->reps, 100);
+    roc_measure("callback.roctracer.1t", call, 1, sz->callback_calls / 4, sz->reps, ROCTRACER_1T_MAX_RATIO);
+    roc_measure("callback.roctracer.16t", call, MT_THREADS, sz->callback_calls_mt / 4, sz->reps,
+                ROCTRACER_16T_MAX_RATIO);
 }
 
 #else
@@ -586,8 +649,8 @@ static void bench_roctracer(const bench_sizes *sz, const char *library)
     static const char why[] = "the ROCtracer emulator (tests/emu, target roctracer_emu) is not part of this build: "
                               "configure with -DDEVTRACE_BUILD_TESTS=ON";
 #endif
-    bench_unmeasurable("callback.roctracer.1t", "ns/call", BENCH_AT_MOST, 50, "%s", why);
-    bench_unmeasurable("callback.roctracer.16t", "ns/call", BENCH_AT_MOST, 100, "%s", why);
+    unmeasurable_vs_clock("callback.roctracer.1t", "ns/call", ROCTRACER_1T_MAX_RATIO, why);
+    unmeasurable_vs_clock("callback.roctracer.16t", "ns/call", ROCTRACER_16T_MAX_RATIO, why);
 }
 
 #endif

@@ -2,10 +2,14 @@
  * it). Runs each benchmark in a child process (its own heap and resident set; a crash
  * is reported, not fatal), collects the figures, prints one table (figure, value,
  * target, pass/fail) and writes them as JSON: one object per figure with name, value,
- * unit, target, pass (and note).
+ * unit, target, pass (and note). Every target is a ratio to a reference measured in the
+ * same run; the exit status follows them: 0 every target measured and met, 1 a target
+ * missed (or a benchmark did not complete), 3 none missed but some could not be measured
+ * here (each says why), 2 a usage error. A --smoke run judges nothing (its sizes are too
+ * small for the ratios to mean anything) and exits 0 when it ran.
  *
  *   devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]
- *                  [--cli PATH] [--launch-loop PATH] [--library PATH]
+ *                  [--cli PATH] [--launch-loop PATH] [--library PATH] [--slowdown FIGURE,...]
  *
  * Groups: decode, callback, format (format and write), memory, drain, e2e, report. */
 #include <errno.h>
@@ -197,8 +201,13 @@ static void human(double v, const char *unit, char *out, size_t cap)
     snprintf(out, cap, "%.3g %s%s", d, scale, unit);
 }
 
-static void print_table(FILE *out, const bench_sizes *sz)
+typedef struct verdict {
+    int targets, passed, missed, unmeasured, incomplete;
+} verdict;
+
+static verdict print_table(FILE *out, const bench_sizes *sz)
 {
+    verdict v = {0};
     int passed = 0, targets = 0;
     fprintf(out,
             "\ndevtrace benchmarks (%s run; every value the median of the repetitions; load average %.1f "
@@ -216,6 +225,9 @@ static void print_table(FILE *out, const bench_sizes *sz)
         }
         int pass = bench_figure_passes(f);
         passed += f->cmp != BENCH_INFO && pass;
+        v.missed += f->cmp != BENCH_INFO && f->measurable && !pass;
+        v.unmeasured += f->cmp != BENCH_INFO && !f->measurable;
+        v.incomplete += strstr(f->name, ".completed") != NULL;
         const char *result = !f->measurable         ? "FAIL (not measured)"
                              : f->cmp == BENCH_INFO ? "info"
                              : pass                 ? "pass"
@@ -224,7 +236,16 @@ static void print_table(FILE *out, const bench_sizes *sz)
         if (!f->measurable && f->reason[0])
             fprintf(out, "%-38s   why: %s\n", "", f->reason);
     }
-    fprintf(out, "%d of %d targets met\n", passed, targets);
+    fprintf(out, "%d of %d targets met", passed, targets);
+    if (v.missed || v.unmeasured)
+        fprintf(out, " (%d missed, %d not measured here: not counted as met)", v.missed, v.unmeasured);
+    fputc('\n', out);
+    const char *slow = getenv("DEVTRACE_BENCH_SLOWDOWN");
+    if (slow && *slow)
+        fprintf(out, "slowed 2x on purpose ($DEVTRACE_BENCH_SLOWDOWN): %s\n", slow);
+    v.targets = targets;
+    v.passed = passed;
+    return v;
 }
 
 static void json_string(FILE *out, const char *s)
@@ -306,8 +327,12 @@ static int wanted(const char *only, const char *name)
 static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
-          "                      [--cli PATH] [--launch-loop PATH] [--library PATH]\n"
-          "groups: decode, callback, format, memory, drain, e2e, report, torch\n",
+          "                      [--cli PATH] [--launch-loop PATH] [--library PATH] [--slowdown FIGURE,...]\n"
+          "groups: decode, callback, format, memory, drain, e2e, report, torch\n"
+          "every target is a ratio to a reference measured in the same run; exit status: 0 every target met,\n"
+          "1 a target missed, 3 none missed but some not measured here, 2 usage (--smoke judges nothing)\n"
+          "--slowdown FIGURE (or $DEVTRACE_BENCH_SLOWDOWN): the component a judged figure measures made 2x\n"
+          "slower on purpose (a whole figure name or a prefix: decode.cupti, callback.opencl, write.plain)\n",
           out);
 }
 
@@ -339,6 +364,8 @@ int main(int argc, char **argv)
             paths.launch_loop = v, i++;
         else if (v && !strcmp(a, "--library"))
             paths.library = v, i++;
+        else if (v && !strcmp(a, "--slowdown"))
+            setenv("DEVTRACE_BENCH_SLOWDOWN", v, 1), i++;
         else {
             fprintf(stderr, "devtrace-bench: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -384,8 +411,14 @@ int main(int argc, char **argv)
     load_after = load_average();
     if (own_tmp)
         rmdir(tmpl);
-    print_table(stdout, sz);
+    verdict v = print_table(stdout, sz);
     int rc = 0;
+    if (strcmp(sz->mode, "smoke") == 0)
+        printf("smoke run: the sizes are too small for the ratios to mean anything; no target judged\n");
+    else if (v.missed || v.incomplete)
+        rc = 1;
+    else if (v.unmeasured)
+        rc = 3;
     if (json && write_json(json, sz) != 0)
         rc = 1;
     free(figures);

@@ -82,6 +82,36 @@ int bench_figure_passes(const bench_figure *f)
     }
 }
 
+int bench_slowed(const char *figure)
+{
+    const char *list = getenv("DEVTRACE_BENCH_SLOWDOWN");
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && strncmp(p, figure, len) == 0 && (figure[len] == '\0' || figure[len] == '.'))
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+void bench_slow(const char *figure, bench_mark m)
+{
+    if (!bench_slowed(figure))
+        return;
+    uint64_t now = bench_process_cpu_ns(), until = now + (now - m.cpu_ns);
+    while (bench_process_cpu_ns() < until)
+        ;
+}
+
+void bench_slow_cpu(const char *figure, uint64_t t0_ns)
+{
+    if (!bench_slowed(figure))
+        return;
+    uint64_t now = bench_thread_cpu_ns(), until = now + (now - t0_ns);
+    while (bench_thread_cpu_ns() < until)
+        ;
+}
+
 uint64_t bench_now_ns(void)
 {
     struct timespec ts;
@@ -96,6 +126,26 @@ uint64_t bench_thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t bench_process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bench_mark bench_mark_now(void)
+{
+    bench_mark m = {bench_now_ns(), bench_process_cpu_ns()};
+    return m;
+}
+
+bench_span bench_span_since(bench_mark m)
+{
+    uint64_t cpu = bench_process_cpu_ns(), wall = bench_now_ns();
+    bench_span s = {(double)(wall - m.wall_ns) / 1e9, (double)(cpu - m.cpu_ns) / 1e9};
+    return s;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -108,6 +158,15 @@ double bench_median(double *v, int n)
         return NAN;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_best(const double *v, int n, int cmp)
+{
+    double best = NAN;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]) && (!isfinite(best) || (cmp == BENCH_AT_MOST ? v[i] < best : v[i] > best)))
+            best = v[i];
+    return best;
 }
 
 uint64_t bench_rss_bytes(void)

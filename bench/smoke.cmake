@@ -37,11 +37,12 @@ foreach(i RANGE ${last})
     message(FATAL_ERROR "a benchmark did not complete: ${why}")
   endif()
 endforeach()
-# Every group reported its main figure (measured or not, with its reason).
-foreach(want decode.cupti.records_per_s decode.mcpti.records_per_s callback.opencl.1t callback.opencl.16t callback.opencl.launch
-             callback.roctracer.1t format.events_per_s write.plain.events_per_s write.gzip.events_per_s
-             write.gzip.compression_ratio memory.bytes_per_event drain.seconds_per_1M_events
-             e2e.pocl.overhead_us_per_launch report.reader_mbps report.tables_mbps report.speedup_vs_hta)
+# Every group reported its judged figures (measured or not, with its reason).
+foreach(want decode.cupti.vs_memcpy decode.mcpti.vs_memcpy callback.opencl.1t.vs_clock_read
+             callback.opencl.16t.vs_clock_read callback.opencl.launch callback.roctracer.1t.vs_clock_read
+             callback.roctracer.16t.vs_clock_read format.vs_fwrite write.plain.vs_fwrite write.gzip.vs_zlib
+             write.gzip.compression_ratio write.perfetto.vs_fwrite memory.vs_event_size drain.vs_memcpy
+             e2e.pocl.cpu_overhead_vs_untraced report.reader.vs_read report.tables.vs_read report.speedup_vs_hta)
   if(NOT want IN_LIST names)
     message(FATAL_ERROR "${JSON} lacks the figure ${want}")
   endif()

@@ -94,7 +94,9 @@ typedef enum devtrace_kind {
     DEVTRACE_KIND_RUNTIME = 4,
     DEVTRACE_KIND_CPU_OP = 5,  /* an annotated CPU operator (devtrace_range_push/pop) */
     DEVTRACE_KIND_EXTCORR = 6, /* vendor correlation -> external id link; consumed at drain */
-    DEVTRACE_KIND_COUNT = 7
+    DEVTRACE_KIND_MARKER = 7,  /* a marker (range or mark) from the vendor's marker API (u.marker) */
+    DEVTRACE_KIND_MEMORY = 8,  /* an allocation or release of device memory (u.memory), an instant */
+    DEVTRACE_KIND_COUNT = 9
 } devtrace_kind;
 #define DEVTRACE_KIND_CAPACITY 16
 /* A kind's bit in devtrace_config.kinds. */
@@ -110,16 +112,44 @@ typedef enum devtrace_memcpy_dir {
     DEVTRACE_COPY_HTOH = 4
 } devtrace_memcpy_dir;
 
+/* Data types of collectives (u.collective.data_type). */
+typedef enum devtrace_dtype {
+    DEVTRACE_DTYPE_UNKNOWN = 0,
+    DEVTRACE_DTYPE_INT8,
+    DEVTRACE_DTYPE_INT16,
+    DEVTRACE_DTYPE_INT32,
+    DEVTRACE_DTYPE_INT64,
+    DEVTRACE_DTYPE_UINT8,
+    DEVTRACE_DTYPE_UINT16,
+    DEVTRACE_DTYPE_UINT32,
+    DEVTRACE_DTYPE_UINT64,
+    DEVTRACE_DTYPE_FP16,
+    DEVTRACE_DTYPE_BF16,
+    DEVTRACE_DTYPE_FP32,
+    DEVTRACE_DTYPE_FP64,
+    DEVTRACE_DTYPE_INT128,
+    DEVTRACE_DTYPE_FP8,
+    DEVTRACE_DTYPE_COUNT
+} devtrace_dtype;
+
+/* Marker phases (u.marker.phase): a range's start and end are paired by id at drain. */
+#define DEVTRACE_MARKER_START 0u
+#define DEVTRACE_MARKER_END 1u
+#define DEVTRACE_MARKER_INSTANT 2u
+#define DEVTRACE_MARKER_RANGE 3u
+
 /* Event flags. */
-#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u       /* external_id is set (0 is a valid id) */
-#define DEVTRACE_EVENT_HOST_CLOCK 0x02u         /* timestamps already host CLOCK_REALTIME ns */
-#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u         /* kernel grid/block are known */
-#define DEVTRACE_EVENT_HAS_QUEUED 0x08u         /* kernel queued_ns is known */
-#define DEVTRACE_EVENT_HAS_CBID 0x10u           /* runtime cbid is known */
-#define DEVTRACE_EVENT_HAS_REGS 0x20u           /* kernel registers/shared memory are known */
-#define DEVTRACE_EVENT_HAS_SHARED 0x40u         /* kernel shared memory is known, registers are not (OpenCL) */
-#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u       /* cpu op sequence number and forward thread id are known */
-#define DEVTRACE_EVENT_HAS_USER_EXTERNAL 0x100u /* user_external_id is set (0 is a valid id) */
+#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u /* external_id is set (0 is a valid id) */
+#define DEVTRACE_EVENT_HOST_CLOCK 0x02u   /* timestamps already host CLOCK_REALTIME ns */
+#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u   /* kernel grid/block are known */
+#define DEVTRACE_EVENT_HAS_QUEUED 0x08u   /* kernel queued_ns is known */
+#define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
+#define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
+#define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
+#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
+#define DEVTRACE_EVENT_COLLECTIVE 0x100u  /* a kernel that is a collective communication (u.collective) */
+#define DEVTRACE_EVENT_HAS_LEVEL 0x200u   /* runtime: u.runtime.level_id names the call's API level */
+#define DEVTRACE_EVENT_HAS_USER_EXTERNAL 0x400u /* user_external_id is set (0 is a valid id) */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
  * Timestamps are ns; after drain they are host CLOCK_REALTIME ns. For runtime and
@@ -161,11 +191,34 @@ typedef struct devtrace_event {
         struct {
             uint32_t cbid;
             int32_t return_value;
+            uint32_t level_id; /* interned name of the API level ("acl", "runtime"), with HAS_LEVEL */
         } runtime;
         struct {
             int64_t sequence_nr;    /* the framework's autograd sequence number */
             uint64_t fwd_thread_id; /* the framework's id of the forward op's thread */
         } cpu_op;
+        struct {                    /* a kernel with DEVTRACE_EVENT_COLLECTIVE */
+            uint64_t count;         /* elements communicated; 0 = unknown */
+            double bandwidth_gbps;  /* as the vendor measured it; 0 = not given (the sink derives it) */
+            uint32_t comm_name_id;  /* interned communicator (group) name; 0 = none */
+            uint32_t algorithm_id;  /* interned algorithm name; 0 = none */
+            uint32_t data_type;     /* DEVTRACE_DTYPE_*; DEVTRACE_DTYPE_UNKNOWN when not given */
+            uint32_t vendor_record; /* the vendor's record kind it came from */
+        } collective;
+        struct { /* device/stream hold the process id (as its thread: the record has no thread) */
+            uint64_t address;
+            uint64_t bytes;
+            int64_t total;      /* after drain: bytes allocated on the device after this event */
+            uint32_t release;   /* 0: allocation, 1: release */
+            uint32_t device_id; /* the device whose memory it is */
+            uint32_t stream_id; /* UINT32_MAX when not on a stream */
+        } memory;
+        struct {
+            uint64_t id;        /* pairs a range's start and end */
+            uint32_t device;    /* 1: a device-side marker (device/stream set), 0: host (pid/tid) */
+            uint32_t domain_id; /* interned domain name; 0 = the default domain */
+            uint32_t phase;     /* DEVTRACE_MARKER_*: after drain, RANGE or INSTANT */
+        } marker;
     } u;
     /* Since 0.2. The id on top of the launching thread's user correlation stack
      * (devtrace_push_user_correlation), on runtime calls and the device work they launched;
@@ -290,6 +343,9 @@ DEVTRACE_EXPORT int devtrace_set_default_session(devtrace_session *s);
  * ends the thread's innermost op only when its id is that op's (an op that ends on another
  * thread than it began on ends nothing there: DEVTRACE_ESTATE, counted in a note). */
 DEVTRACE_EXPORT int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
+/* sequence_nr for an op that takes the sequence number and forward thread id of the first op
+ * entered inside it that has one (torch's "autograd::engine::evaluate_function: X" and its X). */
+#define DEVTRACE_SEQUENCE_FROM_CHILD (-2)
 DEVTRACE_EXPORT int devtrace_op_exit(uint64_t id);
 
 /* Adds a note (a line in the trace's devtrace.notes and the summary). */

@@ -62,8 +62,12 @@ def observer_library(torch, log=sys.stderr):
         raise ObserverUnavailable("no C++ compiler to build the PyTorch observer (set $CXX, or install g++) "
                                   "to attribute device work to PyTorch ops")
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    # NDEBUG as torch's own release builds: without it, torch's inline debug checks assert on
+    # state only its debug builds keep (RecordFunction::inputs).
+    flags = ["-O2", "-DNDEBUG", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
+             "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
     key = hashlib.sha256()
-    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), str(abi).encode(),
+    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), " ".join(flags).encode(),
                  os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()):
         key.update(part)
         key.update(b"\0")
@@ -77,8 +81,12 @@ def observer_library(torch, log=sys.stderr):
         raise ObserverUnavailable("cannot create the observer cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable "
                                   "folder" % (folder, e.strerror))
     tmp = "%s.%d.tmp" % (path, os.getpid())
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
-           "-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
+    try:  # the compiler's own words for this would be "ld returned 1 exit status"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    except OSError as e:
+        raise ObserverUnavailable("cannot write the observer into its cache %s (%s): set DEVTRACE_TORCH_CACHE to a "
+                                  "writable folder" % (folder, e.strerror))
+    cmd = [cxx] + flags + ["-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
           [SOURCE, "-o", tmp, "-L", libdir, "-Wl,-rpath," + libdir, "-lc10", "-ltorch_cpu"]
     print("devtrace: building the PyTorch observer for torch %s (once; cached in %s)" % (version, folder),
           file=log, flush=True)
@@ -88,7 +96,10 @@ def observer_library(torch, log=sys.stderr):
         raise ObserverUnavailable("building the PyTorch observer with %s failed: %s" % (cxx, e))
     if r.returncode != 0:
         lines = r.stderr.strip().splitlines()
-        last = next((l for l in lines if "error" in l), lines[-1] if lines else "exit status %d" % r.returncode)
+        # The first error; the linker's own line before collect2's summary of it.
+        errors = [l for l in lines if "error" in l and "ld returned" not in l] + \
+                 [l for l in lines if "ld: " in l] + [l for l in lines if "error" in l]
+        last = errors[0] if errors else lines[-1] if lines else "exit status %d" % r.returncode
         try:
             os.unlink(tmp)
         except OSError:

@@ -829,11 +829,11 @@ static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
     return 0;
 }
 
-static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *failures)
+static int cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *failures)
 {
     int rc;
     if (!kind || cf_enable(st, kind, &rc) == 0)
-        return;
+        return 0;
     char text[256];
     cf_result_text(st->desc, rc, text, sizeof text);
     const char *fix = result_fix(st->desc, rc);
@@ -842,6 +842,7 @@ static void cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *f
                 fix ? fix : "");
     if (!optional)
         (*failures)++;
+    return -1;
 }
 
 int dt_cf_start(dt_session *s, void *state)
@@ -880,8 +881,12 @@ int dt_cf_start(dt_session *s, void *state)
     cf_enable_noted(st, d->kinds.memset, 0, &failures);
     cf_enable_noted(st, d->kinds.external_correlation, 0, &failures);
     cf_enable_noted(st, d->kinds.runtime, 0, &failures); /* runtime only while a session runs */
-    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++)
-        cf_enable_noted(st, d->more_kinds[i].kind, d->more_kinds[i].optional, &failures);
+    int previous_on = 0;
+    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++) {
+        if (d->more_kinds[i].fallback && previous_on)
+            continue; /* the kind before it gives the same records */
+        previous_on = cf_enable_noted(st, d->more_kinds[i].kind, d->more_kinds[i].optional, &failures) == 0;
+    }
     return st->nenabled == 0 ? DEVTRACE_EVENDOR : 0;
 }
 

@@ -30,7 +30,7 @@
 #define DT_CF_MAX_KIND 64     /* vendor activity kinds 0..63 can have a decoder */
 #define DT_CF_CBID_CACHE 4096 /* runtime callback ids whose interned name is cached */
 #define DT_CF_MAX_ENABLED 12
-#define DT_CF_MAX_MORE_KINDS 4 /* further kinds a descriptor enables (dt_cf_more_kind) */
+#define DT_CF_MAX_MORE_KINDS 8 /* further kinds a descriptor enables (dt_cf_more_kind) */
 #define DT_CF_MAX_HINTS 4
 #define DT_CF_SCAN_STATS 12 /* counters a descriptor's scanner may keep in the decoder */
 #define DT_CF_SKIP_KINDS 8  /* kinds without a layout whose record size is learned */
@@ -86,6 +86,7 @@ typedef struct dt_cf_more_kind {
     uint32_t kind; /* 0 ends the list */
     const char *name;
     int optional;
+    int fallback; /* 1: enabled only when the entry before it could not be (the same records in another form) */
 } dt_cf_more_kind;
 
 /* A vendor result code whose fix is known: told with the error wherever it appears. */

@@ -25,56 +25,89 @@
  *    MEMCPY is the kind enabled to check that the library can trace, so a session that
  *    would lose its copies is unavailable, with the fix in the reason. `devtrace record
  *    --backend mspti` preloads the library itself (src/cli/record.c).
- * Not checked against installed headers (none here) and not run on Ascend hardware. */
+ * The mirrors and numbers are checked at compile time against MSPTI's public headers (the
+ * snapshot of Ascend/mspti csrc/include at a38916051d9a10467591f05c564f2f80985ee292, by
+ * tests/integration/test_mspti_layout.c); not run on Ascend hardware. */
 #include <stdint.h>
 #include <string.h>
 
 #include "cupti_decode.h"
 #include "mspti_records.h"
 
-enum {
-    MSPTI_KIND_KERNEL = 2,
-    MSPTI_KIND_API = 3,
-    MSPTI_KIND_MEMSET = 6,
-    MSPTI_KIND_MEMCPY = 7,
-    MSPTI_KIND_EXTERNAL_CORRELATION = 8,
-    MSPTI_KIND_ACL_API = 10,
-    MSPTI_KIND_NODE_API = 11,
-    MSPTI_KIND_RUNTIME_API = 12,
-};
-
-enum {
-    MSPTI_SUCCESS = 0,
-    MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 2,
-    MSPTI_ERROR_MAX_LIMIT_REACHED = 3,
-    MSPTI_ERROR_WITHOUT_LD_PRELOAD = 6,
-};
-
 /* Every record layout is version independent so far: one decoder per kind. */
 static const dt_cf_layout mspti_layouts[] = {
-    {MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
+    {DT_MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
      DT_MSPTI_DECODE_KERNEL, "msptiActivityKernel"},
-    {MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (API)"},
-    {MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (ACL_API)"},
-    {MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (NODE_API)"},
-    {MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
+    {DT_MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
      DT_MSPTI_DECODE_API, "msptiActivityApi (RUNTIME_API)"},
-    {MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
+    {DT_MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
      DT_MSPTI_DECODE_MEMSET, "msptiActivityMemset"},
-    {MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
+    {DT_MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
      DT_MSPTI_DECODE_MEMCPY, "msptiActivityMemcpy"},
-    {MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
+    {DT_MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
      sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, DT_MSPTI_DECODE_EXTERNAL,
      "msptiActivityExternalCorrelation"},
+    {DT_MSPTI_KIND_HCCL, 0, UINT32_MAX, sizeof(dt_mspti_hccl), sizeof(dt_mspti_hccl), DEVTRACE_KIND_KERNEL,
+     DT_MSPTI_DECODE_HCCL, "msptiActivityHccl"},
+    {DT_MSPTI_KIND_COMMUNICATION, 0, UINT32_MAX, sizeof(dt_mspti_communication), sizeof(dt_mspti_communication),
+     DEVTRACE_KIND_KERNEL, DT_MSPTI_DECODE_COMMUNICATION, "msptiActivityCommunication"},
+    {DT_MSPTI_KIND_MARKER, 0, UINT32_MAX, sizeof(dt_mspti_marker), sizeof(dt_mspti_marker), DEVTRACE_KIND_MARKER,
+     DT_MSPTI_DECODE_MARKER, "msptiActivityMarker"},
+    {DT_MSPTI_KIND_MEMORY, 0, UINT32_MAX, sizeof(dt_mspti_memory), sizeof(dt_mspti_memory), DEVTRACE_KIND_MEMORY,
+     DT_MSPTI_DECODE_MEMORY, "msptiActivityMemory"},
 };
 
-/* msptiActivityMemcpyKind: UNKNOWN 0, HTOH 1, HTOD 2, DTOH 3, DTOD 4, DEFAULT 5 (by address). */
+/* msptiCommunicationDataType -> devtrace_dtype (HIF8 and the FP8 forms as FP8). */
+static uint32_t mspti_dtype(uint32_t t)
+{
+    switch (t) {
+    case DT_MSPTI_DTYPE_INT8:
+        return DEVTRACE_DTYPE_INT8;
+    case DT_MSPTI_DTYPE_INT16:
+        return DEVTRACE_DTYPE_INT16;
+    case DT_MSPTI_DTYPE_INT32:
+        return DEVTRACE_DTYPE_INT32;
+    case DT_MSPTI_DTYPE_FP16:
+        return DEVTRACE_DTYPE_FP16;
+    case DT_MSPTI_DTYPE_FP32:
+        return DEVTRACE_DTYPE_FP32;
+    case DT_MSPTI_DTYPE_INT64:
+        return DEVTRACE_DTYPE_INT64;
+    case DT_MSPTI_DTYPE_UINT64:
+        return DEVTRACE_DTYPE_UINT64;
+    case DT_MSPTI_DTYPE_UINT8:
+        return DEVTRACE_DTYPE_UINT8;
+    case DT_MSPTI_DTYPE_UINT16:
+        return DEVTRACE_DTYPE_UINT16;
+    case DT_MSPTI_DTYPE_UINT32:
+        return DEVTRACE_DTYPE_UINT32;
+    case DT_MSPTI_DTYPE_FP64:
+        return DEVTRACE_DTYPE_FP64;
+    case DT_MSPTI_DTYPE_BFP16:
+        return DEVTRACE_DTYPE_BF16;
+    case DT_MSPTI_DTYPE_INT128:
+        return DEVTRACE_DTYPE_INT128;
+    case DT_MSPTI_DTYPE_HIF8:
+    case DT_MSPTI_DTYPE_FP8E4M3:
+    case DT_MSPTI_DTYPE_FP8E5M2:
+    case DT_MSPTI_DTYPE_FP8E8M0:
+        return DEVTRACE_DTYPE_FP8;
+    default:
+        return DEVTRACE_DTYPE_UNKNOWN;
+    }
+}
+
+/* msptiActivityMemcpyKind (DEFAULT: chosen by address, so unknown here). */
 static const uint8_t mspti_copy_kinds[] = {
-    DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOH, DEVTRACE_COPY_HTOD,
-    DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_UNKNOWN,
+    [DT_MSPTI_MEMCPY_KIND_UNKNOWN] = DEVTRACE_COPY_UNKNOWN, [DT_MSPTI_MEMCPY_KIND_HTOH] = DEVTRACE_COPY_HTOH,
+    [DT_MSPTI_MEMCPY_KIND_HTOD] = DEVTRACE_COPY_HTOD,       [DT_MSPTI_MEMCPY_KIND_DTOH] = DEVTRACE_COPY_DTOH,
+    [DT_MSPTI_MEMCPY_KIND_DTOD] = DEVTRACE_COPY_DTOD,       [DT_MSPTI_MEMCPY_KIND_DEFAULT] = DEVTRACE_COPY_UNKNOWN,
 };
 
 /* MSPTI records carry no launch configuration and no context: the events have no
@@ -101,6 +134,21 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_kernel(d
     return DT_CF_EMIT;
 }
 
+/* The API levels, by record kind: each runtime event says which in args ("level"). */
+static const char *mspti_api_level(uint32_t kind)
+{
+    switch (kind) {
+    case DT_MSPTI_KIND_ACL_API:
+        return "acl";
+    case DT_MSPTI_KIND_NODE_API:
+        return "node";
+    case DT_MSPTI_KIND_RUNTIME_API:
+        return "runtime";
+    default:
+        return "api";
+    }
+}
+
 /* Every API record level (API, ACL_API, NODE_API, RUNTIME_API) is named by its string. */
 static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec,
                                                                             devtrace_event *ev, dt_cf_name_cache *nc)
@@ -114,6 +162,9 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_c
         return r;
     dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
+    ev->u.runtime.level_id = dt_cf_vendor_string_cached(d, nc, mspti_api_level(a.kind));
+    if (ev->u.runtime.level_id)
+        ev->flags |= DEVTRACE_EVENT_HAS_LEVEL;
     return DT_CF_EMIT;
 }
 
@@ -157,6 +208,105 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_external
     return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
+/* A collective's names: its operation (the event's name; the trace prefixes it for HTA),
+ * its communicator and algorithm. A collective without an operation name is malformed. */
+static inline dt_cf_decoded mspti_collective(dt_cf_decoder *d, dt_cf_name_cache *nc, devtrace_event *ev,
+                                             const char *name, const char *comm, const char *alg, uint32_t kind)
+{
+    if (!name)
+        return DT_CF_MALFORMED;
+    ev->flags |= DEVTRACE_EVENT_COLLECTIVE;
+    ev->name_id = dt_cf_vendor_string_cached(d, nc, name);
+    ev->u.collective.comm_name_id = comm ? dt_cf_vendor_string_cached(d, nc, comm) : 0;
+    ev->u.collective.algorithm_id = alg ? dt_cf_vendor_string_cached(d, nc, alg) : 0;
+    ev->u.collective.vendor_record = kind;
+    return ev->name_id ? DT_CF_EMIT : DT_CF_MALFORMED;
+}
+
+/* HCCL: an operation with the bandwidth MSPTI measured; no correlation, count or type. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_hccl(dt_cf_decoder *d, const uint8_t *rec,
+                                                                             devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_hccl h;
+    memcpy(&h, rec, sizeof h);
+    dt_cf_decoded r = mspti_span_valid(h.start, h.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, h.start, h.end, 0, h.device_id, h.stream_id);
+    ev->u.collective.bandwidth_gbps = h.bandwidth >= 0 && h.bandwidth < 1e12 ? h.bandwidth : 0; /* NaN: 0 */
+    ev->u.collective.data_type = DEVTRACE_DTYPE_UNKNOWN;
+    return mspti_collective(d, nc, ev, h.name, h.comm_name, NULL, DT_MSPTI_KIND_HCCL);
+}
+
+/* COMMUNICATION: a collective on the device, linked to its call by correlation. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_communication(dt_cf_decoder *d,
+                                                                                      const uint8_t *rec,
+                                                                                      devtrace_event *ev,
+                                                                                      dt_cf_name_cache *nc)
+{
+    dt_mspti_communication c;
+    memcpy(&c, rec, sizeof c);
+    dt_cf_decoded r = mspti_span_valid(c.start, c.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, c.start, c.end, c.correlation_id, c.device_id, c.stream_id);
+    ev->u.collective.count = c.count;
+    ev->u.collective.data_type = mspti_dtype(c.data_type);
+    return mspti_collective(d, nc, ev, c.name, c.comm_name, c.alg_type, DT_MSPTI_KIND_COMMUNICATION);
+}
+
+/* MARKER: one point of a range (start or end, paired by id at finalise) or a mark. A host
+ * marker sits on its process and thread, a device one on its device and stream. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_marker(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    dt_mspti_marker m;
+    memcpy(&m, rec, sizeof m);
+    if (m.timestamp == 0)
+        return DT_CF_ZERO_TIME;
+    uint32_t host = DT_MSPTI_MARKER_INSTANTANEOUS | DT_MSPTI_MARKER_START | DT_MSPTI_MARKER_END;
+    uint32_t device =
+        DT_MSPTI_MARKER_INSTANTANEOUS_WITH_DEVICE | DT_MSPTI_MARKER_START_WITH_DEVICE | DT_MSPTI_MARKER_END_WITH_DEVICE;
+    uint32_t flag = m.flag;
+    if (!flag || (flag & (flag - 1)) || !(flag & (host | device)))
+        return DT_CF_MALFORMED; /* exactly one known flag */
+    int is_end = (flag & (DT_MSPTI_MARKER_END | DT_MSPTI_MARKER_END_WITH_DEVICE)) != 0;
+    if (!is_end && !m.name)
+        return DT_CF_MALFORMED; /* a start or a mark is named */
+    dt_cf_set_span(ev, DEVTRACE_KIND_MARKER, m.timestamp, m.timestamp, 0, m.object_a, m.object_b);
+    ev->name_id = m.name ? dt_cf_vendor_string_cached(d, nc, m.name) : 0;
+    ev->u.marker.id = m.id;
+    ev->u.marker.device = (flag & device) != 0 || m.source_kind == DT_MSPTI_SOURCE_DEVICE;
+    ev->u.marker.domain_id = m.domain ? dt_cf_vendor_string_cached(d, nc, m.domain) : 0;
+    ev->u.marker.phase = is_end ? DEVTRACE_MARKER_END
+                         : (flag & (DT_MSPTI_MARKER_INSTANTANEOUS | DT_MSPTI_MARKER_INSTANTANEOUS_WITH_DEVICE))
+                             ? DEVTRACE_MARKER_INSTANT
+                             : DEVTRACE_MARKER_START;
+    return DT_CF_EMIT;
+}
+
+/* MEMORY: an allocation or release, an instant at its end; the running total per device is
+ * made at finalise. */
+static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memory(dt_cf_decoder *d, const uint8_t *rec,
+                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+{
+    (void)d, (void)nc;
+    dt_mspti_memory m;
+    memcpy(&m, rec, sizeof m);
+    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_CF_EMIT)
+        return r;
+    if (m.operation != DT_MSPTI_MEMORY_ALLOCATION && m.operation != DT_MSPTI_MEMORY_RELEASE)
+        return DT_CF_MALFORMED;
+    dt_cf_set_span(ev, DEVTRACE_KIND_MEMORY, m.end, m.end, m.correlation_id, m.process_id, m.process_id);
+    ev->u.memory.address = m.address;
+    ev->u.memory.bytes = m.bytes;
+    ev->u.memory.release = m.operation == DT_MSPTI_MEMORY_RELEASE;
+    ev->u.memory.device_id = m.device_id;
+    ev->u.memory.stream_id = m.stream_id;
+    return DT_CF_EMIT;
+}
+
 /* The decoder of a layout by its id (DT_MSPTI_DECODE_*, mspti_records.h): the descriptor's
  * vendor_decode, for the engine's walks, and inline in mspti_walk_buffer's. The engine's
  * own ids have no MSPTI layout. */
@@ -175,6 +325,14 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(c
         return mspti_decode_memcpy(d, rec, ev, nc);
     case DT_MSPTI_DECODE_EXTERNAL:
         return mspti_decode_external(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_HCCL:
+        return mspti_decode_hccl(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_COMMUNICATION:
+        return mspti_decode_communication(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MARKER:
+        return mspti_decode_marker(d, rec, ev, nc);
+    case DT_MSPTI_DECODE_MEMORY:
+        return mspti_decode_memory(d, rec, ev, nc);
     default:
         return DT_CF_MALFORMED;
     }
@@ -207,17 +365,17 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .symbol_prefixes = {"mspti"},
     .required = DT_CF_REQUIRED_DEFAULT,
     /* The API record kinds are all in more_kinds, each under its own name. */
-    .kinds = {.memcpy = MSPTI_KIND_MEMCPY,
-              .memset = MSPTI_KIND_MEMSET,
-              .kernel = MSPTI_KIND_KERNEL,
+    .kinds = {.memcpy = DT_MSPTI_KIND_MEMCPY,
+              .memset = DT_MSPTI_KIND_MEMSET,
+              .kernel = DT_MSPTI_KIND_KERNEL,
               .concurrent_kernel = 0,
               .runtime = 0,
-              .external_correlation = MSPTI_KIND_EXTERNAL_CORRELATION},
-    .results = {.success = MSPTI_SUCCESS,
-                .max_limit_reached = MSPTI_ERROR_MAX_LIMIT_REACHED,
+              .external_correlation = DT_MSPTI_KIND_EXTERNAL_CORRELATION},
+    .results = {.success = DT_MSPTI_SUCCESS,
+                .max_limit_reached = DT_MSPTI_ERROR_MAX_LIMIT_REACHED,
                 .not_compatible = -1 /* MSPTI has none */,
-                .multiple_subscribers = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
-    .external_kind_custom0 = 2,
+                .multiple_subscribers = DT_MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED},
+    .external_kind_custom0 = DT_MSPTI_EXTERNAL_KIND_CUSTOM0,
     .refuse_from_version = 0, /* the header: a request may be declined (NULL); records are then dropped */
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
@@ -233,11 +391,17 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .device_name_prefix = "Ascend NPU",
     .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
     .scan = mspti_walk_buffer,
-    .usable_check_kind = MSPTI_KIND_MEMCPY,
-    .more_kinds = {{MSPTI_KIND_ACL_API, "ACL_API", 0},
-                   {MSPTI_KIND_NODE_API, "NODE_API", 1},
-                   {MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0}},
-    .result_hints = {{MSPTI_ERROR_WITHOUT_LD_PRELOAD,
+    .usable_check_kind = DT_MSPTI_KIND_MEMCPY,
+    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0},
+                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1},
+                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0},
+                   /* A collective is one COMMUNICATION record (with its correlation, count and
+                    * type), or, from a library without that kind, one HCCL record: never both. */
+                   {DT_MSPTI_KIND_COMMUNICATION, "COMMUNICATION", 1},
+                   {DT_MSPTI_KIND_HCCL, "HCCL", 1, 1},
+                   {DT_MSPTI_KIND_MARKER, "MARKER", 1},
+                   {DT_MSPTI_KIND_MEMORY, "MEMORY", 1}},
+    .result_hints = {{DT_MSPTI_ERROR_WITHOUT_LD_PRELOAD,
                       "libmspti.so must be in LD_PRELOAD: run under 'devtrace record --backend mspti', or "
                       "LD_PRELOAD=/path/libmspti.so"}},
     .facts_note = "kernel records carry no grid, block, registers or shared memory (the trace omits those keys) "
@@ -246,8 +410,9 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
 };
 
 DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor, .name = "mspti", .description = "Huawei Ascend MSPTI",
-              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "record layouts from the MSPTI headers' facts (vendor-abi.md), not checked against "
-                                 "installed headers; end to end on the MSPTI emulator; not run on Ascend hardware",
+              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
+              .validation_note = "record mirrors checked against the MSPTI headers (Ascend/mspti "
+                                 "a38916051d9a10467591f05c564f2f80985ee292); end to end on the MSPTI emulator; not run "
+                                 "on Ascend hardware",
               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD,
               .preload_library = "libmspti.so");

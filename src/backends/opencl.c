@@ -406,8 +406,14 @@ static int opencl_stop(dt_session *s, void *state)
     dt_cl_add_clock_sample(r);
     add_device_clock_notes(r);
     add_loss_notes(r, timeout_ms);
-    if (!atomic_load(&layer_ready))
-        dt_add_note(s, "the OpenCL loader never loaded the devtrace layer: nothing was traced; set "
+    /* What is missing, and what is not: ops and annotations (cpu_op events) do not need the layer. */
+    if (!atomic_load(&layer_ready) && s->owner_collector)
+        dt_add_note(s, "no OpenCL call reached devtrace (the program made none through the OpenCL loader): no "
+                       "OpenCL runtime call, kernel, copy or memset was traced; ops and annotations (cpu_op events) "
+                       "were recorded");
+    else if (!atomic_load(&layer_ready))
+        dt_add_note(s, "the OpenCL loader never loaded the devtrace layer: no OpenCL runtime call, kernel, copy or "
+                       "memset was traced (ops and annotations, cpu_op events, were recorded); set "
                        "OPENCL_LAYERS=/path/to/libdevtrace.so before the program's first OpenCL call, or use "
                        "'devtrace record'");
     pthread_mutex_unlock(&control_lock);

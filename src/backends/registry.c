@@ -1,7 +1,8 @@
 /* registry.c: the one list of compiled-in backends, in the fixed order that
- * DEVTRACE_BACKEND=auto probes them, and its public view (devtrace_backend_*: what a
- * program that starts traced programs needs from each descriptor). The CMake option
- * DEVTRACE_BACKENDS decides which are compiled in (DT_HAVE_<NAME>). */
+ * DEVTRACE_BACKEND=auto probes them, handed to the core as its table of backends
+ * (devtrace_open, replay), and its public view (devtrace_backend_*: what a program that
+ * starts traced programs needs from each descriptor). The CMake option DEVTRACE_BACKENDS
+ * decides which are compiled in (DT_HAVE_<NAME>). */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,13 @@ static const dt_backend *const all_backends[] = {
     NULL,
 };
 
+static const dt_backend_table registry = {all_backends, &dt_backend_unavailable};
+
+const dt_backend_table *dt_backend_registry(void)
+{
+    return &registry;
+}
+
 const dt_backend *const *dt_backends(void)
 {
     return all_backends;
@@ -70,54 +78,35 @@ const dt_backend *const *dt_backends(void)
 
 const dt_backend *dt_backend_find(const char *name)
 {
-    if (!name)
-        return NULL;
-    if (strcmp(name, dt_backend_unavailable.name) == 0)
-        return &dt_backend_unavailable;
-    for (const dt_backend *const *b = all_backends; *b; b++)
-        if (strcmp((*b)->name, name) == 0)
-            return *b;
-    return NULL;
-}
-
-/* The names of the listed backends with every capability in caps, ", " between them,
- * then tail (NULL: nothing). */
-static void names_with(unsigned caps, const char *tail, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (const dt_backend *const *b = all_backends; *b; b++) {
-        if (((*b)->caps & caps) != caps)
-            continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", (*b)->name);
-        if (n < 0 || (size_t)n >= len - used)
-            return;
-        used += (size_t)n;
-    }
-    if (tail)
-        snprintf(buf + used, len - used, "%s%s", used ? ", " : "", tail);
+    return dt_backend_table_find(&registry, name);
 }
 
 void dt_backend_names(char *buf, size_t len)
 {
-    names_with(0, dt_backend_unavailable.name, buf, len);
+    dt_backend_table_names(&registry, 0, dt_backend_unavailable.name, buf, len);
 }
 
 void dt_backend_names_with(unsigned caps, char *buf, size_t len)
 {
-    names_with(caps, NULL, buf, len);
+    dt_backend_table_names(&registry, caps, NULL, buf, len);
 }
 
-void dt_backend_validation_text(const dt_backend *b, char *buf, size_t len)
+/* The core's session and replay, with the compiled-in backends. */
+devtrace_session *devtrace_open(const devtrace_config *cfg, devtrace_error *err)
 {
-    if (!b->validated) {
-        snprintf(buf, len, "n/a: %s", b->validation_note ? b->validation_note : "");
-        return;
-    }
-    const char *level = (b->validated & DT_VALIDATED_HARDWARE)  ? "hardware"
-                        : (b->validated & DT_VALIDATED_HEADERS) ? "headers+emulated"
-                                                                : "emulated";
-    snprintf(buf, len, "%s: %s", level, b->validation_note ? b->validation_note : "");
+    return dt_session_open(cfg, &registry, err);
+}
+
+int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *opt, dt_session **out,
+                      dt_raw_info *info, devtrace_error *err)
+{
+    return dt_replay_capture_with(&registry, data, len, opt, out, info, err);
+}
+
+int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **out, dt_raw_info *info,
+                   devtrace_error *err)
+{
+    return dt_replay_file_with(&registry, path, opt, out, info, err);
 }
 
 /* ---- the public view of the list (include/devtrace.h) ---- */

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
 #include "core/errors.h"
 #include "core/raw.h"
 #include "core/session.h"
+#include "report/summary.h"
 #include "sinks/sinks.h"
 
 static const char convert_usage[] =

@@ -20,6 +20,7 @@
 #include "record_options.h"
 #include "record_tree.h"
 #include "record_windows.h"
+#include "report/summary.h"
 #include "sinks/sinks.h"
 
 static volatile sig_atomic_t pending_signal;
@@ -321,8 +322,8 @@ int dt_cmd_record(int argc, char **argv)
                 o.output, PATH_MAX - 1);
         return DT_EXIT_USAGE;
     }
-    if (dt_record_check_output_dir(probe_path, "trace", "-o") != 0 ||
-        (o.raw && dt_record_check_output_dir(o.raw, "raw capture", "--raw") != 0))
+    if (dt_record_check_output_dir(probe_path, "trace", "-o", 0) != 0 ||
+        (o.raw && dt_record_check_output_dir(o.raw, "raw capture", "--raw", 1) != 0))
         return DT_EXIT_USAGE;
     char lib[PATH_MAX];
     if (find_collector_library(lib, sizeof lib) != 0) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/hostclock.h"
+#include "core/new_file.h"
 #include "core/session.h" /* dt_parse_u64, DT_DEFAULT_MAX_EVENTS */
 #include "devtrace.h"
 
@@ -253,7 +254,7 @@ int dt_record_check_env(void)
 /* access() alone is not enough: root may write everywhere, but not create a file in /proc;
  * so <path>.tmp, the name the file is first written under, is created (then removed; one
  * that is already there is left as it was). */
-int dt_record_check_output_dir(const char *path, const char *what, const char *flag)
+int dt_record_check_output_dir(const char *path, const char *what, const char *flag, int in_place)
 {
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", path);
@@ -278,20 +279,38 @@ int dt_record_check_output_dir(const char *path, const char *what, const char *f
                 path);
         return -1;
     }
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int created = fd >= 0;
-    if (fd < 0 && errno == EEXIST)
-        fd = open(tmp, O_WRONLY | O_CLOEXEC);
+    struct stat here;
+    if (in_place && dt_path_has_foreign_link(path)) {
+        fprintf(stderr, "devtrace record: cannot write the %s to %s: %s\n", what, path, dt_file_refusal(EXDEV));
+        return -1;
+    }
+    if (in_place && lstat(path, &here) == 0) {
+        /* Written in place (not renamed over): what dt_file_create_or_empty refuses, refused now. */
+        int refusal = S_ISLNK(here.st_mode)      ? ELOOP
+                      : !S_ISREG(here.st_mode)   ? EINVAL
+                      : here.st_uid != geteuid() ? EPERM
+                      : here.st_nlink != 1       ? EMLINK
+                                                 : 0;
+        if (refusal) {
+            fprintf(stderr, "devtrace record: cannot write the %s to %s: %s\n", what, path, dt_file_refusal(refusal));
+            return -1;
+        }
+    }
+    /* A file made there as the writer will make it (never through a name planted there),
+     * then removed. */
+    char tmp[PATH_MAX + 16];
+    int fd = dt_file_create_tmp(path, tmp, sizeof tmp);
     if (fd < 0) {
-        fprintf(stderr, "devtrace record: cannot write the %s to %s: creating %s failed (%s); choose another %s\n",
-                what, path, tmp, strerror(errno), flag);
+        int e = errno;
+        if (dt_file_refusal(e))
+            fprintf(stderr, "devtrace record: cannot write the %s to %s: %s\n", what, path, dt_file_refusal(e));
+        else
+            fprintf(stderr, "devtrace record: cannot write the %s to %s: creating %s failed (%s); choose another %s\n",
+                    what, path, tmp, strerror(e), flag);
         return -1;
     }
     close(fd);
-    if (created)
-        unlink(tmp);
+    unlink(tmp);
     return 0;
 }
 

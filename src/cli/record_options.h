@@ -32,8 +32,10 @@ int dt_record_parse_options(int argc, char **argv, dt_record_opts *o);
  * one line on stderr (the value, what it must be). */
 int dt_record_check_env(void);
 /* The output can be created before the program runs: its folder exists and is writable, and
- * <path>.tmp can be created there. what: "trace"; flag: "-o". 0, or -1 after one line. */
-int dt_record_check_output_dir(const char *path, const char *what, const char *flag);
+ * <path>.tmp can be created there. what: "trace"; flag: "-o". in_place: the file is written
+ * where it is (the raw capture), so a link or another user's file at path is refused. 0, or
+ * -1 after one line. */
+int dt_record_check_output_dir(const char *path, const char *what, const char *flag, int in_place);
 
 /* Whether the pattern has one of the conversions in which ("pr": %p or %r; not %%p). */
 int dt_record_output_has(const char *pattern, const char *which);

@@ -7,10 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
 #include "core/errors.h"
+#include "core/new_file.h"
 #include "core/raw.h"
 #include "core/session.h"
+#include "report/summary.h"
 #include "sinks/sinks.h"
 
 static const char replay_usage[] =
@@ -30,26 +33,30 @@ static const char replay_usage[] =
     "  -q, --quiet          no summary\n"
     "  -h, --help           this text\n";
 
-/* The trace with a chosen traceName, written to path.tmp and renamed. */
+/* The trace with a chosen traceName, written to path.tmp (made new) and renamed. */
 static int write_named(dt_session *s, const char *path, const char *name, devtrace_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
     if (dt_chrome_write_buffer(s, name, &buf, &len) != 0)
         return dt_error_set(err, DEVTRACE_ENOMEM, "cannot build the trace");
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    size_t cap = strlen(path) + 16;
+    char *tmp = malloc(cap);
     int rc = 0;
     FILE *f = NULL;
     if (!tmp) {
         rc = dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         goto end;
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    f = fopen(tmp, "wb");
+    int fd = dt_file_create_tmp(path, tmp, cap); /* never through a name planted there */
+    f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        rc = dt_error_set(err, DEVTRACE_EIO, "cannot write the trace to %s: %s", tmp, strerror(errno));
+        rc = dt_error_set(err, DEVTRACE_EIO, "cannot write the trace to %s: %s", tmp,
+                          dt_file_refusal(errno) ? dt_file_refusal(errno) : strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         goto end;
     }
     if (fwrite(buf, 1, len, f) != len) {

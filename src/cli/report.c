@@ -20,37 +20,49 @@ static const char report_usage[] =
     "\n"
     "Prints the tables of a Kineto-format trace (.json or .json.gz; devtrace's or one that\n"
     "torch.profiler exported): kernels, memory (copies and sets), api (runtime calls), ops\n"
-    "(cpu_op names with the device time of the kernels, copies and sets they launched) and\n"
-    "streams (busy time, span and the longest idle gaps per device stream), each sorted by\n"
-    "time, and the devtrace section's losses and notes. Several traces, or a folder of them\n"
+    "(cpu_op names with the device time of the kernels, copies and sets launched inside them:\n"
+    "self and total), streams (busy time, span and the longest idle gaps per device stream)\n"
+    "and annotations, each sorted by time, and the devtrace section's losses and notes. Several traces, or a folder of "
+    "them\n"
     "(*.json, *.json.gz), report each rank and then, per kernel and per op, the min, median\n"
-    "and max total over the ranks and the slowest rank. Times are microseconds, 3 decimals.\n"
+    "and max total over the ranks and the slowest rank, and per rank its compute and\n"
+    "collective time per step and the straggler (the slowest rank by compute; see\n"
+    "docs/report.md). Times are microseconds, 3 decimals.\n"
     "\n"
     "options:\n"
     "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
     "  --format FMT          table (default), csv (a header row, then one row per line) or json\n"
     "  --output DIR          write into DIR: kernels.csv memory.csv api.csv ops.csv streams.csv\n"
-    "                        (csv), report.json (json) or report.txt (table); several traces:\n"
-    "                        one folder per rank (rank0/ ...) and the *_across_ranks tables\n"
+    "                        annotations.csv (csv), report.json (json) or report.txt (table); several traces:\n"
+    "                        one folder per rank (rank0/ ...), the *_across_ranks tables and\n"
+    "                        stragglers.csv\n"
     "  --names full|short    kernel names as recorded (default) or without template arguments\n"
     "  --svg OUT.svg         also draw the timeline of the (first) trace: one lane per device\n"
     "                        stream and host thread, a time axis, a legend, busy strips\n"
     "  --from US, --to US    the picture's window, microseconds from the trace's first event\n"
+    "  --strict              an event left out of the tables (a complete event without a usable\n"
+    "                        ts or dur, an event without ph) is an error (exit 1, no table);\n"
+    "                        without it such events are counted and said on stderr\n"
     "  -h, --help            this text\n";
 
 static const char diff_usage[] =
     "usage: devtrace diff [OPTIONS] A B\n"
     "\n"
-    "Compares two Kineto-format traces per kernel name and per op name: count and total in\n"
-    "A and in B, the delta (B - A) and the ratio (B / A), largest change first. Ops are\n"
-    "compared by the device time attributed to them: op names (aten::mm) are the same on\n"
-    "every vendor's chip, so two runs of one model on two vendors compare op by op.\n"
+    "Compares two Kineto-format traces table by table: ops (device_total, device_self and cpu\n"
+    "time), kernels, memory (copies and sets, with bytes), api (runtime calls) and annotations:\n"
+    "per name the count and time in A and in B, the delta (B - A) and the ratio (B / A),\n"
+    "names only in B marked added and only in A removed, largest change first; first of all\n"
+    "the top changes over every table. Op names (aten::mm) are the same on every vendor's\n"
+    "chip, so two runs of one model on two vendors compare op by op.\n"
     "\n"
     "options:\n"
-    "  --by op|kernel        only the op table or only the kernel table (default: both)\n"
+    "  --by TABLE            only op, kernel, memory, api or annotation (no top changes)\n"
+    "  --per-step            per-ProfilerStep averages of what lies inside the steps, instead of\n"
+    "                        whole-trace sums (both traces need ProfilerStep#N events)\n"
     "  --top N               at most N rows per table (default 20 for table, all for csv/json)\n"
     "  --format FMT          table (default), csv or json\n"
     "  --names full|short    kernel names as recorded (default) or without template arguments\n"
+    "  --strict              an event left out of the tables is an error (as for report)\n"
     "  -h, --help            this text\n";
 
 typedef struct report_options {
@@ -60,7 +72,9 @@ typedef struct report_options {
     const char *output, *svg;
     int has_from, has_to;
     double from_us, to_us;
-    int by; /* -1 both, else dt_compare_by */
+    int by;       /* -1 both, else dt_compare_by */
+    int strict;   /* --strict: a skipped event is an error */
+    int per_step; /* diff --per-step */
     const char **inputs;
     int ninputs;
 } report_options;
@@ -99,14 +113,14 @@ static int takes_value(const char *a, int is_report)
  * dt_format, dt_names_mode, dt_compare_by). */
 typedef struct word_option {
     const char *option;
-    const char *words[4]; /* NULL after the last */
+    const char *words[6]; /* NULL after the last */
     const char *listed;   /* the words, for the error */
 } word_option;
 
 static const word_option word_options[] = {
     {"--format", {"table", "csv", "json", NULL}, "table, csv or json"},
-    {"--names", {"full", "short", NULL, NULL}, "full or short"},
-    {"--by", {"kernel", "op", NULL, NULL}, "op or kernel"},
+    {"--names", {"full", "short", NULL}, "full or short"},
+    {"--by", {"op", "kernel", "memory", "api", "annotation", NULL}, "op, kernel, memory, api or annotation"},
 };
 
 static const word_option *word_option_named(const char *option)
@@ -120,7 +134,7 @@ static const word_option *word_option_named(const char *option)
 /* Which of w's words v is (its index), or -1. */
 static int word_index(const word_option *w, const char *v)
 {
-    for (int k = 0; k < 4 && w->words[k]; k++)
+    for (int k = 0; k < 6 && w->words[k]; k++)
         if (!strcmp(v, w->words[k]))
             return k;
     return -1;
@@ -185,6 +199,14 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
             *help = 1;
             return 0;
         }
+        if (!strcmp(a, "--strict")) {
+            o->strict = 1;
+            continue;
+        }
+        if (!is_report && !strcmp(a, "--per-step")) {
+            o->per_step = 1;
+            continue;
+        }
         if (!takes_value(a, is_report)) {
             if (a[0] == '-' && a[1])
                 return usage_error(command, "unknown option '%s'", a);
@@ -207,6 +229,27 @@ static int parse_options(const char *command, int argc, char **argv, report_opti
 }
 
 /* ---- the traces to read ---- */
+
+/* Reads one trace; events left out of its tables are said on stderr, and under --strict are an
+ * error. 0, or -1 said on stderr (r is then still to be freed). */
+static int read_trace(const char *command, dt_report *r, const char *path, const report_options *o)
+{
+    char err[1024];
+    if (dt_report_read(r, path, o->names, err, sizeof err) != 0) {
+        fprintf(stderr, "devtrace %s: %s\n", command, err);
+        return -1;
+    }
+    if (r->nskipped) {
+        char line[1024];
+        dt_report_skipped_text(r, line, sizeof line);
+        fprintf(stderr, "devtrace %s: %s: %s; %s\n", command, path, line,
+                o->strict ? "no table under --strict (fix the events, or run without --strict)"
+                          : "left out of every table (--strict makes this an error)");
+        if (o->strict)
+            return -1;
+    }
+    return 0;
+}
 
 typedef struct path_list {
     char **paths; /* owned */
@@ -337,17 +380,25 @@ static int write_report_dir(const dt_report *r, const report_options *o, const c
     return close_output(f, path);
 }
 
-/* The across-ranks tables: to out, or into dir as csv files / one json. */
+/* The across-ranks tables: per kernel, per op, and the stragglers. */
+#define NRANK_TABLES 3
+static int make_rank_tables(const dt_report *const *reports, size_t n, dt_table *t)
+{
+    int bad = dt_ranks_table(reports, n, DT_BY_KERNEL, &t[0]);
+    bad |= dt_ranks_table(reports, n, DT_BY_OP, &t[1]);
+    bad |= dt_stragglers_table(reports, n, &t[2]);
+    if (bad)
+        fprintf(stderr, "devtrace report: out of memory for the across-ranks tables\n");
+    return bad ? -1 : 0;
+}
+
+/* The across-ranks tables to out (one json object, or csv / text tables one after another). */
 static int write_ranks(const dt_report *const *reports, size_t n, const report_options *o, FILE *out)
 {
-    dt_table t[2];
-    int rc = 0;
-    int ok0 = dt_ranks_table(reports, n, DT_BY_KERNEL, &t[0]), ok1 = dt_ranks_table(reports, n, DT_BY_OP, &t[1]);
-    if (ok0 || ok1) {
-        fprintf(stderr, "devtrace report: out of memory for the across-ranks tables\n");
-        rc = -1;
+    dt_table t[NRANK_TABLES];
+    int rc = make_rank_tables(reports, n, t);
+    if (rc != 0)
         goto end;
-    }
     if (o->format == DT_FORMAT_JSON) {
         fputs("{\"ranks\": [", out);
         for (size_t i = 0; i < n; i++) {
@@ -356,13 +407,14 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
             dt_json_write_string(out, reports[i]->path);
             fputc('}', out);
         }
-        fputs("],\n", out);
-        dt_table_write_json(&t[0], out, (size_t)o->top);
-        fputs(",\n", out);
-        dt_table_write_json(&t[1], out, (size_t)o->top);
+        fputs("]", out);
+        for (int i = 0; i < NRANK_TABLES; i++) {
+            fputs(",\n", out);
+            dt_table_write_json(&t[i], out, (size_t)o->top);
+        }
         fputs("}\n", out);
     } else {
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < NRANK_TABLES; i++) {
             if (o->format == DT_FORMAT_CSV)
                 fprintf(out, "%s# %s\n", i ? "\n" : "", t[i].title);
             else
@@ -371,8 +423,8 @@ static int write_ranks(const dt_report *const *reports, size_t n, const report_o
         }
     }
 end:
-    dt_table_free(&t[0]);
-    dt_table_free(&t[1]);
+    for (int i = 0; i < NRANK_TABLES; i++)
+        dt_table_free(&t[i]);
     return rc;
 }
 
@@ -380,23 +432,22 @@ static int write_ranks_dir(const dt_report *const *reports, size_t n, const repo
 {
     char path[4096];
     if (o->format == DT_FORMAT_CSV) {
-        for (int by = 0; by < 2; by++) {
-            dt_table t;
-            int rc = dt_ranks_table(reports, n, by ? DT_BY_OP : DT_BY_KERNEL, &t);
+        dt_table t[NRANK_TABLES];
+        int rc = make_rank_tables(reports, n, t);
+        for (int i = 0; rc == 0 && i < NRANK_TABLES; i++) {
             char name[64];
-            snprintf(name, sizeof name, "%s.csv", t.title);
-            FILE *f = rc == 0 ? open_output(o->output, name, path, sizeof path) : NULL;
-            if (f) {
-                dt_table_write_csv(&t, f, (size_t)o->top);
-                rc = close_output(f, path);
-            } else {
+            snprintf(name, sizeof name, "%s.csv", t[i].title);
+            FILE *f = open_output(o->output, name, path, sizeof path);
+            if (!f) {
                 rc = -1;
+                break;
             }
-            dt_table_free(&t);
-            if (rc != 0)
-                return -1;
+            dt_table_write_csv(&t[i], f, (size_t)o->top);
+            rc = close_output(f, path);
         }
-        return 0;
+        for (int i = 0; i < NRANK_TABLES; i++)
+            dt_table_free(&t[i]);
+        return rc;
     }
     FILE *f = open_output(o->output, o->format == DT_FORMAT_JSON ? "ranks.json" : "ranks.txt", path, sizeof path);
     if (!f)
@@ -417,6 +468,27 @@ static int draw_svg(const dt_report *r, const report_options *o)
         fprintf(stderr, "devtrace report: %s\n", err);
         return -1;
     }
+    return 0;
+}
+
+/* Two traces with one rank label would print as that rank twice and write rankN/ twice, one
+ * over the other: refused, naming both. 0, or -1 said on stderr. */
+static int check_distinct_ranks(const dt_report *reports, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            int64_t a = dt_report_rank_label(&reports[i], i), b = dt_report_rank_label(&reports[j], j);
+            if (a != b)
+                continue;
+            fprintf(stderr,
+                    "devtrace report: %s and %s are both rank %lld (%s); give one trace per rank, or compare "
+                    "the two with 'devtrace diff'\n",
+                    reports[i].path, reports[j].path, (long long)a,
+                    reports[i].rank >= 0 && reports[j].rank >= 0
+                        ? "their distributedInfo.rank"
+                        : "a trace without distributedInfo.rank takes its place in the list as its rank");
+            return -1;
+        }
     return 0;
 }
 
@@ -446,14 +518,14 @@ int dt_cmd_report(int argc, char **argv)
     if (!reports || !views)
         goto end;
     for (; nread < l.n; nread++) {
-        char err[1024];
-        if (dt_report_read(&reports[nread], l.paths[nread], o.names, err, sizeof err) != 0) {
-            fprintf(stderr, "devtrace report: %s\n", err);
+        if (read_trace("report", &reports[nread], l.paths[nread], &o) != 0) {
             nread++;
             goto end;
         }
         views[nread] = &reports[nread];
     }
+    if (l.n > 1 && check_distinct_ranks(reports, l.n) != 0)
+        goto end;
     if (o.output) {
         char err[512];
         if (dt_report_make_dir(o.output, err, sizeof err) != 0) {
@@ -521,12 +593,56 @@ end:
     return status;
 }
 
+/* The diff's tables: the top changes over every table (unless --by names one), then each. */
+static int write_diff(const dt_report *a, const dt_report *b, const report_options *o, const dt_diff_options *dopt)
+{
+    unsigned only = o->by >= 0 ? 1u << o->by : (1u << DT_BY_COUNT) - 1;
+    int first = 1;
+    if (o->by < 0) {
+        dt_table t;
+        if (dt_diff_top_table(a, b, only, dopt, &t) != 0) {
+            dt_table_free(&t);
+            fprintf(stderr, "devtrace diff: out of memory\n");
+            return -1;
+        }
+        if (o->format == DT_FORMAT_JSON)
+            fputs(",\n", stdout);
+        else if (o->format == DT_FORMAT_CSV)
+            printf("# %s\n", t.title);
+        else
+            fputc('\n', stdout);
+        dt_table_write(&t, o->format, stdout, (size_t)o->top);
+        dt_table_free(&t);
+        first = 0;
+    }
+    for (int by = 0; by < DT_BY_COUNT; by++) {
+        if (!(only & (1u << by)))
+            continue;
+        dt_table t;
+        if (dt_diff_table(a, b, (dt_compare_by)by, dopt, &t) != 0) {
+            dt_table_free(&t);
+            fprintf(stderr, "devtrace diff: out of memory\n");
+            return -1;
+        }
+        if (o->format == DT_FORMAT_JSON)
+            fputs(",\n", stdout);
+        else if (o->format == DT_FORMAT_CSV && o->by < 0)
+            printf("%s# %s\n", first ? "" : "\n", t.title);
+        else if (o->format == DT_FORMAT_TABLE)
+            fputc('\n', stdout);
+        dt_table_write(&t, o->format, stdout, (size_t)o->top);
+        dt_table_free(&t);
+        first = 0;
+    }
+    return 0;
+}
+
 int dt_cmd_diff(int argc, char **argv)
 {
     report_options o;
     int help = 0, status = DT_EXIT_FAILURE;
-    dt_report r[2];
-    int nread = 0;
+    dt_report r[2], steps[2];
+    int nread = 0, nsteps_read = 0;
     int rc = parse_options("diff", argc, argv, &o, &help);
     if (rc || help) {
         if (help)
@@ -539,47 +655,57 @@ int dt_cmd_diff(int argc, char **argv)
         goto end;
     }
     for (; nread < 2; nread++) {
-        char err[1024];
-        if (dt_report_read(&r[nread], o.inputs[nread], o.names, err, sizeof err) != 0) {
-            fprintf(stderr, "devtrace diff: %s\n", err);
+        if (read_trace("diff", &r[nread], o.inputs[nread], &o) != 0) {
             nread++;
             goto end;
         }
     }
-    if (o.format == DT_FORMAT_TABLE)
-        printf("A: %s\nB: %s\n", r[0].path, r[1].path);
-    else if (o.format == DT_FORMAT_JSON) {
-        fputs("{\"a\": ", stdout);
-        dt_json_write_string(stdout, r[0].path);
-        fputs(", \"b\": ", stdout);
-        dt_json_write_string(stdout, r[1].path);
-    }
-    int first = 1;
-    for (int by = DT_BY_OP; by >= DT_BY_KERNEL; by--) {
-        if (o.by >= 0 && o.by != by)
-            continue;
-        dt_table t;
-        if (dt_diff_table(&r[0], &r[1], (dt_compare_by)by, &t) != 0) {
-            dt_table_free(&t);
-            fprintf(stderr, "devtrace diff: out of memory\n");
-            goto end;
+    dt_diff_options dopt = {o.per_step};
+    const dt_report *a = &r[0], *b = &r[1];
+    if (o.per_step) {
+        for (int i = 0; i < 2; i++)
+            if (!r[i].nsteps) {
+                fprintf(stderr,
+                        "devtrace diff: %s: no ProfilerStep#N event (cpu_op or user_annotation); --per-step "
+                        "needs steps in both traces (run without it to compare whole traces)\n",
+                        r[i].path);
+                goto end;
+            }
+        for (; nsteps_read < 2; nsteps_read++) {
+            char err[1024];
+            if (dt_report_read_steps(&steps[nsteps_read], &r[nsteps_read], err, sizeof err) != 0) {
+                fprintf(stderr, "devtrace diff: %s\n", err);
+                nsteps_read++;
+                goto end;
+            }
         }
-        if (o.format == DT_FORMAT_JSON)
-            fputs(",\n", stdout);
-        else if (o.format == DT_FORMAT_CSV && o.by < 0)
-            printf("%s# %s\n", first ? "" : "\n", t.title);
-        else if (o.format == DT_FORMAT_TABLE)
-            fputc('\n', stdout);
-        dt_table_write(&t, o.format, stdout, (size_t)o.top);
-        dt_table_free(&t);
-        first = 0;
+        a = &steps[0];
+        b = &steps[1];
     }
+    if (o.format == DT_FORMAT_TABLE) {
+        printf("A: %s\nB: %s\n", a->path, b->path);
+        if (o.per_step)
+            printf("per step: the averages over A's %llu and B's %llu ProfilerSteps (only what lies inside the "
+                   "steps)\n",
+                   (unsigned long long)a->nsteps, (unsigned long long)b->nsteps);
+    } else if (o.format == DT_FORMAT_JSON) {
+        fputs("{\"a\": ", stdout);
+        dt_json_write_string(stdout, a->path);
+        fputs(", \"b\": ", stdout);
+        dt_json_write_string(stdout, b->path);
+        fprintf(stdout, ", \"per_step\": %s, \"steps_a\": %llu, \"steps_b\": %llu", o.per_step ? "true" : "false",
+                (unsigned long long)r[0].nsteps, (unsigned long long)r[1].nsteps);
+    }
+    if (write_diff(a, b, &o, &dopt) != 0)
+        goto end;
     if (o.format == DT_FORMAT_JSON)
         fputs("}\n", stdout);
     status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : DT_EXIT_FAILURE;
 end:
     for (int i = 0; i < nread; i++)
         dt_report_free(&r[i]);
+    for (int i = 0; i < nsteps_read; i++)
+        dt_report_free(&steps[i]);
     free(o.inputs);
     return status;
 }

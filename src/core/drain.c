@@ -442,6 +442,109 @@ static void lanes_take(dt_session *s, const lane_set *ls)
                     DT_MAX_LANES, (unsigned long long)ls->unnamed);
 }
 
+typedef struct marker_ref {
+    devtrace_event *ev;
+    size_t order; /* place in time order */
+} marker_ref;
+
+static int marker_cmp(const void *a, const void *b)
+{
+    const marker_ref *x = a, *y = b;
+    if (x->ev->u.marker.id != y->ev->u.marker.id)
+        return x->ev->u.marker.id < y->ev->u.marker.id ? -1 : 1;
+    if (x->ev->u.marker.device != y->ev->u.marker.device)
+        return x->ev->u.marker.device < y->ev->u.marker.device ? -1 : 1;
+    if (x->ev->device != y->ev->device) /* the process (host) or device: ids are theirs */
+        return x->ev->device < y->ev->device ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Marker records are points: a range's start and its end (same id, same side, same process or
+ * device: two processes of one trace number their ranges alike) become one
+ * event from the start's time to the end's, which ends up in the start's place (the order
+ * is by start time); marks stay as they are. A start or end without its partner is left
+ * out, counted in a note. Then the running total of each device's memory, in time order. */
+static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
+{
+    size_t nmarkers = 0, nmemory = 0;
+    for (size_t i = 0; i < *n; i++) {
+        nmarkers += all[i]->kind == DEVTRACE_KIND_MARKER;
+        nmemory += all[i]->kind == DEVTRACE_KIND_MEMORY;
+    }
+    uint64_t unpaired = 0;
+    if (nmarkers) {
+        marker_ref *refs = malloc(nmarkers * sizeof *refs);
+        if (!refs) {
+            dt_add_note(s, "out of memory pairing %zu marker records: left out", nmarkers);
+            for (size_t i = 0; i < *n; i++)
+                if (all[i]->kind == DEVTRACE_KIND_MARKER)
+                    all[i]->kind = DEVTRACE_KIND_NONE;
+            unpaired = nmarkers;
+        } else {
+            size_t k = 0;
+            for (size_t i = 0; i < *n; i++)
+                if (all[i]->kind == DEVTRACE_KIND_MARKER)
+                    refs[k++] = (marker_ref){all[i], i};
+            qsort(refs, k, sizeof *refs, marker_cmp);
+            for (size_t i = 0; i < k; i++) {
+                devtrace_event *ev = refs[i].ev;
+                if (ev->u.marker.phase == DEVTRACE_MARKER_INSTANT)
+                    continue;
+                devtrace_event *next = i + 1 < k ? refs[i + 1].ev : NULL;
+                if (ev->u.marker.phase == DEVTRACE_MARKER_START && next &&
+                    next->u.marker.phase == DEVTRACE_MARKER_END && next->u.marker.id == ev->u.marker.id &&
+                    next->u.marker.device == ev->u.marker.device && next->device == ev->device) {
+                    ev->end_ns = next->start_ns;
+                    ev->u.marker.phase = DEVTRACE_MARKER_RANGE;
+                    next->kind = DEVTRACE_KIND_NONE;
+                    i++;
+                    continue;
+                }
+                ev->kind = DEVTRACE_KIND_NONE;
+                unpaired++;
+            }
+            free(refs);
+        }
+        size_t out = 0;
+        for (size_t i = 0; i < *n; i++) {
+            if (all[i]->kind == DEVTRACE_KIND_NONE) {
+                s->stats.events[DEVTRACE_KIND_MARKER]--;
+                continue;
+            }
+            all[out++] = all[i];
+        }
+        *n = out;
+    }
+    if (unpaired)
+        dt_add_note(s, "%llu marker range starts or ends had no partner (same id) in the window: left out",
+                    (unsigned long long)unpaired);
+    if (!nmemory)
+        return;
+    enum { MAX_DEVICES = 64 };
+    uint32_t devices[MAX_DEVICES];
+    int64_t totals[MAX_DEVICES];
+    size_t ndevices = 0;
+    for (size_t i = 0; i < *n; i++) {
+        devtrace_event *ev = all[i];
+        if (ev->kind != DEVTRACE_KIND_MEMORY)
+            continue;
+        size_t d = 0;
+        while (d < ndevices && devices[d] != ev->u.memory.device_id)
+            d++;
+        if (d == ndevices && ndevices < MAX_DEVICES) {
+            devices[ndevices] = ev->u.memory.device_id;
+            totals[ndevices++] = 0;
+        }
+        if (d == MAX_DEVICES) {
+            ev->u.memory.total = -1; /* past the devices followed: no total */
+            continue;
+        }
+        int64_t b = (int64_t)(ev->u.memory.bytes & INT64_MAX);
+        totals[d] += ev->u.memory.release ? -b : b;
+        ev->u.memory.total = totals[d];
+    }
+}
+
 int dt_session_finalize(dt_session *s)
 {
     if (s->state == DT_FINAL)
@@ -510,6 +613,7 @@ int dt_session_finalize(dt_session *s)
     free(lanes);
     mark_flows_and_sort(s, &m, all, out);
     scratch_free(&m.mem);
+    markers_and_memory(s, all, &out);
     s->sorted = all;
     s->nsorted = out;
     s->base_ns = s->window_start;

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "errors.h"
+#include "new_file.h"
 
 static const char magic[8] = {'D', 'T', 'R', 'A', 'W', '1', 0, 0};
 
@@ -125,13 +127,20 @@ dt_raw_writer *dt_raw_open(const char *path, const char *vendor, uint32_t api_ve
     w->seen_mask = 1023;
     w->seen = calloc(w->seen_mask + 1, sizeof *w->seen);
     w->path = strdup(path);
-    w->f = fopen(path, "wb");
-    if (!w->f || !w->seen || !w->path) {
-        dt_error_set(err, DEVTRACE_EIO,
-                     "cannot write the raw capture %s: %s; check that the directory exists and is writable", path,
-                     strerror(errno ? errno : ENOMEM));
-        if (w->f)
-            fclose(w->f);
+    int fd = w->seen && w->path ? dt_file_create_or_empty(path) : -1; /* never through a link */
+    int open_errno = fd < 0 ? (w->seen && w->path ? errno : ENOMEM) : 0;
+    w->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (fd >= 0 && !w->f) {
+        open_errno = errno;
+        close(fd);
+    }
+    if (!w->f) {
+        if (dt_file_refusal(open_errno))
+            dt_error_set(err, DEVTRACE_EIO, "cannot write the raw capture %s: %s", path, dt_file_refusal(open_errno));
+        else
+            dt_error_set(err, DEVTRACE_EIO,
+                         "cannot write the raw capture %s: %s; check that the directory exists and is writable", path,
+                         strerror(open_errno));
         free(w->seen);
         free(w->path);
         free(w);

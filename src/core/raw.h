@@ -135,12 +135,14 @@ typedef struct dt_replay_options {
 
 /* Builds an offline session from a capture in memory: the session's metadata, devices,
  * notes, clock samples, window and CPU operators as captured, and every buffer decoded
- * through the engine's decoders and scanner as in live collection. *out is stopped,
- * ready to drain or write. info (optional) receives what the container held. */
-int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *opt, dt_session **out,
-                      dt_raw_info *info, devtrace_error *err);
+ * through the engine's decoders and scanner as in live collection, by the decoder of the
+ * backend of t that the capture (or opt->backend) names. *out is stopped, ready to drain
+ * or write. info (optional) receives what the container held. backends/backend.h has the
+ * same with the compiled-in backends (dt_replay_capture, dt_replay_file). */
+int dt_replay_capture_with(const dt_backend_table *t, const uint8_t *data, size_t len, const dt_replay_options *opt,
+                           dt_session **out, dt_raw_info *info, devtrace_error *err);
 /* The same from a file. */
-int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **out, dt_raw_info *info,
-                   devtrace_error *err);
+int dt_replay_file_with(const dt_backend_table *t, const char *path, const dt_replay_options *opt, dt_session **out,
+                        dt_raw_info *info, devtrace_error *err);
 
 #endif

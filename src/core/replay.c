@@ -128,8 +128,8 @@ static void meta_string(const char *p, uint32_t len, char *out, size_t cap)
     out[n] = '\0';
 }
 
-int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *opt, dt_session **out,
-                      dt_raw_info *info_out, devtrace_error *err)
+int dt_replay_capture_with(const dt_backend_table *t, const uint8_t *data, size_t len, const dt_replay_options *opt,
+                           dt_session **out, dt_raw_info *info_out, devtrace_error *err)
 {
     dt_raw_info info;
     replay_ctx c;
@@ -146,7 +146,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     /* Another vendor's decoders read another layout: refused, unless the engine says the
      * two write the same records (CUPTI and the CUDA-shaped vendors), or does not know the
      * capture's vendor (then decoding it as a known one is the way to read it: noted). */
-    const dt_backend *decoding = dt_backend_find(vendor);
+    const dt_backend *decoding = dt_backend_table_find(t, vendor);
     if (!decoding || !decoding->raw_decoder)
         return dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND,
                             "no backend named \"%s\" that replays raw captures is "
@@ -155,7 +155,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
                             vendor);
     c.decoder = decoding->raw_decoder; /* the backend's own (dt_backend.raw_decoder) */
     int other_vendor = strcmp(vendor, info.vendor) != 0;
-    if (other_vendor && c.decoder->same_records(dt_backend_find(info.vendor), decoding) == 0)
+    if (other_vendor && c.decoder->same_records(dt_backend_table_find(t, info.vendor), decoding) == 0)
         return dt_error_set(err, DEVTRACE_EINVAL,
                             "the capture holds %s's records, and --backend %s would decode them as %s's, another "
                             "vendor's layouts; drop --backend to decode it as %s",
@@ -164,7 +164,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
         meta_string(c.meta.backend, c.meta.backend_len, backend, sizeof backend);
         meta_string(c.meta.validation, c.meta.validation_len, validation, sizeof validation);
     } else {
-        const dt_backend *b = dt_backend_find(vendor);
+        const dt_backend *b = dt_backend_table_find(t, vendor);
         snprintf(backend, sizeof backend, "%s", vendor);
         if (b)
             dt_backend_validation_text(b, validation, sizeof validation);
@@ -174,7 +174,7 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     if (c.have_meta && c.meta.runtime_category_len) {
         meta_string(c.meta.runtime_category, c.meta.runtime_category_len, category, sizeof category);
     } else {
-        const dt_backend *b = dt_backend_find(vendor);
+        const dt_backend *b = dt_backend_table_find(t, vendor);
         snprintf(category, sizeof category, "%s",
                  b && b->runtime_category ? b->runtime_category : "privateuse1_runtime");
     }
@@ -229,8 +229,8 @@ int dt_replay_capture(const uint8_t *data, size_t len, const dt_replay_options *
     return 0;
 }
 
-int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **out, dt_raw_info *info,
-                   devtrace_error *err)
+int dt_replay_file_with(const dt_backend_table *t, const char *path, const dt_replay_options *opt, dt_session **out,
+                        dt_raw_info *info, devtrace_error *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -247,7 +247,7 @@ int dt_replay_file(const char *path, const dt_replay_options *opt, dt_session **
     if (len && map == MAP_FAILED)
         return dt_error_set(err, DEVTRACE_EIO, "cannot read the raw capture %s: %s", path, strerror(errno));
     static const uint8_t empty[1];
-    int rc = dt_replay_capture(len ? map : empty, len, opt, out, info, err);
+    int rc = dt_replay_capture_with(t, len ? map : empty, len, opt, out, info, err);
     if (rc != 0)
         dt_error_wrap(err, "replaying %s", path);
     if (len)

@@ -15,7 +15,6 @@
 
 #include "errors.h"
 #include "grow.h"
-#include "../../python/devtrace/observer_api.h" /* what the PyTorch observer calls */
 
 static atomic_uint_fast64_t session_generations = 1;
 static dt_session *_Atomic default_session;
@@ -135,13 +134,14 @@ dt_session *dt_session_new_offline(const char *backend_name, const char *validat
     return s;
 }
 
-static const dt_backend *select_backend(const char *name, char *reasons, size_t rlen, devtrace_error *err)
+static const dt_backend *select_backend(const dt_backend_table *t, const char *name, char *reasons, size_t rlen,
+                                        devtrace_error *err)
 {
     if (strcmp(name, "auto") != 0) {
-        const dt_backend *b = dt_backend_find(name);
+        const dt_backend *b = dt_backend_table_find(t, name);
         if (!b) {
             char names[256];
-            dt_backend_names(names, sizeof names);
+            dt_backend_table_names(t, 0, t->unavailable->name, names, sizeof names);
             dt_error_set(err, DEVTRACE_EUNKNOWN_BACKEND,
                          "unknown backend \"%s\"; choose one of: auto, %s (see 'devtrace list')", name, names);
             return NULL;
@@ -151,7 +151,7 @@ static const dt_backend *select_backend(const char *name, char *reasons, size_t 
     /* auto: the first compiled-in backend whose probe says yes. */
     size_t used = 0;
     reasons[0] = '\0';
-    for (const dt_backend *const *b = dt_backends(); *b; b++) {
+    for (const dt_backend *const *b = t->list; *b; b++) {
         char why[2048] = "";
         if ((*b)->probe && (*b)->probe(why, sizeof why))
             return *b;
@@ -162,22 +162,22 @@ static const dt_backend *select_backend(const char *name, char *reasons, size_t 
     if (!used)
         snprintf(reasons, rlen,
                  "no tracing backend is compiled into this devtrace (built with DEVTRACE_BACKENDS empty)");
-    return &dt_backend_unavailable;
+    return t->unavailable;
 }
 
-static void make_unavailable(dt_session *s, const char *why)
+static void make_unavailable(dt_session *s, const dt_backend *unavailable, const char *why)
 {
     if (s->backend && s->backend->close && s->bstate)
         s->backend->close(s, s->bstate);
     free(s->bstate);
     s->bstate = NULL;
-    s->backend = &dt_backend_unavailable;
+    s->backend = unavailable;
     snprintf(s->unavailable_reason, sizeof s->unavailable_reason, "%s", why);
-    snprintf(s->backend_name, sizeof s->backend_name, "%s", dt_backend_unavailable.name);
-    dt_backend_validation_text(&dt_backend_unavailable, s->validation, sizeof s->validation);
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", unavailable->name);
+    dt_backend_validation_text(unavailable, s->validation, sizeof s->validation);
 }
 
-devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *err)
+devtrace_session *dt_session_open(const devtrace_config *given, const dt_backend_table *t, devtrace_error *err)
 {
     if (err) {
         err->code = 0;
@@ -223,7 +223,7 @@ devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *er
         return NULL;
 
     char reasons[8192];
-    const dt_backend *b = select_backend(name, reasons, sizeof reasons, err);
+    const dt_backend *b = select_backend(t, name, reasons, sizeof reasons, err);
     if (!b)
         return NULL;
     dt_session *s = calloc(1, sizeof *s);
@@ -244,30 +244,30 @@ devtrace_session *devtrace_open(const devtrace_config *given, devtrace_error *er
     snprintf(s->runtime_category, sizeof s->runtime_category, "%s",
              cfg->runtime_category ? cfg->runtime_category
                                    : (b->runtime_category ? b->runtime_category : "privateuse1_runtime"));
-    if (b == &dt_backend_unavailable) {
-        make_unavailable(s, strcmp(name, "none") == 0 ? "backend \"none\" selected" : reasons);
+    if (b == t->unavailable) {
+        make_unavailable(s, t->unavailable, strcmp(name, "none") == 0 ? "backend \"none\" selected" : reasons);
         return s;
     }
     char why[2048] = "";
     if (b->probe && !b->probe(why, sizeof why)) {
         char msg[2100];
         snprintf(msg, sizeof msg, "%s: %s", b->name, why);
-        make_unavailable(s, msg);
+        make_unavailable(s, t->unavailable, msg);
         return s;
     }
     s->bstate = b->state_size ? calloc(1, b->state_size) : NULL;
     if (b->state_size && !s->bstate) {
-        make_unavailable(s, "out of memory for the backend state");
+        make_unavailable(s, t->unavailable, "out of memory for the backend state");
         return s;
     }
     devtrace_error berr = {0, ""};
     if (b->open && b->open(s, s->bstate, &berr) != 0) {
         char msg[1100];
         snprintf(msg, sizeof msg, "%s: %s", b->name, berr.message[0] ? berr.message : "open failed");
-        make_unavailable(s, msg);
+        make_unavailable(s, t->unavailable, msg);
     } else if (s->raw_path[0] && !(b->caps & DT_CAP_RAW_CAPTURE)) {
         char can[256];
-        dt_backend_names_with(DT_CAP_RAW_CAPTURE, can, sizeof can);
+        dt_backend_table_names(t, DT_CAP_RAW_CAPTURE, NULL, can, sizeof can);
         dt_add_note(s,
                     "raw capture %s not written: the %s backend cannot save one (a .dtraw holds vendor activity "
                     "buffers, and its events do not come from such buffers); the backends that can: %s",
@@ -570,6 +570,17 @@ static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
     return id;
 }
 
+/* The innermost op waits for its first child's sequence number (DEVTRACE_SEQUENCE_FROM_CHILD):
+ * it is this one. */
+static void op_sequence_to_parent(dt_external_stack *x, int64_t sequence_nr, uint64_t fwd_thread_id)
+{
+    dt_external_frame *parent = &x->frames[x->depth - 1];
+    if (parent->sequence_nr == DEVTRACE_SEQUENCE_FROM_CHILD && !x->overflow) {
+        parent->sequence_nr = sequence_nr;
+        parent->fwd_thread_id = fwd_thread_id;
+    }
+}
+
 /* An operator observer's op (devtrace.h): on the default session, stamped like the
  * backend's own callbacks (the counter when the backend stamps ticks). One thread-local
  * lookup (the thread's stack, which holds the name cache and the store place too), no
@@ -582,20 +593,19 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
     if (!name)
         return DEVTRACE_EINVAL;
     dt_external_stack *x = ext_stack_bind(s);
+    if (__builtin_expect(sequence_nr >= 0 && x->depth > 0, 0))
+        op_sequence_to_parent(x, sequence_nr, fwd_thread_id);
     int ticks = s->ticks.on;
     dt_external_frame f = {.id = id,
                            .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
                            .name_id = op_name(s, x, name),
                            .is_range = 1,
                            .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
-                           .sequence_nr = sequence_nr < 0 ? -1 : sequence_nr,
+                           .sequence_nr =
+                               sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr,
                            .fwd_thread_id = fwd_thread_id};
     return push_frame(s, x, &f);
 }
-
-_Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
-                   __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
-               "python/devtrace/observer_api.h must match devtrace.h");
 
 /* Op exits that matched no op of their thread (the op began on another thread). */
 static atomic_uint_fast64_t op_exits_elsewhere;
@@ -637,16 +647,23 @@ int devtrace_set_default_session(devtrace_session *s)
     return 0;
 }
 
-/* Under devtrace record, the collector's session from its first use in the program (an
- * annotation, or the PyTorch bridge asking for it), not only from the backend's first call
- * (collector.c). Weak: the core builds without the collector. */
-extern void dt_collector_start_early(void) __attribute__((weak));
+/* The hooks a layer above registered (dt_core_set_hooks): the collector's, in the injected
+ * library; none in a program that links devtrace without it. */
+static _Atomic(const dt_core_hooks *) core_hooks;
 
+void dt_core_set_hooks(const dt_core_hooks *hooks)
+{
+    atomic_store(&core_hooks, hooks);
+}
+
+/* Under devtrace record, the collector's session from its first use in the program (an
+ * annotation, or the PyTorch bridge asking for it), not only from the backend's first call. */
 static dt_session *default_session_started(void)
 {
     dt_session *s = atomic_load(&default_session);
-    if (!s && dt_collector_start_early) {
-        dt_collector_start_early();
+    const dt_core_hooks *hooks = s ? NULL : atomic_load(&core_hooks);
+    if (hooks && hooks->start_early) {
+        hooks->start_early();
         s = atomic_load(&default_session);
     }
     return s;

@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "backend.h"
 #include "clock.h"
 #include "devtrace.h"
 #include "hostclock.h"
@@ -111,7 +111,8 @@ struct devtrace_session {
 #define DT_MAX_LANES 4096
 static inline int dt_lane_is_host(const devtrace_event *ev)
 {
-    return ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP;
+    return ev->kind == DEVTRACE_KIND_RUNTIME || ev->kind == DEVTRACE_KIND_CPU_OP || ev->kind == DEVTRACE_KIND_MEMORY ||
+           (ev->kind == DEVTRACE_KIND_MARKER && !ev->u.marker.device);
 }
 static inline uint64_t dt_lane_key(const devtrace_event *ev)
 {
@@ -276,6 +277,16 @@ char *dt_demangle(const char *mangled);
 
 /* The default session of the process (collector). */
 void dt_set_default_session(dt_session *s);
+
+/* What a layer above the core hands it to be called back (the core names no such layer). */
+typedef struct dt_core_hooks {
+    /* Starts the collector's session on its first use in the program (an annotation, or
+     * devtrace_default_session), before the backend's own hook does (inject/collector.c);
+     * NULL: nothing to start. */
+    void (*start_early)(void);
+} dt_core_hooks;
+/* Registers hooks (borrowed: static storage); NULL removes them. */
+void dt_core_set_hooks(const dt_core_hooks *hooks);
 
 /* Occupancy (occupancy.c). Returns 0 and fills the figures, or -1 when the device has
  * no attributes or the launch is not valid for it. */

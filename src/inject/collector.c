@@ -549,9 +549,13 @@ void dt_collector_start_early(void)
     dt_collector_autostart(mode && strcmp(mode, "preload") == 0 ? getenv("DEVTRACE_COLLECT_PRELOAD") : NULL);
 }
 
-/* Vendors without an injection hook: started when the library is preloaded. */
+static const dt_core_hooks collector_hooks = {.start_early = dt_collector_start_early};
+
+/* The hooks the core calls (dt_core_set_hooks); vendors without an injection hook: started
+ * when the library is preloaded. */
 __attribute__((constructor)) static void collector_preload(void)
 {
+    dt_core_set_hooks(&collector_hooks);
     const char *mode = getenv("DEVTRACE_COLLECT_MODE");
     if (mode && strcmp(mode, "preload") == 0)
         dt_collector_autostart(getenv("DEVTRACE_COLLECT_PRELOAD")); /* NULL: $DEVTRACE_BACKEND */

@@ -57,6 +57,8 @@ static const struct {
     [DT_TR_CPU_OP] = {"cpu_op", "#59a14f"},
     [DT_TR_PYTHON] = {"python_function", "#edc948"},
     [DT_TR_ANNOTATION] = {"user_annotation", "#b07aa1"},
+    [DT_TR_GPU_ANNOTATION] = {"gpu_user_annotation", "#d4a6c8"},
+    [DT_TR_SYNC] = {"sync", "#9c755f"},
     [DT_TR_OTHER] = {"other", "#bab0ac"},
 };
 
@@ -79,6 +81,11 @@ static int64_t lane_index(gather *g, int is_device, int64_t a, int64_t b)
     return (int64_t)g->nlanes++;
 }
 
+static int is_device_work(int kind)
+{
+    return kind == DT_TR_KERNEL || kind == DT_TR_MEMCPY || kind == DT_TR_MEMSET;
+}
+
 static int on_event(const dt_tr_event *ev, void *user)
 {
     gather *g = user;
@@ -87,7 +94,9 @@ static int on_event(const dt_tr_event *ev, void *user)
     int64_t dur = ev->has & DT_TR_HAS_DUR && ev->dur_ns > 0 ? ev->dur_ns : 0;
     if (ev->ts_ns + dur < g->from || ev->ts_ns > g->to)
         return 0;
-    int is_device = ev->kind == DT_TR_KERNEL || ev->kind == DT_TR_MEMCPY || ev->kind == DT_TR_MEMSET;
+    /* device work, and the annotations and waits Kineto puts on a stream: on the stream's lane */
+    int is_device = ev->kind == DT_TR_KERNEL || ev->kind == DT_TR_MEMCPY || ev->kind == DT_TR_MEMSET ||
+                    ev->kind == DT_TR_GPU_ANNOTATION || ev->kind == DT_TR_SYNC;
     int64_t a, b;
     if (is_device) {
         a = ev->has & DT_TR_HAS_DEVICE ? ev->device : ev->has & DT_TR_HAS_PID_NUM ? ev->pid_num : -1;
@@ -118,7 +127,8 @@ static int on_event(const dt_tr_event *ev, void *user)
         goto oom;
     g->boxes = boxes;
     int64_t t0 = g->r->first_ts_ns;
-    g->boxes[g->nboxes++] = (box){ev->ts_ns - t0, ev->ts_ns + dur - t0, (uint32_t)li, name, (uint8_t)ev->kind, 0};
+    uint8_t row = is_device && !is_device_work(ev->kind); /* a stream's annotations: the row under its work */
+    g->boxes[g->nboxes++] = (box){ev->ts_ns - t0, ev->ts_ns + dur - t0, (uint32_t)li, name, (uint8_t)ev->kind, row};
     return 0;
 oom:
     g->failed = 1;
@@ -163,6 +173,15 @@ static int assign_rows(box *b, size_t n)
             open_end[depth++] = b[i].end;
     }
     return rows;
+}
+
+/* Rows of a device lane: its work on the first, its annotations and waits (if any) below. */
+static int device_rows(const box *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i].row)
+            return 2;
+    return 1;
 }
 
 static void write_escaped(FILE *f, const char *s, size_t max)
@@ -287,7 +306,7 @@ static void draw_busy_strip(const canvas *c, const gather *g, const lane *l, dou
     for (size_t i = l->first; i < l->first + l->count; i++) {
         const box *b = &g->boxes[i];
         int64_t s = b->start < c->from ? c->from : b->start, e = b->end > c->to ? c->to : b->end;
-        if (e <= s)
+        if (e <= s || !is_device_work(b->kind))
             continue;
         double fs = (double)(s - c->from) / col_ns, fe = (double)(e - c->from) / col_ns;
         for (int k = (int)fs; k <= (int)fe && k < columns; k++) {
@@ -349,7 +368,8 @@ static int write_picture(FILE *f, gather *g, const dt_svg_options *o)
         c.to = c.from + 1000;
     double height = TOP;
     for (size_t i = 0; i < g->nlanes; i++)
-        height += g->lanes[i].is_device ? DEVICE_ROW + BUSY_STRIP + LANE_GAP : g->lanes[i].rows * HOST_ROW + LANE_GAP;
+        height += g->lanes[i].is_device ? g->lanes[i].rows * DEVICE_ROW + BUSY_STRIP + LANE_GAP
+                                        : g->lanes[i].rows * HOST_ROW + LANE_GAP;
     double lanes_bottom = height;
     height += 40;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -449,7 +469,7 @@ int dt_svg_write(const dt_report *r, const char *out_path, const dt_svg_options 
             lane *l = &g.lanes[g.boxes[first].lane];
             l->first = first;
             l->count = i - first;
-            l->rows = l->is_device ? 1 : assign_rows(&g.boxes[first], i - first);
+            l->rows = l->is_device ? device_rows(&g.boxes[first], i - first) : assign_rows(&g.boxes[first], i - first);
         }
         first = i;
     }

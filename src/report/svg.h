@@ -1,5 +1,6 @@
 /* svg.h: `devtrace report --svg`: a timeline picture of a trace's window: one lane per device
- * stream (with a strip under it: how busy the stream is along the window) and per host thread
+ * stream (its work; under it its gpu_user_annotations and waits; then a strip: how busy the
+ * stream is along the window) and per host thread
  * (runtime calls and ops, nested ops on rows below), boxes colored by kind, a time axis and a
  * legend. The trace is read a second time (the report's read gives its first event, which the
  * window counts from); boxes narrower than a pixel are merged with their neighbours of the same

@@ -59,8 +59,9 @@ typedef struct reader {
     size_t errlen;
 } reader;
 
-static const char *const kind_names[DT_TR_KIND_COUNT] = {"kernel", "memcpy",          "memset",          "runtime",
-                                                         "cpu_op", "python_function", "user_annotation", "other"};
+static const char *const kind_names[DT_TR_KIND_COUNT] = {
+    "kernel", "memcpy", "memset", "runtime", "cpu_op", "python_function", "user_annotation", "gpu_user_annotation",
+    "sync",   "other"};
 
 const char *dt_tr_kind_name(dt_tr_kind kind)
 {
@@ -86,8 +87,14 @@ static int ends_with(const char *s, size_t len, const char *lit)
     return len >= n && !memcmp(s + len - n, lit, n);
 }
 
-/* Kineto's categories (ActivityType names) and the capitalised ones of older exports; any
- * other "..._runtime" or "..._driver" is a runtime call. */
+/* Kineto's categories (the names of libkineto's ActivityType, include/ActivityType.h) and the
+ * capitalised ones of older exports; any other "..._runtime" or "..._driver" is a runtime
+ * call. Device work: kernel and mtia_ccp_events (MTIA's on-device ops) are kernels,
+ * gpu_memcpy / gpu_memset copies and sets; gpu_user_annotation is an annotation on a device
+ * stream; cuda_sync, cuda_event and xpu_sync are device-side waits (counted, drawn, not work).
+ * hpu_op is, by Kineto's comment, "HPU host side runtime event". The other names
+ * (external_correlation, cpu_instant_event, overhead, mtia_insight, mtia_counters,
+ * cuda_profiler_range, collective_comm, xpu_scope_profiler, hardware_counters) are "other". */
 #define CAT(text, kind) text, sizeof text - 1, kind
 static const struct {
     const char *text;
@@ -103,8 +110,13 @@ static const struct {
     {CAT("operator", DT_TR_CPU_OP)},
     {CAT("python_function", DT_TR_PYTHON)},
     {CAT("user_annotation", DT_TR_ANNOTATION)},
-    {CAT("gpu_user_annotation", DT_TR_ANNOTATION)},
+    {CAT("gpu_user_annotation", DT_TR_GPU_ANNOTATION)},
     {CAT("runtime", DT_TR_RUNTIME)},
+    {CAT("mtia_ccp_events", DT_TR_KERNEL)},
+    {CAT("hpu_op", DT_TR_RUNTIME)},
+    {CAT("cuda_sync", DT_TR_SYNC)},
+    {CAT("cuda_event", DT_TR_SYNC)},
+    {CAT("xpu_sync", DT_TR_SYNC)},
 };
 #undef CAT
 
@@ -224,18 +236,25 @@ static int args_member(json_scan *s, const dt_tr_str *key, const char **pp, void
     return dt_json_skip_value(s, pp, 1);
 }
 
-/* "ts" / "dur": microseconds in the text, integer nanoseconds held within +-DT_TR_TIME_MAX. */
+/* "ts" / "dur": microseconds in the text, integer nanoseconds within +-DT_TR_TIME_MAX. A value
+ * that is not a number, or is beyond that, leaves the field absent with a bit that says why
+ * (the _NOT_NUMBER bit is the presence bit << 12, the _OUT_OF_RANGE bit << 14). */
 static int time_member(json_scan *s, const char **pp, int64_t *out, uint32_t *has, uint32_t bit)
 {
     if (starts_number(**pp)) {
         json_number n;
         int rc = json_read_number(s, pp, &n);
         if (rc == JSON_OK) {
-            *out = n.milli > DT_TR_TIME_MAX ? DT_TR_TIME_MAX : n.milli < -DT_TR_TIME_MAX ? -DT_TR_TIME_MAX : n.milli;
-            *has |= bit;
+            if (n.milli > DT_TR_TIME_MAX || n.milli < -DT_TR_TIME_MAX) {
+                *has |= bit << 14;
+            } else {
+                *out = n.milli;
+                *has |= bit;
+            }
         }
         return rc;
     }
+    *has |= bit << 12;
     return dt_json_skip_value(s, pp, 1);
 }
 
@@ -474,6 +493,7 @@ static int parse_member(reader *r, const char **pp)
             return json_bad(s, p, "'[' (traceEvents is an array of events)");
         *pp = p + 1;
         r->state = S_EV_FIRST;
+        r->info->has_trace_events = 1;
         return JSON_OK;
     }
     if (KEY_IS(&key, "devtrace") && *p == '{') {
@@ -534,6 +554,7 @@ static int step(reader *r, const char **pp)
             r->state = S_FIRST_KEY;
         } else if (*p == '[') {
             r->top_is_array = 1;
+            r->info->has_trace_events = 1;
             r->state = S_EV_FIRST;
         } else {
             return json_bad(s, p, "'{' (a trace is a JSON object with traceEvents)");
@@ -542,6 +563,7 @@ static int step(reader *r, const char **pp)
         return JSON_OK;
     case S_FIRST_KEY:
         if (*p == '}') {
+            r->info->top_end = offset_of(r, p);
             r->state = S_END;
             *pp = p + 1;
             return JSON_OK;
@@ -554,6 +576,8 @@ static int step(reader *r, const char **pp)
     case S_AFTER_MEMBER:
         rc = json_separator(s, &p, '}', "',' or '}' after a top-level member", "a member after ','", &closed);
         if (rc == JSON_OK) {
+            if (closed)
+                r->info->top_end = offset_of(r, p - 1);
             r->state = closed ? S_END : S_KEY;
             *pp = p;
         }
@@ -728,6 +752,13 @@ static int read_all(reader *r)
         return -1;
     }
     r->info->bytes = r->base_offset + r->len;
+    if (!r->info->has_trace_events) {
+        snprintf(r->err, r->errlen,
+                 "%s: byte %llu: the top-level object ends without traceEvents: not a Kineto trace (a PyTorch "
+                 "execution trace, with \"nodes\", is not one either); give the trace torch.profiler or devtrace wrote",
+                 r->name, (unsigned long long)r->info->top_end);
+        return -1;
+    }
     return 0;
 }
 

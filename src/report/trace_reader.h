@@ -7,13 +7,16 @@
  *
  * The event (dt_tr_event), as the callback sees it:
  *   ph        the first character of "ph" ('X', 'M', 's', 'f', 'i', ...), 0 when absent
- *   kind      what "cat" says it is (dt_tr_kind_of_cat): kernel, memcpy, memset, runtime
- *             (any "..._runtime" or "..._driver"), cpu_op, python_function, user_annotation, other
+ *   kind      what "cat" says it is (dt_tr_kind_of_cat): kernel (also mtia_ccp_events), memcpy,
+ *             memset, runtime (any "..._runtime" or "..._driver", hpu_op), cpu_op,
+ *             python_function, user_annotation, gpu_user_annotation, sync (cuda_sync,
+ *             cuda_event, xpu_sync), other
  *   name, cat the strings, unescaped; NOT NUL-terminated ({s, len}); borrowed: valid only until
  *             the callback returns
  *   ts_ns     "ts" (microseconds in the file, often with a fraction) as integer nanoseconds,
- *             rounded to the nearest ns; dur_ns likewise from "dur"; both held within
- *             +-DT_TR_TIME_MAX (2^61 ns, 73 years), so that sums and differences of two never overflow
+ *             rounded to the nearest ns; dur_ns likewise from "dur"; a value beyond
+ *             +-DT_TR_TIME_MAX (2^61 ns, 73 years) counts as absent (DT_TR_*_OUT_OF_RANGE), so
+ *             sums and differences of two never overflow
  *   pid, tid  the value's text (a number's digits or a string's content) and, when the value is
  *             a number or a string ending in digits ("stream 7"), pid_num / tid_num
  *   args      "External id", "correlation", "device", "stream", "bytes" as integers, and for
@@ -22,7 +25,8 @@
  *   has       DT_TR_HAS_* bits: which of the numeric fields were present
  *   offset    where the event's '{' is in the (decompressed) text
  * Numbers that are not integers where an integer is expected (an "External id" of 3.0) are
- * truncated; fields of the wrong type (a string "ts") count as absent.
+ * truncated; fields of the wrong type (a string "ts") count as absent (for ts and dur the
+ * DT_TR_*_NOT_NUMBER bit says so).
  *
  * Errors: one line naming the byte offset and what was expected there, e.g.
  *   "trace.json: byte 1834: expected ',' or '}' after a member of an event".
@@ -40,7 +44,9 @@ typedef enum dt_tr_kind {
     DT_TR_RUNTIME,
     DT_TR_CPU_OP,
     DT_TR_PYTHON,
-    DT_TR_ANNOTATION,
+    DT_TR_ANNOTATION,     /* user_annotation: a range on a host thread */
+    DT_TR_GPU_ANNOTATION, /* gpu_user_annotation: the same range on the device stream it covers */
+    DT_TR_SYNC,           /* cuda_sync, cuda_event, xpu_sync: device-side waits, not device work */
     DT_TR_OTHER,
     DT_TR_KIND_COUNT
 } dt_tr_kind;
@@ -63,6 +69,11 @@ enum {
     DT_TR_HAS_FLOW_ID = 1u << 9,
     DT_TR_HAS_PID = 1u << 10, /* pid present (text in pid) */
     DT_TR_HAS_TID = 1u << 11,
+    /* "ts" / "dur" present but unusable (the event then lacks DT_TR_HAS_TS / _DUR): */
+    DT_TR_TS_NOT_NUMBER = 1u << 12,   /* a string, object, ... */
+    DT_TR_DUR_NOT_NUMBER = 1u << 13,  /* likewise */
+    DT_TR_TS_OUT_OF_RANGE = 1u << 14, /* beyond +-DT_TR_TIME_MAX (e.g. 1e300) */
+    DT_TR_DUR_OUT_OF_RANGE = 1u << 15,
 };
 
 typedef struct dt_tr_event {
@@ -97,14 +108,18 @@ typedef struct dt_tr_info {
     int ncounters;
     char *notes[DT_TR_MAX_NOTES]; /* owned */
     int nnotes;
-    uint64_t events; /* elements of traceEvents */
-    uint64_t bytes;  /* bytes of JSON text read */
+    uint64_t events;      /* elements of traceEvents */
+    uint64_t bytes;       /* bytes of JSON text read */
+    int has_trace_events; /* the top level is an array of events or has a traceEvents member */
+    uint64_t top_end;     /* the offset of the top level's closing bracket */
 } dt_tr_info;
 
 dt_tr_kind dt_tr_kind_of_cat(const char *cat, size_t len);
 const char *dt_tr_kind_name(dt_tr_kind kind);
 
-/* Reads a trace file. Returns 0 when the whole trace was read and is well-formed; otherwise
+/* Reads a trace file. Returns 0 when the whole trace was read and is well-formed (a top-level
+ * object without traceEvents is not a trace: an error naming the offset of its closing '}');
+ * otherwise
  * -1 with one line in err (the path, the byte offset, what was expected), or the callback's
  * nonzero value. info may be NULL. */
 int dt_tr_read_file(const char *path, dt_tr_event_fn fn, void *user, dt_tr_info *info, char *err, size_t errlen);

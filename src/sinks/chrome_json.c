@@ -191,6 +191,62 @@ static const dt_occ_memo *occupancy_of(writer *wr, const devtrace_event *ev)
     return m && m->has_occupancy ? m : NULL;
 }
 
+/* devtrace_dtype: names as PyTorch spells them, sizes in bytes (0: unknown). */
+static const char *const dtype_names[DEVTRACE_DTYPE_COUNT] = {"unknown",  "Char",   "Short",  "Int",    "Long",
+                                                              "Byte",     "UInt16", "UInt32", "UInt64", "Half",
+                                                              "BFloat16", "Float",  "Double", "Int128", "Float8"};
+static const uint8_t dtype_bytes[DEVTRACE_DTYPE_COUNT] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 16, 1};
+
+/* Holistic Trace Analysis counts a kernel as communication when its name starts with nccl
+ * or hccl (or contains ncclKernel): a collective whose vendor name does not is written
+ * "hccl:<name>", its own name kept in args ("Collective name"). */
+static int collective_name_classified(const escaped_name *name)
+{
+    return name->len > 5 && (!memcmp(name->text, "\"hccl", 5) || !memcmp(name->text, "\"nccl", 5));
+}
+
+static char *put_collective_args(const writer *wr, char *p, const devtrace_event *ev)
+{
+    const escaped_name *vendor = escaped(wr, ev->name_id);
+    uint32_t t = ev->u.collective.data_type < DEVTRACE_DTYPE_COUNT ? ev->u.collective.data_type : 0;
+    p = DT_JSONW_PUT_LIT(p, ", \"Collective name\": ");
+    p = dt_jsonw_put(p, vendor->text, vendor->len);
+    p = DT_JSONW_PUT_LIT(p, ", \"dtype\": \"");
+    p = dt_jsonw_put(p, dtype_names[t], strlen(dtype_names[t]));
+    p = DT_JSONW_PUT_LIT(p, "\"");
+    if (ev->u.collective.count) {
+        p = DT_JSONW_PUT_LIT(p, ", \"In msg nelems\": ");
+        p = dt_jsonw_put_u64(p, ev->u.collective.count);
+        p = DT_JSONW_PUT_LIT(p, ", \"Out msg nelems\": ");
+        p = dt_jsonw_put_u64(p, ev->u.collective.count);
+    }
+    if (ev->u.collective.comm_name_id) {
+        const escaped_name *comm = escaped(wr, ev->u.collective.comm_name_id);
+        p = DT_JSONW_PUT_LIT(p, ", \"Process Group Name\": ");
+        p = dt_jsonw_put(p, comm->text, comm->len);
+    }
+    if (ev->u.collective.algorithm_id) {
+        const escaped_name *alg = escaped(wr, ev->u.collective.algorithm_id);
+        p = DT_JSONW_PUT_LIT(p, ", \"algorithm\": ");
+        p = dt_jsonw_put(p, alg->text, alg->len);
+    }
+    uint64_t bytes = ev->u.collective.count * dtype_bytes[t];
+    if (bytes) {
+        p = DT_JSONW_PUT_LIT(p, ", \"bytes\": ");
+        p = dt_jsonw_put_u64(p, bytes);
+    }
+    /* The vendor's figure when it gives one, else bytes over the device time (GB/s = B/ns). */
+    uint64_t dur = ev->end_ns - ev->start_ns;
+    double bw = ev->u.collective.bandwidth_gbps > 0 ? ev->u.collective.bandwidth_gbps
+                : dur && bytes                      ? (double)bytes / (double)dur
+                                                    : 0.0;
+    if (bw > 0) {
+        p = DT_JSONW_PUT_LIT(p, ", \"bandwidth (GB/s)\": ");
+        p = dt_jsonw_put_fixed(p, bw, 6);
+    }
+    return p;
+}
+
 static void write_kernel(writer *wr, const devtrace_event *ev)
 {
     const escaped_name *name = escaped(wr, ev->name_id);
@@ -199,7 +255,13 @@ static void write_kernel(writer *wr, const devtrace_event *ev)
     if (!p)
         return;
     p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
-    p = dt_jsonw_put(p, name->text, name->len);
+    int collective = (ev->flags & DEVTRACE_EVENT_COLLECTIVE) != 0;
+    if (collective && !collective_name_classified(name)) {
+        p = DT_JSONW_PUT_LIT(p, "\"hccl:");
+        p = dt_jsonw_put(p, name->text + 1, name->len - 1);
+    } else {
+        p = dt_jsonw_put(p, name->text, name->len);
+    }
     p = put_pid_tid(p, ev->device, ev->stream);
     p = put_ts_dur(wr, p, ev);
     p = DT_JSONW_PUT_LIT(p, ", \"args\": {");
@@ -219,6 +281,8 @@ static void write_kernel(writer *wr, const devtrace_event *ev)
         p = DT_JSONW_PUT_LIT(p, ", \"shared memory\": ");
         p = dt_jsonw_put_u64(p, (uint64_t)ev->u.kernel.static_shared + ev->u.kernel.dynamic_shared);
     }
+    if (collective)
+        p = put_collective_args(wr, p, ev);
     if (occ)
         p = dt_jsonw_put(p, occ->text, occ->len);
     if (ev->flags & DEVTRACE_EVENT_HAS_LAUNCH) {
@@ -265,6 +329,65 @@ static void write_copy_or_set(writer *wr, const devtrace_event *ev)
     event_end(wr, p);
 }
 
+/* An allocation or release as Kineto's memory instant ("[memory]", PyTorch's keys; Bytes
+ * negative for a release), on the host process that asked. */
+static void write_memory(writer *wr, const devtrace_event *ev)
+{
+    char *p = event_begin(wr, 0);
+    if (!p)
+        return;
+    p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\"");
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = DT_JSONW_PUT_LIT(p, ", \"ts\": ");
+    p = dt_jsonw_put_us3(p, ev->start_ns - wr->s->base_ns);
+    p = DT_JSONW_PUT_LIT(p, ", \"args\": {");
+    p = put_external(p, ev);
+    p = DT_JSONW_PUT_LIT(p, "\"Device Type\": 20, \"Device Id\": "); /* c10::DeviceType::PrivateUse1 */
+    p = dt_jsonw_put_u64(p, ev->u.memory.device_id);
+    p = DT_JSONW_PUT_LIT(p, ", \"Addr\": ");
+    p = dt_jsonw_put_u64(p, ev->u.memory.address);
+    p = DT_JSONW_PUT_LIT(p, ", \"Bytes\": ");
+    p = dt_jsonw_put_i64(p, ev->u.memory.release ? -(int64_t)ev->u.memory.bytes : (int64_t)ev->u.memory.bytes);
+    p = DT_JSONW_PUT_LIT(p, ", \"Total Allocated\": ");
+    p = dt_jsonw_put_i64(p, ev->u.memory.total);
+    if (ev->u.memory.stream_id != UINT32_MAX) {
+        p = DT_JSONW_PUT_LIT(p, ", \"stream\": ");
+        p = dt_jsonw_put_u64(p, ev->u.memory.stream_id);
+    }
+    p = DT_JSONW_PUT_LIT(p, ", \"correlation\": ");
+    p = dt_jsonw_put_u64(p, ev->correlation);
+    p = DT_JSONW_PUT_LIT(p, "}},\n");
+    event_end(wr, p);
+}
+
+/* A marker range (paired at drain) or mark, as Kineto writes annotations: user_annotation on
+ * the host thread, gpu_user_annotation on the device stream. */
+static void write_marker(writer *wr, const devtrace_event *ev)
+{
+    const escaped_name *name = escaped(wr, ev->name_id);
+    char *p = event_begin(wr, name->len + 64);
+    if (!p)
+        return;
+    if (ev->u.marker.device)
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": ");
+    else
+        p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": ");
+    p = dt_jsonw_put(p, name->text, name->len);
+    p = put_pid_tid(p, ev->device, ev->stream);
+    p = put_ts_dur(wr, p, ev);
+    p = DT_JSONW_PUT_LIT(p, ", \"args\": {\"marker id\": ");
+    p = dt_jsonw_put_u64(p, ev->u.marker.id);
+    if (ev->u.marker.domain_id) {
+        const escaped_name *domain = escaped(wr, ev->u.marker.domain_id);
+        p = DT_JSONW_PUT_LIT(p, ", \"domain\": ");
+        p = dt_jsonw_put(p, domain->text, domain->len);
+    }
+    if (ev->u.marker.phase == DEVTRACE_MARKER_INSTANT)
+        p = DT_JSONW_PUT_LIT(p, ", \"mark\": 1");
+    p = DT_JSONW_PUT_LIT(p, "}},\n");
+    event_end(wr, p);
+}
+
 static void write_host_event(writer *wr, const devtrace_event *ev)
 {
     const escaped_name *name = escaped(wr, ev->name_id);
@@ -303,6 +426,11 @@ static void write_host_event(writer *wr, const devtrace_event *ev)
     }
     p = DT_JSONW_PUT_LIT(p, "\"correlation\": ");
     p = dt_jsonw_put_u64(p, ev->correlation);
+    if (ev->flags & DEVTRACE_EVENT_HAS_LEVEL) {
+        const escaped_name *level = escaped(wr, ev->u.runtime.level_id);
+        p = DT_JSONW_PUT_LIT(p, ", \"level\": ");
+        p = dt_jsonw_put(p, level->text, level->len);
+    }
     p = DT_JSONW_PUT_LIT(p, "}},\n");
     event_end(wr, p);
 }
@@ -366,6 +494,15 @@ static void put_kind_counts(dt_jsonw *w, const uint64_t *counts)
         put_str(w, devtrace_kind_name(kinds[i]));
         DT_JSONW_LIT(w, ": ");
         dt_jsonw_u64(w, counts[kinds[i]]);
+    }
+    static const int more[] = {DEVTRACE_KIND_MARKER, DEVTRACE_KIND_MEMORY}; /* only where there are some */
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        if (!counts[more[i]])
+            continue;
+        DT_JSONW_LIT(w, ", ");
+        put_str(w, devtrace_kind_name(more[i]));
+        DT_JSONW_LIT(w, ": ");
+        dt_jsonw_u64(w, counts[more[i]]);
     }
     DT_JSONW_LIT(w, "}");
 }
@@ -593,6 +730,12 @@ static void write_events(writer *wr, size_t first, size_t end)
         case DEVTRACE_KIND_MEMSET:
             write_copy_or_set(wr, ev);
             break;
+        case DEVTRACE_KIND_MEMORY:
+            write_memory(wr, ev);
+            break;
+        case DEVTRACE_KIND_MARKER:
+            write_marker(wr, ev);
+            break;
         default:
             write_host_event(wr, ev);
             break;
@@ -657,33 +800,29 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
     memset(&wr->w, 0, sizeof wr->w);
 }
 
+/* What each worker's piece_writer is made from. */
+typedef struct piece_source {
+    dt_session *s;
+    const trace_names *tn;
+    const char *trace_name;
+} piece_source;
+
+static void piece_writer_init(void *worker, const void *arg)
+{
+    const piece_source *src = arg;
+    piece_writer *pw = worker;
+    writer_init(&pw->wr, src->s, src->tn);
+    pw->trace_name = src->trace_name;
+}
+
 /* The trace to f by the pipeline with `workers` threads: 0, an errno value, or -1 when no
  * thread could be started (nothing written). */
 static int write_pieces(dt_session *s, const trace_names *tn, FILE *f, const char *trace_name, int gzip_level,
                         unsigned workers)
 {
-    piece_writer *pws = calloc(workers, sizeof *pws);
-    void **states = calloc(workers, sizeof *states);
-    int rc = ENOMEM;
-    if (pws && states) {
-        for (unsigned i = 0; i < workers; i++) {
-            writer_init(&pws[i].wr, s, tn);
-            pws[i].trace_name = trace_name;
-            states[i] = &pws[i];
-        }
-        dt_pipeline p = {
-            .fd = fileno(f),
-            .gzip_level = gzip_level,
-            .npieces = trace_pieces(s),
-            .make = make_piece,
-            .workers = states,
-            .nworkers = workers,
-        };
-        rc = dt_pipeline_write(&p);
-    }
-    free(states);
-    free(pws);
-    return rc;
+    piece_source src = {s, tn, trace_name};
+    return dt_pipeline_write_with_workers(fileno(f), gzip_level, trace_pieces(s), make_piece, workers,
+                                          sizeof(piece_writer), piece_writer_init, &src);
 }
 
 /* The trace to f by this thread, through a 1 MiB buffer (and gzdopen's stream): 0 or an
@@ -814,6 +953,10 @@ const char *devtrace_kind_name(int kind)
         return "cpu_op";
     case DEVTRACE_KIND_EXTCORR:
         return "external_correlation";
+    case DEVTRACE_KIND_MARKER:
+        return "marker";
+    case DEVTRACE_KIND_MEMORY:
+        return "memory";
     default:
         return "none";
     }

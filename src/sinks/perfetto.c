@@ -314,31 +314,17 @@ static int write_serial(const trace_facts *t, dt_jsonw *w)
     return w->failed ? (w->err ? w->err : ENOMEM) : 0;
 }
 
+static void worker_init(void *worker, const void *arg)
+{
+    writer_init(worker, arg);
+}
+
 /* The pieces by the pipeline with `workers` threads: 0, an errno value, or -1 when no
  * thread could be started (nothing written). */
 static int write_pieces(const trace_facts *t, FILE *f, int gzip_level, unsigned workers)
 {
-    writer *wrs = calloc(workers, sizeof *wrs);
-    void **states = calloc(workers, sizeof *states);
-    int rc = ENOMEM;
-    if (wrs && states) {
-        for (unsigned i = 0; i < workers; i++) {
-            writer_init(&wrs[i], t);
-            states[i] = &wrs[i];
-        }
-        dt_pipeline p = {
-            .fd = fileno(f),
-            .gzip_level = gzip_level,
-            .npieces = trace_pieces(t->s),
-            .make = make_piece,
-            .workers = states,
-            .nworkers = workers,
-        };
-        rc = dt_pipeline_write(&p);
-    }
-    free(states);
-    free(wrs);
-    return rc;
+    return dt_pipeline_write_with_workers(fileno(f), gzip_level, trace_pieces(t->s), make_piece, workers,
+                                          sizeof(writer), worker_init, t);
 }
 
 /* The Perfetto trace into f (dt_trace_body_fn). */

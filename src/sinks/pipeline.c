@@ -315,3 +315,29 @@ end:
     free(threads), free(args);
     return err;
 }
+
+int dt_pipeline_write_with_workers(int fd, int gzip_level, size_t npieces, dt_piece_fn make, unsigned nworkers,
+                                   size_t worker_size, dt_worker_init_fn init, const void *arg)
+{
+    char *states = calloc(nworkers, worker_size);
+    void **workers = calloc(nworkers, sizeof *workers);
+    int rc = ENOMEM;
+    if (states && workers) {
+        for (unsigned i = 0; i < nworkers; i++) {
+            workers[i] = states + (size_t)i * worker_size;
+            init(workers[i], arg);
+        }
+        dt_pipeline p = {
+            .fd = fd,
+            .gzip_level = gzip_level,
+            .npieces = npieces,
+            .make = make,
+            .workers = workers,
+            .nworkers = nworkers,
+        };
+        rc = dt_pipeline_write(&p);
+    }
+    free(workers);
+    free(states);
+    return rc;
+}

@@ -28,4 +28,13 @@ typedef struct dt_pipeline {
  * Every thread started is joined before it returns. */
 int dt_pipeline_write(const dt_pipeline *p);
 
+/* Fills one worker's state (zeroed before) from arg, before any piece is made. */
+typedef void (*dt_worker_init_fn)(void *worker, const void *arg);
+
+/* dt_pipeline_write with worker states it makes: nworkers states of worker_size bytes, each
+ * zeroed and given to init with arg, freed when the write is over (a state owns nothing).
+ * ENOMEM when they cannot be allocated; otherwise as dt_pipeline_write. */
+int dt_pipeline_write_with_workers(int fd, int gzip_level, size_t npieces, dt_piece_fn make, unsigned nworkers,
+                                   size_t worker_size, dt_worker_init_fn init, const void *arg);
+
 #endif

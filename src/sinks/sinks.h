@@ -58,7 +58,4 @@ int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen);
  * the same bytes for every count of workers. */
 int dt_perfetto_write_file(dt_session *s, const char *path, unsigned workers, devtrace_error *err);
 
-/* The exit summary: counts per kind, losses, top kernels by total device time. */
-void dt_summary_print(dt_session *s, FILE *out, size_t top);
-
 #endif

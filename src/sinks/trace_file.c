@@ -1,5 +1,6 @@
 /* trace_file.c: what the trace sinks share: the format a trace's file name asks for, the
- * file written atomically (<path>.tmp, renamed once complete, removed on failure), its
+ * file written atomically (<path>.tmp, made new, never through a link or another user's file
+ * planted there; renamed once complete, removed on failure), its
  * gzip level and stream, and
  * devtrace_write_trace, which writes whichever format the name asks for; and the names
  * both formats give copies and device properties. */
@@ -12,6 +13,7 @@
 #include <zlib.h>
 
 #include "core/errors.h"
+#include "core/new_file.h"
 #include "sinks.h"
 
 static int ends_with_nocase(const char *s, const char *suffix)
@@ -105,17 +107,24 @@ int dt_trace_file_write(dt_session *s, const char *path, unsigned workers, dt_tr
         unsigned threads = dt_chrome_write_threads(s);
         workers = threads > 1 ? threads : 0;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    size_t cap = strlen(path) + 16;
+    char *tmp = malloc(cap);
     if (!tmp)
         return dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
+    int fd = dt_file_create_tmp(path, tmp, cap); /* never through a name planted there */
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        int rc = dt_error_set(err, DEVTRACE_EIO,
-                              "cannot write the trace to %s: %s; check that the directory exists and is writable", tmp,
-                              strerror(errno));
+        int e = errno;
+        int rc = dt_file_refusal(e)
+                     ? dt_error_set(err, DEVTRACE_EIO, "cannot write the trace to %s: %s", path, dt_file_refusal(e))
+                     : dt_error_set(err, DEVTRACE_EIO,
+                                    "cannot write the trace to %s: %s; check that the directory "
+                                    "exists and is writable",
+                                    tmp, strerror(e));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         free(tmp);
         return rc;
     }

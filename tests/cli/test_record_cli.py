@@ -119,7 +119,7 @@ def every_command_has_help():
 # registry.c's auto order, and each backend's validation level (the start of its line).
 AUTO_ORDER = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa", "opencl"]
 LEVEL = {"cupti": "headers+emulated", "mcpti": "emulated", "ppu": "emulated", "iluvatar": "emulated",
-         "roctracer": "emulated", "mspti": "emulated", "musa": "emulated", "opencl": "hardware",
+         "roctracer": "emulated", "mspti": "headers+emulated", "musa": "emulated", "opencl": "hardware",
          "none": "n/a"}
 
 

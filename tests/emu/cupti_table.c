@@ -5,57 +5,10 @@
  * cupti_callbacks.h (CUpti_CallbackData, domains, sites), cupti_result.h (results),
  * cupti_runtime_cbid.h (callback ids). test_emu_layout.c compares the layouts with
  * offsetof/sizeof of the real structs whenever those headers are installed. */
+#include "emu_cuda_fields.h"
 #include "emu_vendors.h"
 
-/* The tables below are laid out by hand, a few fields a line. */
 /* clang-format off */
-/* CUpti_ActivityKernel10 (216 bytes). Kernel9 (CUDA 12.x) has the same prefix through name. */
-static const emu_field_at cupti_kernel10[] = {
-    {EMU_F_KIND, 4, 0},           {EMU_F_REGISTERS, 2, 6},    {EMU_F_START, 8, 16},
-    {EMU_F_END, 8, 24},           {EMU_F_COMPLETED, 8, 32},   {EMU_F_DEVICE, 4, 40},
-    {EMU_F_CONTEXT, 4, 44},       {EMU_F_STREAM, 4, 48},      {EMU_F_GRID_X, 4, 52},
-    {EMU_F_GRID_Y, 4, 56},        {EMU_F_GRID_Z, 4, 60},      {EMU_F_BLOCK_X, 4, 64},
-    {EMU_F_BLOCK_Y, 4, 68},       {EMU_F_BLOCK_Z, 4, 72},     {EMU_F_STATIC_SMEM, 4, 76},
-    {EMU_F_DYNAMIC_SMEM, 4, 80},  {EMU_F_CORRELATION, 4, 92}, {EMU_F_GRID_ID, 8, 96},
-    {EMU_F_NAME, 8, 104},         {EMU_F_QUEUED, 8, 120},     {EMU_F_SUBMITTED, 8, 128},
-};
-
-/* CUpti_ActivityMemcpy6 (96 bytes). */
-static const emu_field_at cupti_memcpy6[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_COPY_KIND, 1, 4}, {EMU_F_SRC_KIND, 1, 5},     {EMU_F_DST_KIND, 1, 6},
-    {EMU_F_FLAGS, 1, 7},    {EMU_F_BYTES, 8, 8},     {EMU_F_START, 8, 16},       {EMU_F_END, 8, 24},
-    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},  {EMU_F_STREAM, 4, 40},      {EMU_F_CORRELATION, 4, 44},
-    {EMU_F_RUNTIME_CORRELATION, 4, 48},
-};
-
-/* CUpti_ActivityMemset4 (88 bytes). */
-static const emu_field_at cupti_memset4[] = {
-    {EMU_F_KIND, 4, 0},    {EMU_F_VALUE, 4, 4},    {EMU_F_BYTES, 8, 8},        {EMU_F_START, 8, 16},
-    {EMU_F_END, 8, 24},    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},     {EMU_F_STREAM, 4, 40},
-    {EMU_F_CORRELATION, 4, 44}, {EMU_F_FLAGS, 2, 48}, {EMU_F_MEMORY_KIND, 2, 50},
-};
-
-/* CUpti_ActivityAPI (40 bytes): runtime and driver API records. */
-static const emu_field_at cupti_api[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_CBID, 4, 4},    {EMU_F_START, 8, 8},        {EMU_F_END, 8, 16},
-    {EMU_F_PROCESS, 4, 24}, {EMU_F_THREAD, 4, 28}, {EMU_F_CORRELATION, 4, 32}, {EMU_F_RETURN_VALUE, 4, 36},
-};
-
-/* CUpti_ActivityExternalCorrelation (24 bytes). */
-static const emu_field_at cupti_external_correlation[] = {
-    {EMU_F_KIND, 4, 0},
-    {EMU_F_EXTERNAL_KIND, 4, 4},
-    {EMU_F_EXTERNAL_ID, 8, 8},
-    {EMU_F_CORRELATION, 4, 16},
-};
-
-/* CUpti_CallbackData (72 bytes): what a runtime-domain callback receives. */
-static const emu_field_at cupti_callback_data[] = {
-    {EMU_F_CB_SITE, 4, 0},           {EMU_F_CB_FUNCTION_NAME, 8, 8},     {EMU_F_CB_FUNCTION_PARAMS, 8, 16},
-    {EMU_F_CB_RETURN_VALUE_PTR, 8, 24}, {EMU_F_CB_SYMBOL_NAME, 8, 32},   {EMU_F_CB_CONTEXT_PTR, 8, 40},
-    {EMU_F_CB_CONTEXT_UID, 4, 48},   {EMU_F_CB_CORRELATION_DATA, 8, 56}, {EMU_F_CORRELATION, 4, 64},
-};
-
 const emu_vendor emu_cupti_vendor = {
     .name = "cupti",
     .result_prefix = "CUPTI_",
@@ -72,12 +25,12 @@ const emu_vendor emu_cupti_vendor = {
     .result = {.success = 0, .invalid_parameter = 1, .invalid_operation = 7, .max_limit_reached = 12,
                .not_initialized = 15, .queue_empty = 18, .invalid_kind = 21, .multiple_subscribers = 39,
                .unknown = 999},
-    .kernel = EMU_LAYOUT("CUpti_ActivityKernel10", 216, cupti_kernel10),
-    .memcpy = EMU_LAYOUT("CUpti_ActivityMemcpy6", 96, cupti_memcpy6),
-    .memset = EMU_LAYOUT("CUpti_ActivityMemset4", 88, cupti_memset4),
-    .api = EMU_LAYOUT("CUpti_ActivityAPI", 40, cupti_api),
-    .external_correlation = EMU_LAYOUT("CUpti_ActivityExternalCorrelation", 24, cupti_external_correlation),
-    .callback_data = EMU_LAYOUT("CUpti_CallbackData", 72, cupti_callback_data),
+    .kernel = EMU_LAYOUT("CUpti_ActivityKernel10", 216, emu_cuda_kernel_fields),
+    .memcpy = EMU_LAYOUT("CUpti_ActivityMemcpy6", 96, emu_cuda_memcpy_fields),
+    .memset = EMU_LAYOUT("CUpti_ActivityMemset4", 88, emu_cuda_memset_fields),
+    .api = EMU_LAYOUT("CUpti_ActivityAPI", 40, emu_cuda_api_fields),
+    .external_correlation = EMU_LAYOUT("CUpti_ActivityExternalCorrelation", 24, emu_cuda_external_correlation_fields),
+    .callback_data = EMU_LAYOUT("CUpti_CallbackData", 72, emu_cuda_callback_data_fields),
     /* CUpti_ActivityMemcpyKind HTOD 1, DTOH 2, DTOD 8; CUpti_ActivityMemoryKind PAGEABLE 1, DEVICE 3 */
     .copy_kind = {0, 1, 2, 8},
     .src_memory_kind = {0, 1, 3, 3},

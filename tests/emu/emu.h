@@ -78,6 +78,17 @@ typedef enum emu_field {
     EMU_F_CB_CONTEXT_PTR,      /* the context handle */
     EMU_F_CB_CONTEXT_UID,
     EMU_F_CB_CORRELATION_DATA, /* uint64_t * */
+    /* collectives, markers, memory (MSPTI) */
+    EMU_F_DATA_TYPE,   /* the vendor's number of the collective's data type */
+    EMU_F_ELEMENTS,    /* a collective's element count */
+    EMU_F_ALGORITHM,   /* const char * */
+    EMU_F_COMM_NAME,   /* const char * */
+    EMU_F_MARKER_FLAG, /* the vendor's start/end/instant flag */
+    EMU_F_SOURCE_KIND, /* host or device */
+    EMU_F_TIMESTAMP,   /* a point in time (markers) */
+    EMU_F_MARKER_ID,   /* pairs a range's start and end */
+    EMU_F_MEMORY_OP,   /* allocation or release */
+    EMU_F_ADDRESS,     /* a device address */
     EMU_F_COUNT
 } emu_field;
 
@@ -118,7 +129,10 @@ typedef struct emu_kind_numbers {
     uint32_t runtime;
     uint32_t concurrent_kernel;
     uint32_t external_correlation;
-    uint32_t max_valid; /* kinds 1..max_valid may be enabled */
+    uint32_t max_valid;     /* kinds 1..max_valid may be enabled */
+    uint32_t communication; /* 0: the vendor has no collective records */
+    uint32_t marker;        /* 0: no marker records */
+    uint32_t memory;        /* 0: no memory records */
 } emu_kind_numbers;
 
 typedef struct emu_result_codes {
@@ -189,6 +203,11 @@ typedef struct emu_vendor {
     /* A vendor whose callback data carries more than the layout's fields (ROCtracer's args
      * union) completes the block here, once per call, after the fields; or NULL. */
     void (*complete_callback_data)(uint8_t *block, int call, const wl_stmt *st);
+    /* Collective, marker and memory records, for a vendor whose kind numbers name them. */
+    emu_layout communication, marker, memory;
+    uint32_t dtype[WL_DTYPE_COUNT];             /* the vendor's data type number, by wl_dtype */
+    uint32_t marker_start, marker_end;          /* the vendor's marker flags (host side) */
+    uint32_t memory_allocation, memory_release; /* the vendor's memory operation numbers */
 } emu_vendor;
 
 /* ---- faults ---- */
@@ -254,6 +273,9 @@ void emu_stats_get(devemu_stats *out);
 /* One runtime call: callbacks, records, device timeline. st is NULL for a plain API
  * call, else the launch/memcpy/memset/sync statement it performs. */
 int emu_runtime_call(int call, const wl_stmt *st);
+/* A marker range begins (WL_STMT_MARK_PUSH) or the innermost one ends (WL_STMT_MARK_POP) on the
+ * calling thread: one marker record, when the vendor has them and the kind is enabled. */
+void emu_marker(const wl_stmt *st);
 
 /* ---- the driving side (emu_drive.c) ---- */
 

@@ -300,6 +300,12 @@ static uint32_t record_size_of_kind(uint32_t kind)
         return v->api.size;
     if (kind == v->kind.external_correlation)
         return v->external_correlation.size;
+    if (v->kind.communication && kind == v->kind.communication)
+        return v->communication.size;
+    if (v->kind.marker && kind == v->kind.marker)
+        return v->marker.size;
+    if (v->kind.memory && kind == v->kind.memory)
+        return v->memory.size;
     if (v->malformed_style == EMU_MALFORMED_UNKNOWN_KIND && kind == v->bogus_kind)
         return v->bogus_size;
     return 0;

@@ -297,6 +297,8 @@ static void emit_api_record(const call_ctx *c)
     v[EMU_F_CORRELATION] = c->correlation;
     v[EMU_F_RETURN_VALUE] = (uint64_t)c->return_value;
     v[EMU_F_NAME] = (uintptr_t)emu__vendor->api_name[c->call]; /* vendors that name API records (MSPTI) */
+    if (c->st && c->st->kind == WL_STMT_COLLECTIVE)
+        v[EMU_F_NAME] = (uintptr_t)c->st->u.collective.call; /* the collective's own call */
     emu__write_and_append(&emu__vendor->api, v);
     emu__count(&emu__stats.api_records);
 }
@@ -478,6 +480,10 @@ static void run_device_work(call_ctx *c)
         dur_ns = st->u.memset.dur_ns;
         stream = st->u.memset.stream;
         break;
+    case WL_STMT_COLLECTIVE:
+        dur_ns = st->u.collective.dur_ns;
+        stream = st->u.collective.stream;
+        break;
     case WL_STMT_SYNC:
         emu__wait_until(emu__timeline_last_end(st->u.sync.device_wide, st->u.sync.stream));
         return;
@@ -492,10 +498,93 @@ static void run_device_work(call_ctx *c)
         emu__wait_until(c->dev_end); /* cudaMemcpy is synchronous */
 }
 
+/* A collective on its stream, with the call's correlation id (the vendor's communication record). */
+static void emit_communication_record(const call_ctx *c)
+{
+    const wl_collective *k = &c->st->u.collective;
+    const emu_vendor *vd = emu__vendor;
+    uint64_t v[EMU_F_COUNT] = {0};
+    if (!vd->kind.communication || !emu__kind_on(vd->kind.communication))
+        return;
+    if (emu__take_one(&emu__pending_drop)) {
+        emu__count_drop();
+        return;
+    }
+    v[EMU_F_KIND] = vd->kind.communication;
+    device_values(c, k->stream, v);
+    v[EMU_F_DATA_TYPE] = vd->dtype[k->dtype];
+    v[EMU_F_ELEMENTS] = k->count;
+    v[EMU_F_ALGORITHM] = (uintptr_t)k->alg;
+    v[EMU_F_NAME] = (uintptr_t)k->name;
+    v[EMU_F_COMM_NAME] = (uintptr_t)k->comm;
+    emu__write_and_append(&vd->communication, v);
+}
+
+/* An allocation or release (alloc/free statements), at the call's end, with its correlation id. */
+static void emit_memory_record(const call_ctx *c)
+{
+    const wl_memory *m = &c->st->u.memory;
+    const emu_vendor *vd = emu__vendor;
+    uint64_t v[EMU_F_COUNT] = {0};
+    if (!vd->kind.memory || !emu__kind_on(vd->kind.memory))
+        return;
+    v[EMU_F_KIND] = vd->kind.memory;
+    v[EMU_F_MEMORY_OP] = c->st->kind == WL_STMT_FREE ? vd->memory_release : vd->memory_allocation;
+    v[EMU_F_MEMORY_KIND] = 1; /* device memory */
+    v[EMU_F_CORRELATION] = c->correlation;
+    v[EMU_F_START] = c->start;
+    v[EMU_F_END] = c->end;
+    v[EMU_F_ADDRESS] = m->address;
+    v[EMU_F_BYTES] = m->bytes;
+    v[EMU_F_PROCESS] = (uint64_t)getpid();
+    v[EMU_F_DEVICE] = atomic_load(&g_device_id);
+    v[EMU_F_STREAM] = m->stream;
+    emu__write_and_append(&vd->memory, v);
+}
+
+void emu_marker(const wl_stmt *st)
+{
+    const emu_vendor *vd = emu__vendor;
+    static _Thread_local uint64_t open_ids[64];
+    static _Thread_local size_t nopen;
+    if (!vd || !vd->kind.marker)
+        return;
+    uint64_t id;
+    if (st->kind == WL_STMT_MARK_PUSH) {
+        id = st->u.mark.id;
+        if (nopen < 64)
+            open_ids[nopen++] = id;
+    } else {
+        if (nopen == 0)
+            return;
+        id = open_ids[--nopen];
+    }
+    if (!emu__kind_on(vd->kind.marker))
+        return;
+    uint64_t v[EMU_F_COUNT] = {0};
+    v[EMU_F_KIND] = vd->kind.marker;
+    v[EMU_F_MARKER_FLAG] = st->kind == WL_STMT_MARK_PUSH ? vd->marker_start : vd->marker_end;
+    v[EMU_F_SOURCE_KIND] = 0; /* host */
+    v[EMU_F_TIMESTAMP] = emu_now();
+    v[EMU_F_MARKER_ID] = id;
+    v[EMU_F_PROCESS] = (uint64_t)getpid();
+    v[EMU_F_THREAD] = thread_id();
+    v[EMU_F_NAME] = st->kind == WL_STMT_MARK_PUSH ? (uintptr_t)st->u.mark.name : 0;
+    emu__write_and_append(&vd->marker, v);
+}
+
 static void emit_device_record(const call_ctx *c)
 {
+    if (c->st && (c->st->kind == WL_STMT_ALLOC || c->st->kind == WL_STMT_FREE)) {
+        emit_memory_record(c);
+        return;
+    }
     if (!c->has_device_work)
         return;
+    if (c->st->kind == WL_STMT_COLLECTIVE) {
+        emit_communication_record(c);
+        return;
+    }
     if (c->st->kind == WL_STMT_LAUNCH)
         emit_kernel_record(c);
     else if (c->st->kind == WL_STMT_MEMCPY)

@@ -297,6 +297,16 @@ static int run_statement(const wl_stmt *st)
         return emu_runtime_call(WL_CALL_MEMSET, st);
     case WL_STMT_SYNC:
         return emu_runtime_call(st->u.sync.device_wide ? WL_CALL_SYNC_DEVICE : WL_CALL_SYNC_STREAM, st);
+    case WL_STMT_COLLECTIVE:
+        return emu_runtime_call(WL_CALL_COLLECTIVE, st);
+    case WL_STMT_ALLOC:
+        return emu_runtime_call(WL_CALL_MALLOC, st);
+    case WL_STMT_FREE:
+        return emu_runtime_call(WL_CALL_FREE, st);
+    case WL_STMT_MARK_PUSH:
+    case WL_STMT_MARK_POP:
+        emu_marker(st);
+        return 0;
     default:
         return 0; /* device: declared, nothing to run */
     }

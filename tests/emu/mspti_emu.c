@@ -142,6 +142,12 @@ static uint32_t record_size(uint32_t kind)
         return v->memset.size;
     if (kind == v->kind.external_correlation)
         return v->external_correlation.size;
+    if (kind == v->kind.communication)
+        return v->communication.size;
+    if (kind == v->kind.marker)
+        return v->marker.size;
+    if (kind == v->kind.memory)
+        return v->memory.size;
     if (kind == v->kind.runtime || kind == MSPTI_KIND_API || kind == MSPTI_KIND_NODE_API ||
         kind == MSPTI_KIND_RUNTIME_API)
         return v->api.size;

@@ -51,6 +51,30 @@ static const emu_field_at mspti_external_correlation[] = {
     {EMU_F_CORRELATION, 8, 16},
 };
 
+/* msptiActivityCommunication, 72 bytes: kind@0, dataType@4, count u64@8, ds.deviceId@16,
+ * ds.streamId@20, start@24, end@32, algType char*@40, name char*@48, commName char*@56,
+ * correlationId u64@64. */
+static const emu_field_at mspti_communication[] = {
+    {EMU_F_KIND, 4, 0},       {EMU_F_DATA_TYPE, 4, 4},  {EMU_F_ELEMENTS, 8, 8},    {EMU_F_DEVICE, 4, 16},
+    {EMU_F_STREAM, 4, 20},    {EMU_F_START, 8, 24},     {EMU_F_END, 8, 32},        {EMU_F_ALGORITHM, 8, 40},
+    {EMU_F_NAME, 8, 48},      {EMU_F_COMM_NAME, 8, 56}, {EMU_F_CORRELATION, 8, 64},
+};
+
+/* msptiActivityMarker, 56 bytes: kind@0, flag@4, sourceKind@8, timestamp u64@12, id u64@20,
+ * objectId (pt.processId@28, pt.threadId@32), name char*@36, domain char*@44. */
+static const emu_field_at mspti_marker[] = {
+    {EMU_F_KIND, 4, 0},       {EMU_F_MARKER_FLAG, 4, 4}, {EMU_F_SOURCE_KIND, 4, 8}, {EMU_F_TIMESTAMP, 8, 12},
+    {EMU_F_MARKER_ID, 8, 20}, {EMU_F_PROCESS, 4, 28},    {EMU_F_THREAD, 4, 32},     {EMU_F_NAME, 8, 36},
+};
+
+/* msptiActivityMemory, 64 bytes: kind@0, memoryOperationType@4, memoryKind@8, correlationId u64@12,
+ * start@20, end@28, address@36, bytes@44, processId@52, deviceId@56, streamId@60. */
+static const emu_field_at mspti_memory[] = {
+    {EMU_F_KIND, 4, 0},       {EMU_F_MEMORY_OP, 4, 4}, {EMU_F_MEMORY_KIND, 4, 8}, {EMU_F_CORRELATION, 8, 12},
+    {EMU_F_START, 8, 20},     {EMU_F_END, 8, 28},      {EMU_F_ADDRESS, 8, 36},    {EMU_F_BYTES, 8, 44},
+    {EMU_F_PROCESS, 4, 52},   {EMU_F_DEVICE, 4, 56},   {EMU_F_STREAM, 4, 60},
+};
+
 /* msptiCallbackData (not packed), 72 bytes: callbackSite@0, functionName@8,
  * functionParams@16, functionReturnValue@24, symbolName@32, correlationId u64@40,
  * reserved1@48, reserved2@56, correlationData@64. */
@@ -67,7 +91,7 @@ const emu_vendor emu_mspti_vendor = {
     /* The aclrt* calls are ACL-level API records: kind ACL_API 10. MARKER 1 ... OVERHEAD 13
      * may be enabled (max_valid); only the kinds below are written. */
     .kind = {.memcpy = 7, .memset = 6, .kernel = 2, .driver = 0, .runtime = 10, .concurrent_kernel = 0,
-             .external_correlation = 8, .max_valid = 13},
+             .external_correlation = 8, .max_valid = 13, .communication = 9, .marker = 1, .memory = 5},
     .external_kind_custom0 = 2,
     .external_kind_limit = 5, /* INVALID 0, UNKNOWN 1, CUSTOM0 2, CUSTOM1 3, CUSTOM2 4 */
     .callback_domain_runtime = 1, /* MSPTI_CB_DOMAIN_RUNTIME; HCCL 2 */
@@ -127,6 +151,7 @@ const emu_vendor emu_mspti_vendor = {
         [WL_CALL_MEMSET] = "aclrtMemsetAsync",
         [WL_CALL_SYNC_STREAM] = "aclrtSynchronizeStream",
         [WL_CALL_SYNC_DEVICE] = "aclrtSynchronizeDevice",
+        [WL_CALL_COLLECTIVE] = "HcclAllReduce", /* a collective statement names its own call */
     },
     .injection_env = NULL, /* MSPTI has no injection hook: a tracer is preloaded */
     .clock_epoch_ns = 0,   /* CLOCK_REALTIME ns, MSPTI's default */
@@ -137,5 +162,14 @@ const emu_vendor emu_mspti_vendor = {
     /* [I] a test choice: ids start above 2^32, so a tracer that keeps only 32 bits of
      * MSPTI's u64 correlation ids loses every flow. The real library's first id is unknown. */
     .first_correlation = (1ull << 32) + 1,
+    .communication = EMU_LAYOUT_PACKED("msptiActivityCommunication", 72, mspti_communication),
+    .marker = EMU_LAYOUT_PACKED("msptiActivityMarker", 56, mspti_marker),
+    .memory = EMU_LAYOUT_PACKED("msptiActivityMemory", 64, mspti_memory),
+    /* msptiCommunicationDataType by wl_dtype: INT8 0, INT32 2, FP16 3, FP32 4, BFP16 11 */
+    .dtype = {0, 2, 3, 4, 11},
+    .marker_start = 1 << 1, /* MSPTI_ACTIVITY_FLAG_MARKER_START */
+    .marker_end = 1 << 2,   /* MSPTI_ACTIVITY_FLAG_MARKER_END */
+    .memory_allocation = 0,
+    .memory_release = 1,
 };
 /* clang-format on */

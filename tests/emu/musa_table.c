@@ -6,57 +6,10 @@
  * (inferred from MUPTI being a port of CUPTI: every layout below is CUPTI's struct of the
  * same name, from the CUDA 11.x headers; kinds, results, domains and memory kinds are
  * CUPTI's). Passing against this emulator means "emulated", nothing more. */
+#include "emu_cuda_fields.h"
 #include "emu_vendors.h"
 
-/* The tables below are laid out by hand, a few fields a line. */
 /* clang-format off */
-/* MUpti_ActivityKernel6, 168 bytes [I: CUpti_ActivityKernel6]. */
-static const emu_field_at musa_kernel6[] = {
-    {EMU_F_KIND, 4, 0},           {EMU_F_REGISTERS, 2, 6},    {EMU_F_START, 8, 16},
-    {EMU_F_END, 8, 24},           {EMU_F_COMPLETED, 8, 32},   {EMU_F_DEVICE, 4, 40},
-    {EMU_F_CONTEXT, 4, 44},       {EMU_F_STREAM, 4, 48},      {EMU_F_GRID_X, 4, 52},
-    {EMU_F_GRID_Y, 4, 56},        {EMU_F_GRID_Z, 4, 60},      {EMU_F_BLOCK_X, 4, 64},
-    {EMU_F_BLOCK_Y, 4, 68},       {EMU_F_BLOCK_Z, 4, 72},     {EMU_F_STATIC_SMEM, 4, 76},
-    {EMU_F_DYNAMIC_SMEM, 4, 80},  {EMU_F_CORRELATION, 4, 92}, {EMU_F_GRID_ID, 8, 96},
-    {EMU_F_NAME, 8, 104},         {EMU_F_QUEUED, 8, 120},     {EMU_F_SUBMITTED, 8, 128},
-};
-
-/* MUpti_ActivityMemcpy4, 80 bytes [I: CUpti_ActivityMemcpy4]. */
-static const emu_field_at musa_memcpy4[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_COPY_KIND, 1, 4}, {EMU_F_SRC_KIND, 1, 5},     {EMU_F_DST_KIND, 1, 6},
-    {EMU_F_FLAGS, 1, 7},    {EMU_F_BYTES, 8, 8},     {EMU_F_START, 8, 16},       {EMU_F_END, 8, 24},
-    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},  {EMU_F_STREAM, 4, 40},      {EMU_F_CORRELATION, 4, 44},
-    {EMU_F_RUNTIME_CORRELATION, 4, 48},
-};
-
-/* MUpti_ActivityMemset3, 80 bytes [I: CUpti_ActivityMemset3]. */
-static const emu_field_at musa_memset3[] = {
-    {EMU_F_KIND, 4, 0},    {EMU_F_VALUE, 4, 4},    {EMU_F_BYTES, 8, 8},        {EMU_F_START, 8, 16},
-    {EMU_F_END, 8, 24},    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},     {EMU_F_STREAM, 4, 40},
-    {EMU_F_CORRELATION, 4, 44}, {EMU_F_FLAGS, 2, 48}, {EMU_F_MEMORY_KIND, 2, 50},
-};
-
-/* MUpti_ActivityAPI, 40 bytes [I: CUpti_ActivityAPI]. */
-static const emu_field_at musa_api[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_CBID, 4, 4},    {EMU_F_START, 8, 8},        {EMU_F_END, 8, 16},
-    {EMU_F_PROCESS, 4, 24}, {EMU_F_THREAD, 4, 28}, {EMU_F_CORRELATION, 4, 32}, {EMU_F_RETURN_VALUE, 4, 36},
-};
-
-/* MUpti_ActivityExternalCorrelation, 24 bytes [I: CUPTI's]. */
-static const emu_field_at musa_external_correlation[] = {
-    {EMU_F_KIND, 4, 0},
-    {EMU_F_EXTERNAL_KIND, 4, 4},
-    {EMU_F_EXTERNAL_ID, 8, 8},
-    {EMU_F_CORRELATION, 4, 16},
-};
-
-/* MUpti_CallbackData, 72 bytes [I: CUpti_CallbackData]. */
-static const emu_field_at musa_callback_data[] = {
-    {EMU_F_CB_SITE, 4, 0},           {EMU_F_CB_FUNCTION_NAME, 8, 8},     {EMU_F_CB_FUNCTION_PARAMS, 8, 16},
-    {EMU_F_CB_RETURN_VALUE_PTR, 8, 24}, {EMU_F_CB_SYMBOL_NAME, 8, 32},   {EMU_F_CB_CONTEXT_PTR, 8, 40},
-    {EMU_F_CB_CONTEXT_UID, 4, 48},   {EMU_F_CB_CORRELATION_DATA, 8, 56}, {EMU_F_CORRELATION, 4, 64},
-};
-
 const emu_vendor emu_musa_vendor = {
     .name = "musa",
     .result_prefix = "MUPTI_",
@@ -73,12 +26,12 @@ const emu_vendor emu_musa_vendor = {
     .result = {.success = 0, .invalid_parameter = 1, .invalid_operation = 7, .max_limit_reached = 12,
                .not_initialized = 15, .queue_empty = 18, .invalid_kind = 21, .multiple_subscribers = 39,
                .unknown = 999},
-    .kernel = EMU_LAYOUT("MUpti_ActivityKernel6", 168, musa_kernel6),
-    .memcpy = EMU_LAYOUT("MUpti_ActivityMemcpy4", 80, musa_memcpy4),
-    .memset = EMU_LAYOUT("MUpti_ActivityMemset3", 80, musa_memset3),
-    .api = EMU_LAYOUT("MUpti_ActivityAPI", 40, musa_api),
-    .external_correlation = EMU_LAYOUT("MUpti_ActivityExternalCorrelation", 24, musa_external_correlation),
-    .callback_data = EMU_LAYOUT("MUpti_CallbackData", 72, musa_callback_data),
+    .kernel = EMU_LAYOUT("MUpti_ActivityKernel6", 168, emu_cuda_kernel_fields),
+    .memcpy = EMU_LAYOUT("MUpti_ActivityMemcpy4", 80, emu_cuda_memcpy_fields),
+    .memset = EMU_LAYOUT("MUpti_ActivityMemset3", 80, emu_cuda_memset_fields),
+    .api = EMU_LAYOUT("MUpti_ActivityAPI", 40, emu_cuda_api_fields),
+    .external_correlation = EMU_LAYOUT("MUpti_ActivityExternalCorrelation", 24, emu_cuda_external_correlation_fields),
+    .callback_data = EMU_LAYOUT("MUpti_CallbackData", 72, emu_cuda_callback_data_fields),
     .copy_kind = {0, 1, 2, 8},
     .src_memory_kind = {0, 1, 3, 3},
     .dst_memory_kind = {0, 3, 1, 3},

@@ -117,8 +117,8 @@ static const struct bad_case {
     const char *text;
     const char *message;
 } bad_cases[] = {
-    {"frobnicate x=1\n",
-     "bad.wl:1: unknown statement 'frobnicate' (expected device, op, api, launch, memcpy, memset or sync)"},
+    {"frobnicate x=1\n", "bad.wl:1: unknown statement 'frobnicate' (expected device, op, api, launch, memcpy, memset, "
+                         "sync, collective, mark, alloc or free)"},
     {"api call=malloc colour=red\n", "bad.wl:1: api: unknown key 'colour'"},
     {"api call=mallocc\n",
      "bad.wl:1: api: unknown call 'mallocc' (expected a generic name such as get_device or malloc)"},

@@ -90,6 +90,9 @@ typedef struct parser {
     const char *stmt_name; /* for messages: "launch", "op push" */
     open_op *open;         /* stack of open ops */
     size_t nopen, capopen;
+    size_t nmarks;      /* marker ranges open */
+    int first_mark;     /* the line of the outermost one still open */
+    uint64_t allocated; /* bytes allocated and not yet freed */
     op_index index;
     size_t capstmts, capops;
 } parser;
@@ -447,6 +450,85 @@ static int parse_op_pop(parser *ps, token *toks, size_t ntoks)
     return 0;
 }
 
+static const struct {
+    const char *name;
+    unsigned size;
+} wl_dtypes[WL_DTYPE_COUNT] = {
+#define WL__DTYPE_ROW(id, name, size) {name, size},
+    WL_DTYPE_MAP(WL__DTYPE_ROW)
+#undef WL__DTYPE_ROW
+};
+
+unsigned wl_dtype_size(int dtype)
+{
+    return dtype >= 0 && dtype < WL_DTYPE_COUNT ? wl_dtypes[dtype].size : 0;
+}
+
+static int parse_collective(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
+{
+    static const char *const keys[] = {"call", "name", "comm", "alg", "count", "dtype", "dur_ns", "stream", NULL};
+    wl_collective *c = &st->u.collective;
+    span dtype = {0};
+    if (check_keys(ps, toks, ntoks, keys) < 0 || need_string(ps, toks, ntoks, "call", &c->call) < 0 ||
+        need_string(ps, toks, ntoks, "name", &c->name) < 0 || need_string(ps, toks, ntoks, "comm", &c->comm) < 0 ||
+        need_string(ps, toks, ntoks, "alg", &c->alg) < 0 ||
+        need_number(ps, toks, ntoks, "count", 1, UINT32_MAX, &c->count) < 0 ||
+        need(ps, toks, ntoks, "dtype", &dtype) < 0 ||
+        need_number(ps, toks, ntoks, "dur_ns", 1, WL_MAX_DUR_NS, &c->dur_ns) < 0)
+        return -1;
+    c->dtype = -1;
+    for (int i = 0; i < WL_DTYPE_COUNT; i++)
+        if (span_is(dtype, wl_dtypes[i].name))
+            c->dtype = i;
+    if (c->dtype < 0)
+        return fail(ps, "collective: bad value '%.*s' for dtype= (expected int8, int32, fp16, fp32 or bf16)",
+                    shown_len(dtype), dtype.p);
+    return need_u32(ps, toks, ntoks, "stream", 0, UINT32_MAX, &c->stream);
+}
+
+static int parse_mark_push(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
+{
+    static const char *const keys[] = {"name", "id", NULL};
+    if (check_keys(ps, toks, ntoks, keys) < 0 ||
+        need_number(ps, toks, ntoks, "id", 0, UINT64_MAX, &st->u.mark.id) < 0 ||
+        need_string(ps, toks, ntoks, "name", &st->u.mark.name) < 0)
+        return -1;
+    if (ps->nmarks++ == 0)
+        ps->first_mark = ps->line;
+    return 0;
+}
+
+static int parse_mark_pop(parser *ps, token *toks, size_t ntoks)
+{
+    static const char *const keys[] = {NULL};
+    if (check_keys(ps, toks, ntoks, keys) < 0)
+        return -1;
+    if (ps->nmarks == 0)
+        return fail(ps, "mark pop without a matching mark push");
+    ps->nmarks--;
+    return 0;
+}
+
+/* alloc addr= bytes= stream= | free addr= bytes= stream=: what is freed must have been allocated. */
+static int parse_memory(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
+{
+    static const char *const keys[] = {"addr", "bytes", "stream", NULL};
+    wl_memory *m = &st->u.memory;
+    if (check_keys(ps, toks, ntoks, keys) < 0 || need_number(ps, toks, ntoks, "addr", 1, UINT64_MAX, &m->address) < 0 ||
+        need_number(ps, toks, ntoks, "bytes", 1, UINT32_MAX, &m->bytes) < 0 ||
+        need_u32(ps, toks, ntoks, "stream", 0, UINT32_MAX, &m->stream) < 0)
+        return -1;
+    if (st->kind == WL_STMT_FREE) {
+        if (m->bytes > ps->allocated)
+            return fail(ps, "free: %llu bytes freed but only %llu allocated", (unsigned long long)m->bytes,
+                        (unsigned long long)ps->allocated);
+        ps->allocated -= m->bytes;
+    } else {
+        ps->allocated += m->bytes;
+    }
+    return 0;
+}
+
 /* Attributes a device statement's duration to the innermost open op. */
 static void attribute_device_time(parser *ps, const wl_stmt *st)
 {
@@ -457,6 +539,8 @@ static void attribute_device_time(parser *ps, const wl_stmt *st)
         dur = st->u.memcpy.dur_ns;
     else if (st->kind == WL_STMT_MEMSET)
         dur = st->u.memset.dur_ns;
+    else if (st->kind == WL_STMT_COLLECTIVE)
+        dur = st->u.collective.dur_ns;
     else
         return;
     if (ps->nopen == 0)
@@ -472,6 +556,14 @@ static void free_stmt(wl_stmt *st)
         free(st->u.launch.kernel);
     else if (st->kind == WL_STMT_OP_PUSH)
         free(st->u.op.name);
+    else if (st->kind == WL_STMT_MARK_PUSH)
+        free(st->u.mark.name);
+    else if (st->kind == WL_STMT_COLLECTIVE) {
+        free(st->u.collective.call);
+        free(st->u.collective.name);
+        free(st->u.collective.comm);
+        free(st->u.collective.alg);
+    }
 }
 
 /* Splits a line into tokens; the first one or two (for `op`) are words, the rest key=value. */
@@ -546,14 +638,35 @@ static int dispatch(parser *ps, span *words, size_t nwords, token *toks, size_t 
         }
         return fail(ps, "op: unknown verb '%.*s' (expected push or pop)", shown_len(words[1]), words[1].p);
     }
+    if (span_is(s, "mark")) {
+        if (nwords < 2)
+            return fail(ps, "mark: expected push or pop");
+        if (span_is(words[1], "push")) {
+            st->kind = WL_STMT_MARK_PUSH;
+            ps->stmt_name = "mark push";
+            return parse_mark_push(ps, toks, ntoks, st);
+        }
+        if (span_is(words[1], "pop")) {
+            st->kind = WL_STMT_MARK_POP;
+            ps->stmt_name = "mark pop";
+            return parse_mark_pop(ps, toks, ntoks);
+        }
+        return fail(ps, "mark: unknown verb '%.*s' (expected push or pop)", shown_len(words[1]), words[1].p);
+    }
     static const struct {
         const char *name;
         int kind;
         int (*parse)(parser *, token *, size_t, wl_stmt *);
     } table[] = {
-        {"device", WL_STMT_DEVICE, parse_device}, {"api", WL_STMT_API, parse_api},
-        {"launch", WL_STMT_LAUNCH, parse_launch}, {"memcpy", WL_STMT_MEMCPY, parse_memcpy},
-        {"memset", WL_STMT_MEMSET, parse_memset}, {"sync", WL_STMT_SYNC, parse_sync},
+        {"device", WL_STMT_DEVICE, parse_device},
+        {"api", WL_STMT_API, parse_api},
+        {"launch", WL_STMT_LAUNCH, parse_launch},
+        {"memcpy", WL_STMT_MEMCPY, parse_memcpy},
+        {"memset", WL_STMT_MEMSET, parse_memset},
+        {"sync", WL_STMT_SYNC, parse_sync},
+        {"collective", WL_STMT_COLLECTIVE, parse_collective},
+        {"alloc", WL_STMT_ALLOC, parse_memory},
+        {"free", WL_STMT_FREE, parse_memory},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (span_is(s, table[i].name)) {
@@ -561,8 +674,10 @@ static int dispatch(parser *ps, span *words, size_t nwords, token *toks, size_t 
             return table[i].parse(ps, toks, ntoks, st);
         }
     }
-    return fail(ps, "unknown statement '%.*s' (expected device, op, api, launch, memcpy, memset or sync)", shown_len(s),
-                s.p);
+    return fail(ps,
+                "unknown statement '%.*s' (expected device, op, api, launch, memcpy, memset, sync, collective, mark, "
+                "alloc or free)",
+                shown_len(s), s.p);
 }
 
 /* The first blank-separated word of a line that is not blank. */
@@ -590,7 +705,7 @@ static int parse_line(parser *ps, span line)
     span first = first_word(line);
     snprintf(name_buf, sizeof name_buf, "%.*s", (int)(first.n < 15 ? first.n : 15), first.p);
     ps->stmt_name = name_buf;
-    if (tokenize(ps, line, words, span_is(first, "op") ? 2 : 1, &nwords, toks, &ntoks) < 0)
+    if (tokenize(ps, line, words, span_is(first, "op") || span_is(first, "mark") ? 2 : 1, &nwords, toks, &ntoks) < 0)
         return -1;
     if (nwords == 0)
         return fail(ps, "line starts with '%.*s'; expected a statement name", shown_len(first), first.p);
@@ -610,6 +725,9 @@ static int parse_line(parser *ps, span line)
 
 static int check_balanced(parser *ps)
 {
+    if (ps->nmarks)
+        return fail(ps, "end of file with %zu mark%s still open (the outermost pushed at line %d)", ps->nmarks,
+                    ps->nmarks == 1 ? "" : "s", ps->first_mark);
     if (ps->nopen == 0)
         return 0;
     const open_op *top = &ps->open[ps->nopen - 1];
@@ -744,6 +862,17 @@ void wl_expected_counts(const wl_workload *w, wl_counts *out)
             out->memsets++;
             device_ns += st->u.memset.dur_ns;
             break;
+        case WL_STMT_COLLECTIVE:
+            out->collectives++;
+            device_ns += st->u.collective.dur_ns;
+            break;
+        case WL_STMT_ALLOC:
+        case WL_STMT_FREE:
+            out->memory_events++;
+            break;
+        case WL_STMT_MARK_PUSH:
+            out->marks++;
+            continue; /* not a runtime call */
         case WL_STMT_API:
         case WL_STMT_SYNC:
             break;

@@ -30,7 +30,8 @@ extern "C" {
     X(MEMCPY, "memcpy")                               \
     X(MEMSET, "memset")                               \
     X(SYNC_STREAM, "sync_stream")                     \
-    X(SYNC_DEVICE, "sync_device")
+    X(SYNC_DEVICE, "sync_device")                     \
+    X(COLLECTIVE, "collective")
 
 typedef enum wl_call {
 #define WL__CALL_ENUM(id, name) WL_CALL_##id,
@@ -52,7 +53,12 @@ typedef enum wl_stmt_kind {
     WL_STMT_LAUNCH,
     WL_STMT_MEMCPY,
     WL_STMT_MEMSET,
-    WL_STMT_SYNC
+    WL_STMT_SYNC,
+    WL_STMT_COLLECTIVE, /* a collective of a communicator: one runtime call, device work on a stream */
+    WL_STMT_MARK_PUSH,  /* a marker range begins on the calling thread (no runtime call) */
+    WL_STMT_MARK_POP,   /* the innermost marker range ends */
+    WL_STMT_ALLOC,      /* device memory allocated: the malloc call and a memory record */
+    WL_STMT_FREE        /* device memory released: the free call and a memory record */
 } wl_stmt_kind;
 
 typedef enum wl_copy_dir { WL_COPY_HTOD = 1, WL_COPY_DTOH = 2, WL_COPY_DTOD = 3 } wl_copy_dir;
@@ -100,6 +106,39 @@ typedef struct wl_sync {
     uint32_t stream; /* what=stream only */
 } wl_sync;
 
+/* The data types a collective names (dtype=), in this order. */
+#define WL_DTYPE_MAP(X) X(INT8, "int8", 1) X(INT32, "int32", 4) X(FP16, "fp16", 2) X(FP32, "fp32", 4) X(BF16, "bf16", 2)
+typedef enum wl_dtype {
+#define WL__DTYPE_ENUM(id, name, size) WL_DTYPE_##id,
+    WL_DTYPE_MAP(WL__DTYPE_ENUM)
+#undef WL__DTYPE_ENUM
+        WL_DTYPE_COUNT
+} wl_dtype;
+/* Bytes of one element of a wl_dtype. */
+unsigned wl_dtype_size(int dtype);
+
+typedef struct wl_collective {
+    char *call;     /* owned: the vendor's API name of the call (HcclAllReduce) */
+    char *name;     /* owned: the operation's name in the device record */
+    char *comm;     /* owned: the communicator */
+    char *alg;      /* owned: the algorithm */
+    uint64_t count; /* elements */
+    int dtype;      /* wl_dtype */
+    uint64_t dur_ns;
+    uint32_t stream;
+} wl_collective;
+
+typedef struct wl_mark {
+    char *name; /* owned */
+    uint64_t id;
+} wl_mark;
+
+typedef struct wl_memory {
+    uint64_t address;
+    uint64_t bytes;
+    uint32_t stream;
+} wl_memory;
+
 typedef struct wl_op_push {
     char *name; /* owned */
     uint64_t id;
@@ -116,6 +155,9 @@ typedef struct wl_stmt {
         wl_memcpy memcpy;
         wl_memset memset;
         wl_sync sync;
+        wl_collective collective;
+        wl_mark mark;     /* WL_STMT_MARK_PUSH */
+        wl_memory memory; /* WL_STMT_ALLOC, WL_STMT_FREE */
     } u;
 } wl_stmt;
 
@@ -145,7 +187,10 @@ typedef struct wl_counts {
     uint64_t kernels;
     uint64_t memcpys;
     uint64_t memsets;
-    uint64_t runtime;         /* one per api, launch, memcpy, memset and sync statement */
+    uint64_t runtime; /* one per api, launch, memcpy, memset, sync, collective, alloc and free statement */
+    uint64_t collectives;
+    uint64_t marks;
+    uint64_t memory_events;   /* alloc and free statements */
     uint64_t unattributed_ns; /* device ns outside every op */
     const wl_op_expect *ops;  /* borrowed from the workload */
     size_t nops;

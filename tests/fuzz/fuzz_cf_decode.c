@@ -57,28 +57,33 @@ static const dt_cf_descriptor *const descriptors[] = {
 /* Library versions around every boundary the layout tables have. */
 static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 130001, 130100, 200000, UINT32_MAX};
 
-/* Where a layout's decoder reads a pointer (up to two); -1: none. A layout whose decoder is not
+/* Where a layout's decoder reads a pointer (up to three); -1: none. A layout whose decoder is not
  * listed here could read a pointer this harness does not know about: its descriptor is skipped. */
 typedef struct pointer_fields {
-    int at[2];
+    int at[3];
 } pointer_fields;
 /* The engine's decoders, by id (DT_CF_DECODE_CUPTI_*). */
 static const pointer_fields engine_decoders[DT_CF_DECODE_CUPTI_EXTERNAL + 1] = {
-    [DT_CF_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1}},
-    [DT_CF_DECODE_CUPTI_MEMCPY] = {{-1, -1}},
-    [DT_CF_DECODE_CUPTI_MEMSET] = {{-1, -1}},
-    [DT_CF_DECODE_CUPTI_API] = {{-1, -1}},
-    [DT_CF_DECODE_CUPTI_EXTERNAL] = {{-1, -1}},
+    [DT_CF_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1, -1}},
+    [DT_CF_DECODE_CUPTI_MEMCPY] = {{-1, -1, -1}},
+    [DT_CF_DECODE_CUPTI_MEMSET] = {{-1, -1, -1}},
+    [DT_CF_DECODE_CUPTI_API] = {{-1, -1, -1}},
+    [DT_CF_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
 };
 #ifdef DT_HAVE_MSPTI
 /* MSPTI's decoders (mspti.c), by id (DT_MSPTI_DECODE_*). */
 #define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_CF_DECODE_VENDOR]
 static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_CF_DECODE_VENDOR] = {
-    MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
-    MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1}},
-    MSPTI_ID(MEMSET) = {{-1, -1}},
-    MSPTI_ID(MEMCPY) = {{-1, -1}},
-    MSPTI_ID(EXTERNAL) = {{-1, -1}},
+    MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name), -1}},
+    MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1, -1}},
+    MSPTI_ID(MEMSET) = {{-1, -1, -1}},
+    MSPTI_ID(MEMCPY) = {{-1, -1, -1}},
+    MSPTI_ID(EXTERNAL) = {{-1, -1, -1}},
+    MSPTI_ID(HCCL) = {{offsetof(dt_mspti_hccl, name), offsetof(dt_mspti_hccl, comm_name), -1}},
+    MSPTI_ID(COMMUNICATION) = {{offsetof(dt_mspti_communication, alg_type), offsetof(dt_mspti_communication, name),
+                                offsetof(dt_mspti_communication, comm_name)}},
+    MSPTI_ID(MARKER) = {{offsetof(dt_mspti_marker, name), offsetof(dt_mspti_marker, domain), -1}},
+    MSPTI_ID(MEMORY) = {{-1, -1, -1}},
 };
 #undef MSPTI_ID
 #endif
@@ -156,7 +161,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
     memcpy(&kind, rec, 4);
     const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
     const pointer_fields *pf = l ? fields_of(it.d->desc, l) : NULL;
-    for (int i = 0; pf && i < 2; i++) {
+    for (int i = 0; pf && i < 3; i++) {
         if (pf->at[i] < 0 || (size_t)pf->at[i] + sizeof(void *) > avail)
             continue;
         uint8_t pick = rec[pf->at[i]];

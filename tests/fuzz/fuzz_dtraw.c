@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "core/raw.h"
 #include "fuzz_common.h"
 

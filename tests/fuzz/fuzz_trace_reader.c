@@ -6,13 +6,18 @@
  *
  * Input: u8 piece seed, then the text. The text is read whole, then in pieces of 1 to 256
  * bytes (from the seed); both reads must agree on the result, the message and the number of
- * events. Then the report is built from it. Seeds: tests/fuzz/corpus/fuzz_trace_reader/. */
+ * events. Then the report is built from it, and must hold together: the device time linked to
+ * ops is the sum of the ops' device_self, each op's device_total is at least its device_self,
+ * the unlinked causes add up to the unlinked time, the skipped causes to the skipped count; and
+ * every diff table and the top changes are made (the report against itself: every delta 0).
+ * Seeds: tests/fuzz/corpus/fuzz_trace_reader/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "report/trace_reader.h"
 
@@ -20,6 +25,58 @@ typedef struct tally {
     uint64_t events;
     uint64_t name_bytes;
 } tally;
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "fuzz oracle: %s\n", what);
+    abort();
+}
+
+/* The report's figures hold together (saturated sums aside: a hostile trace may reach them). */
+static void check_report(const dt_report *r)
+{
+    int64_t self = 0, unlinked = 0;
+    int saturated = 0;
+    uint64_t skipped = 0;
+    for (size_t i = 0; i < r->nops; i++) {
+        self = dt_add_saturating(self, r->ops[i].device_self_ns);
+        if (r->ops[i].device_total_ns < r->ops[i].device_self_ns)
+            fail("an op's device_total below its device_self");
+        saturated |= r->ops[i].device_total_ns == INT64_MAX;
+    }
+    for (int c = 0; c < DT_UNLINKED_COUNT; c++)
+        unlinked = dt_add_saturating(unlinked, r->link.unlinked_ns[c]);
+    for (int c = 0; c < DT_SKIP_COUNT; c++)
+        skipped += r->skipped[c];
+    saturated |= self == INT64_MAX || self == INT64_MIN || r->link.linked_ns == INT64_MAX ||
+                 r->link.linked_ns == INT64_MIN || unlinked == INT64_MAX || unlinked == INT64_MIN;
+    if (!saturated && (self != r->link.linked_ns || unlinked != r->unlinked_device_ns))
+        fail("linked or unlinked device time does not add up");
+    if (skipped != r->nskipped)
+        fail("the skipped causes do not add up");
+    if (r->link.external_id_disagree > r->link.external_id_checked)
+        fail("more External id disagreements than checks");
+    dt_diff_options o = {0};
+    for (int by = 0; by < DT_BY_COUNT; by++) {
+        dt_table t;
+        if (dt_diff_table(r, r, (dt_compare_by)by, &o, &t) == 0)
+            for (size_t row = 0; row < t.nrows; row++) { /* the report against itself */
+                int delta = -1;
+                for (int c = 0; c < t.ncolumns; c++)
+                    if (!strcmp(t.columns[c].name, "delta_us"))
+                        delta = c;
+                if (delta < 0 || strcmp(t.cells[row * (size_t)t.ncolumns + (size_t)delta], "0.000") != 0)
+                    fail("a trace diffed against itself has a change");
+            }
+        dt_table_free(&t);
+    }
+    dt_table t;
+    dt_diff_top_table(r, r, (1u << DT_BY_COUNT) - 1, &o, &t);
+    dt_table_free(&t);
+    const dt_report *one[1] = {r};
+    dt_ranks_table(one, 1, DT_BY_OP, &t);
+    dt_table_free(&t);
+}
 
 static int count_event(const dt_tr_event *ev, void *user)
 {
@@ -58,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     if (rc == 0) {
+        check_report(&r);
         FILE *null = fopen("/dev/null", "w");
         if (null) {
             dt_report_write(&r, DT_FORMAT_TABLE, null, 0);

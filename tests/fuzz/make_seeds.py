@@ -114,6 +114,17 @@ def mspti_records():
     return out
 
 
+def mspti_more_records():
+    out = b""
+    out += struct.pack("<IIQIIQQQQQQ", 9, 4, 1024, 0, 3, 5000, 6000, 1, 2, 3, 14)   # communication 72
+    out += struct.pack("<IQQIIdQQ", 4, 6100, 6200, 0, 3, 12.5, 4, 5) + b"\0" * 4   # hccl 56
+    out += struct.pack("<IIIQQIIQQ", 1, 2, 0, 6300, 7, 77, 78, 6, 0) + b"\0" * 4   # marker start 56
+    out += struct.pack("<IIIQQIIQQ", 1, 4, 0, 6400, 7, 77, 78, 0, 0) + b"\0" * 4   # marker end 56
+    out += struct.pack("<IIIQQQQQIII", 5, 0, 1, 15, 6500, 6600, 0x1000, 4096, 77, 0, 3)  # memory 64
+    out += struct.pack("<IIIQQQQQIII", 5, 1, 1, 16, 6700, 6800, 0x1000, 4096, 77, 0, 3)  # memory 64
+    return out
+
+
 def cf_header(desc, version, flags, window=0, script=b"", params=b""):
     params = (params + b"\0" * 64)[:64]
     return bytes([desc, version, flags, window, len(script) // 3]) + params + script
@@ -138,6 +149,8 @@ def seeds_cf():
     write("fuzz_cf_decode", "cupti13_hostile", cf_header(0, 9, 0x04, 0, script) + cuda13)
     write("fuzz_cf_decode", "ppu_mixed", cf_header(1, 9, 0x08) + cuda13)
     write("fuzz_cf_decode", "mspti_packed", cf_header(3, 0, 0x40, 0, b"", samples) + mspti_records())
+    write("fuzz_cf_decode", "mspti_collectives_markers_memory",
+          cf_header(3, 0, 0x40, 0, b"", samples) + mspti_records() + mspti_more_records())
 
 
 # ---- fuzz_wire: real collector streams ----

@@ -3,7 +3,8 @@
 # prefix (cmake --install), checks what it holds (the header, libdevtrace.so with its SONAME,
 # libdevtrace.a, the command, devtrace.pc, the CMake package), builds the consumer through
 # pkg-config and through find_package(devtrace), runs both, and traces the pkg-config one with
-# the installed command: the trace holds its kernel and its annotated operator.
+# the installed command: the trace holds its kernel and its annotated operator. The installed
+# `devtrace record --torch` finds the installed Python package and records a torch program's ops.
 set -euo pipefail
 build=$1 src=$2 work=$3 python=$4
 prefix=$work/prefix
@@ -18,6 +19,9 @@ for f in include/devtrace.h "$libdir/libdevtrace.so" "$libdir/libdevtrace.a" bin
          "$libdir/pkgconfig/devtrace.pc" "$libdir/cmake/devtrace/devtraceConfig.cmake" \
          "$libdir/cmake/devtrace/devtraceConfigVersion.cmake" "$libdir/cmake/devtrace/devtraceTargets.cmake"; do
   [[ -e "$prefix/$f" ]] || fail "cmake --install did not install $f"
+done
+for f in __init__.py torch.py observer.cpp observer_api.h observer_build.py _bootstrap/sitecustomize.py; do
+  [[ -f "$prefix/share/devtrace/python/devtrace/$f" ]] || fail "cmake --install did not install share/devtrace/python/devtrace/$f"
 done
 soname=$(objdump -p "$prefix/$libdir/libdevtrace.so" | awk '$1 == "SONAME" {print $2}')
 [[ "$soname" == "libdevtrace.so.0" ]] || fail "SONAME is '$soname', expected libdevtrace.so.0"
@@ -59,4 +63,29 @@ assert t["devtrace"]["backend"] == "opencl", t["devtrace"]["backend"]
 assert kernels == ["add_one"], kernels
 assert ops == ["install_consumer_op"], ops
 print("traced with the installed command: backend opencl, kernels %s, cpu_ops %s" % (kernels, ops))
+PY
+
+# --torch: the installed command finds the installed Python package (share/devtrace/python) itself.
+torch_py=
+for p in /usr/bin/python3 "$python"; do
+  if [[ -x "$p" ]] && "$p" -c "import torch" 2>/dev/null; then torch_py=$p; break; fi
+done
+if [[ -z "$torch_py" ]]; then
+  echo "SKIPPED: record --torch with the installed command: no interpreter imports torch (/usr/bin/python3, $python)"
+  exit 0
+fi
+echo "interpreter with torch: $torch_py"
+env -u DEVTRACE_LIBRARY -u DEVTRACE_PYTHON_DIR -u PYTHONPATH DEVTRACE_TORCH_CACHE="$work/torch-cache" \
+  "$prefix/bin/devtrace" record --torch --backend opencl -q -o "$work/torch.json" -- "$torch_py" -c \
+  'import torch, devtrace; print("package", devtrace.__file__); [torch.add(torch.ones(1), 1) for _ in range(3)]' \
+  >"$work/torch.out" 2>&1 || fail "the installed devtrace record --torch failed: $(cat "$work/torch.out")"
+"$python" - "$work/torch.json" "$work/torch.out" "$prefix" <<'PY'
+import json, os, sys
+t = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+package = os.path.join(os.path.realpath(sys.argv[3]), "share", "devtrace", "python", "devtrace", "__init__.py")
+assert "package %s" % package in out, out
+adds = [e for e in t["traceEvents"] if e.get("cat") == "cpu_op" and e["name"] == "aten::add"]
+assert len(adds) == 3, out
+print("installed devtrace record --torch: the installed package, 3 aten::add cpu_ops")
 PY

@@ -107,6 +107,7 @@ class Profile:
     names               generic call (the workload's) -> the vendor's runtime name (VENDOR_NAMES)
     absent_kernel_keys  kernel arg keys it has no data for: they must be absent, never zero
     absent_runtime_keys runtime arg keys it has no data for (MSPTI: cbid)
+    extra_runtime_keys  runtime arg keys it has besides (MSPTI: level, the API level of the record)
     require_cbid        every runtime event carries a cbid
     require_occupancy   every kernel carries the occupancy keys (its device answers the
                         attribute queries), whether or not deviceProperties lists the device
@@ -114,12 +115,13 @@ class Profile:
     """
 
     def __init__(self, backend, runtime_category, names, absent_kernel_keys=(), absent_runtime_keys=(),
-                 require_cbid=True, require_occupancy=False, validation=None, why=""):
+                 require_cbid=True, require_occupancy=False, validation=None, why="", extra_runtime_keys=()):
         self.backend = backend
         self.runtime_category = runtime_category
         self.names = names
         self.absent_kernel_keys = frozenset(absent_kernel_keys)
         self.absent_runtime_keys = frozenset(absent_runtime_keys)
+        self.extra_runtime_keys = frozenset(extra_runtime_keys)
         self.require_cbid = require_cbid
         self.require_occupancy = require_occupancy
         self.validation = validation
@@ -169,7 +171,7 @@ PROFILES = {
     # query; API records are named by string, without a callback id.
     "mspti": Profile("mspti", "privateuse1_runtime", VENDOR_NAMES["mspti"],
                      absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
-                     require_cbid=False, validation="emulated",
+                     extra_runtime_keys={"level"}, require_cbid=False, validation="headers+emulated",
                      why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
     "musa": Profile("musa", "privateuse1_runtime", VENDOR_NAMES["musa"], validation="emulated",
                     why="Moore Threads MUPTI: musa* names with CUDA's cbids, against the MUPTI emulator"),
@@ -308,7 +310,7 @@ def check_trace(trace, wl, runtime_cat=None, vendor=None, require_cbid=True, req
     runtime_cat = profile.runtime_category
     require_cbid, require_occupancy = profile.require_cbid, profile.require_occupancy
     kernel_keys = set(KERNEL_KEYS) - profile.absent_kernel_keys
-    runtime_keys = set(RUNTIME_KEYS) - profile.absent_runtime_keys
+    runtime_keys = (set(RUNTIME_KEYS) - profile.absent_runtime_keys) | profile.extra_runtime_keys
     c = Checker()
     events = trace.get("traceEvents", [])
     meta = trace.get("devtrace", {})
@@ -367,7 +369,7 @@ def check_trace(trace, wl, runtime_cat=None, vendor=None, require_cbid=True, req
             bad["%s %s" % (e.get("cat"), sorted(keys ^ MEM_KEYS))] += 1
     for e in runtime:
         keys = set(e.get("args", {}))
-        need = {"correlation"} | ({"cbid"} if require_cbid else set())
+        need = {"correlation"} | ({"cbid"} if require_cbid else set()) | set(profile.extra_runtime_keys)
         if not (need <= keys <= runtime_keys):
             bad["runtime %s" % sorted(keys ^ runtime_keys)] += 1
     for what, n in bad.items():

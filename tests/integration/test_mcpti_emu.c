@@ -336,7 +336,10 @@ static void mode_clock(emulator *emu, const char *wl, const char *trace)
         const dt_clock_sample *a = &s->clock.points[0], *b = &s->clock.points[s->clock.npoints - 1];
         double rate = (double)(b->host_ns - a->host_ns) / (double)(b->vendor_ns - a->vendor_ns);
         printf("clock: host ns per vendor tick %.9f (1/1.00025 = %.9f)\n", rate, 1.0 / 1.00025);
-        CHECK(rate > 1.0 / 1.00025 - 2e-6 && rate < 1.0 / 1.00025 + 2e-6, "rate %.9f", rate);
+        /* Each sample's host time is known to within its bracket (retried while over 20 us), so
+         * two samples 1.5 s or more apart fix the rate to 20e-6 / 1.5 = 1.3e-5 at worst; under
+         * load on a kvm-clock host 2e-6 was exceeded. An unmapped rate is off by 2.5e-4. */
+        CHECK(rate > 1.0 / 1.00025 - 1.5e-5 && rate < 1.0 / 1.00025 + 1.5e-5, "rate %.9f", rate);
     }
     /* the device counter starts near 0 (clock-epoch=load): small values are valid */
     CHECK(s->samples[0].vendor_ns < 600000000000ull, "the first vendor sample %" PRIu64 " is not a small counter",

@@ -22,6 +22,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hta_check import link_like_hta  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVTRACE = sys.argv[1]
 EMU = sys.argv[2:6] if len(sys.argv) >= 6 else None
@@ -76,15 +79,19 @@ TORCH_CSV = {
         "cudaLaunchKernel,3,17.250,5.750,8.250\n"
         "cudaMemsetAsync,1,3.000,3.000,3.000\n",
     "ops.csv":
-        "name,count,cpu_total_us,device_us\n"
-        "aten::mm,2,80.500,60.000\n"
-        "aten::copy_,1,60.000,10.000\n"
-        "aten::add_,1,12.000,2.500\n"
-        "aten::zero_,1,10.000,1.500\n",
+        "name,count,cpu_total_us,device_self_us,device_total_us\n"
+        "aten::mm,2,80.500,60.000,60.000\n"
+        "aten::copy_,1,60.000,10.000,10.000\n"
+        "aten::add_,1,12.000,2.500,2.500\n"
+        "aten::zero_,1,10.000,1.500,1.500\n",
     "streams.csv":
         "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,gap3_at_us\n"
         "0,20,111.500,290.000,38.45,93.500,506.500,85.000,420.000,,\n"
         "0,7,62.500,182.500,34.25,80.000,230.000,40.000,170.000,,\n",
+    "annotations.csv":
+        "name,category,count,total_us,avg_us,max_us\n"
+        "ProfilerStep#1,user_annotation,1,1000.000,1000.000,1000.000\n"
+        "\"fwd \u00e9tape \"\"1\"\"\",user_annotation,1,420.000,420.000,420.000\n",
 }
 
 
@@ -121,9 +128,11 @@ def legacy_rocm_trace_tables_exactly():
         "memory.csv": "name,count,bytes,total_us,avg_gbps\nMemcpy DtoH (Device -> Pageable),1,4000,4.000,1.000\n",
         "api.csv": "name,count,total_us,avg_us,max_us\nhipMemcpyWithStream,1,18.000,18.000,18.000\n"
                    "hipLaunchKernel,1,6.000,6.000,6.000\n",
-        "ops.csv": "name,count,cpu_total_us,device_us\naten::mm,1,50.000,30.000\naten::to,1,20.000,4.000\n",
+        "ops.csv": "name,count,cpu_total_us,device_self_us,device_total_us\naten::mm,1,50.000,30.000,30.000\n"
+                   "aten::to,1,20.000,4.000,4.000\n",
         "streams.csv": "device,stream,busy_us,span_us,busy_percent,gap1_us,gap1_at_us,gap2_us,gap2_at_us,gap3_us,"
                        "gap3_at_us\n1,0,34.000,44.000,77.27,10.000,50.000,,,,\n",
+        "annotations.csv": "name,category,count,total_us,avg_us,max_us\n",
     })
 
 
@@ -132,7 +141,7 @@ def json_format_has_numbers_and_the_trace_facts():
     r = run("report", "--format", "json", TORCH)
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
-    assert list(j) == ["about", "kernels", "memory", "api", "ops", "streams"], list(j)
+    assert list(j) == ["about", "kernels", "memory", "api", "ops", "streams", "annotations"], list(j)
     assert j["about"]["events"] == 30 and j["about"]["rank"] is None, j["about"]
     assert j["about"]["unlinked_device_us"] == 100.0, j["about"]
     assert j["kernels"][1] == {"name": "ampere_sgemm_64x64_nn", "count": 2, "total_us": 60.0, "avg_us": 30.0,
@@ -193,7 +202,7 @@ def malformed_trace_names_the_byte_and_what_was_expected():
 
 @case
 def empty_traces_give_empty_tables():
-    for name, text in (("empty.json", '{"traceEvents": []}'), ("nothing.json", "{}"),
+    for name, text in (("empty.json", '{"traceEvents": []}'), ("bare.json", "[]"),
                        ("cpu_only.json", '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add",'
                                          ' "pid": 1, "tid": 1, "ts": 5, "dur": 2.5}]}')):
         with open(out(name), "w") as f:
@@ -204,8 +213,8 @@ def empty_traces_give_empty_tables():
         assert read(os.path.join(d, "kernels.csv")) == TORCH_CSV["kernels.csv"].split("\n")[0] + "\n"
         assert read(os.path.join(d, "streams.csv")).count("\n") == 1
         ops = read(os.path.join(d, "ops.csv"))
-        assert ops == ("name,count,cpu_total_us,device_us\n" +
-                       ("aten::add,1,2.500,0.000\n" if name == "cpu_only.json" else "")), ops
+        assert ops == ("name,count,cpu_total_us,device_self_us,device_total_us\n" +
+                       ("aten::add,1,2.500,0.000,0.000\n" if name == "cpu_only.json" else "")), ops
         r = run("report", out(name))
         assert r.returncode == 0 and "kernels:\n  (none)" in r.stdout, r.stdout
 
@@ -255,21 +264,23 @@ def diff_per_op_and_per_kernel():
     r = run("diff", "--by", "kernel", "--format", "csv", TORCH, out("slower.json"))
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["name", "count_a", "total_us_a", "count_b", "total_us_b", "delta_us", "ratio"], rows[0]
-    assert rows[1] == ["ampere_sgemm_64x64_nn", "2", "60.000", "2", "90.000", "30.000", "1.500"], rows[1]
-    assert rows[2][0].startswith("ncclKernel") and rows[2][5:] == ["0.000", "1.000"], rows[2]
+    assert rows[0] == ["name", "change", "count_a", "count_b", "total_us_a", "total_us_b", "delta_us", "ratio"], rows[0]
+    assert rows[1] == ["ampere_sgemm_64x64_nn", "", "2", "2", "60.000", "90.000", "30.000", "1.500"], rows[1]
+    assert rows[2][0].startswith("ncclKernel") and rows[2][6:] == ["0.000", "1.000"], rows[2]
     r = run("diff", "--by", "op", "--format", "csv", LEGACY, TORCH)
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["name", "count_a", "device_us_a", "count_b", "device_us_b", "delta_us", "ratio",
-                       "cpu_us_a", "cpu_us_b"], rows[0]
-    assert rows[1:] == [["aten::mm", "1", "30.000", "2", "60.000", "30.000", "2.000", "50.000", "80.500"],
-                        ["aten::copy_", "0", "0.000", "1", "10.000", "10.000", "", "0.000", "60.000"],
-                        ["aten::to", "1", "4.000", "0", "0.000", "-4.000", "0.000", "20.000", "0.000"],
-                        ["aten::add_", "0", "0.000", "1", "2.500", "2.500", "", "0.000", "12.000"],
-                        ["aten::zero_", "0", "0.000", "1", "1.500", "1.500", "", "0.000", "10.000"]], rows
+    assert rows[0] == ["name", "change", "count_a", "count_b", "device_total_us_a", "device_total_us_b", "delta_us",
+                       "ratio", "device_self_us_a", "device_self_us_b", "cpu_total_us_a", "cpu_total_us_b"], rows[0]
+    assert rows[1:] == [
+        ["aten::mm", "", "1", "2", "30.000", "60.000", "30.000", "2.000", "30.000", "60.000", "50.000", "80.500"],
+        ["aten::copy_", "added", "0", "1", "0.000", "10.000", "10.000", "", "0.000", "10.000", "0.000", "60.000"],
+        ["aten::to", "removed", "1", "0", "4.000", "0.000", "-4.000", "0.000", "4.000", "0.000", "20.000", "0.000"],
+        ["aten::add_", "added", "0", "1", "0.000", "2.500", "2.500", "", "0.000", "2.500", "0.000", "12.000"],
+        ["aten::zero_", "added", "0", "1", "0.000", "1.500", "1.500", "", "0.000", "1.500", "0.000", "10.000"]], rows
     r = run("diff", "--format", "json", LEGACY, TORCH)
     j = json.loads(r.stdout)
-    assert list(j) == ["a", "b", "op_diff", "kernel_diff"] and j["op_diff"][0]["ratio"] == 2.0, r.stdout[:300]
+    assert list(j) == ["a", "b", "per_step", "steps_a", "steps_b", "top_changes", "op_diff", "kernel_diff",
+                       "memory_diff", "api_diff", "annotation_diff"] and j["op_diff"][0]["ratio"] == 2.0, r.stdout[:300]
     r = run("diff", TORCH)
     assert r.returncode == 2 and "name two traces" in r.stderr, r.stderr
 
@@ -283,7 +294,7 @@ def many_ranks_min_median_max_and_the_slowest():
     r = run("report", "--format", "csv", "--output", out("ranks-out"), d)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(out("ranks-out"))) == ["kernels_across_ranks.csv", "ops_across_ranks.csv",
-                                                     "rank0", "rank1", "rank2"], os.listdir(out("ranks-out"))
+                                                     "rank0", "rank1", "rank2", "stragglers.csv"], os.listdir(out("ranks-out"))
     assert read(out("ranks-out/rank0/ops.csv")) == TORCH_CSV["ops.csv"]
     rows = list(csv.reader(open(out("ranks-out/kernels_across_ranks.csv"))))
     assert rows[0] == ["name", "ranks", "min_total_us", "median_total_us", "max_total_us", "slowest_rank"], rows[0]
@@ -336,7 +347,7 @@ def bad_options_are_usage_errors():
                        (["report", "--top", "0", TORCH], "--top takes a positive count"),
                        (["report", "--names", "tiny", TORCH], "--names is full or short"),
                        (["report"], "name a trace"),
-                       (["diff", "--by", "stream", TORCH, TORCH], "--by is op or kernel")):
+                       (["diff", "--by", "stream", TORCH, TORCH], "--by is op, kernel, memory, api or annotation")):
         r = run(*args)
         assert r.returncode == 2 and what in r.stderr and len(r.stderr.splitlines()) == 1, (args, r.stderr)
     for args in (["report", "--help"], ["diff", "--help"]):
@@ -355,23 +366,16 @@ def emu_trace(vendor, lib, dest, faults=None):
 
 
 def totals_from_json(trace):
-    """name -> [count, total ns] for kernels; op name -> [count, device ns] (through External id)."""
-    kernels, ops, by_ext = {}, {}, {}
+    """name -> [count, total ns] for kernels; op name -> [count, device self ns, device total ns]
+    (hta_check's linking: correlation, runtime call, the ops around it)."""
+    kernels = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") != "X":
-            continue
-        ns = round(e.get("dur", 0) * 1000)
-        if e["cat"] == "kernel":
+        if e.get("ph") == "X" and e["cat"] == "kernel":
             k = kernels.setdefault(e["name"], [0, 0])
             k[0] += 1
-            k[1] += ns
-        if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and "External id" in e["args"]:
-            by_ext[e["args"]["External id"]] = by_ext.get(e["args"]["External id"], 0) + ns
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and e["cat"] == "cpu_op":
-            o = ops.setdefault(e["name"], [0, 0])
-            o[0] += 1
-            o[1] += by_ext.get(e["args"]["External id"], 0)
+            k[1] += round(e.get("dur", 0) * 1000)
+    link = link_like_hta(trace)
+    ops = {name: [link["count"][name], link["self"][name], link["total"][name]] for name in link["count"]}
     return kernels, ops
 
 
@@ -392,7 +396,8 @@ def devtrace_traces_match_their_json_and_compare_across_vendors():
         j = json.loads(r.stdout)
         got = {k["name"]: [k["count"], round(k["total_us"] * 1000)] for k in j["kernels"]}
         assert got == kernels, (got, kernels)
-        got = {o["name"]: [o["count"], round(o["device_us"] * 1000)] for o in j["ops"]}
+        got = {o["name"]: [o["count"], round(o["device_self_us"] * 1000), round(o["device_total_us"] * 1000)]
+               for o in j["ops"]}
         assert got == ops, (got, ops)
         losses = {k: v for k, v in j["about"]["devtrace"]["losses"].items()}
         section = trace["devtrace"]
@@ -413,8 +418,8 @@ def devtrace_traces_match_their_json_and_compare_across_vendors():
     assert sorted(row[0] for row in rows) == sorted(set(ops_a) | set(ops_b)), rows
     for row in rows:
         a, b = ops_a[row[0]], ops_b[row[0]]
-        assert row[1:6] == [str(a[0]), us(a[1]), str(b[0]), us(b[1]), ("-" if b[1] < a[1] else "") +
-                            us(abs(b[1] - a[1]))], (row, a, b)
+        assert row[2:7] == [str(a[0]), str(b[0]), us(a[2]), us(b[2]), ("-" if b[2] < a[2] else "") +
+                            us(abs(b[2] - a[2]))], (row, a, b)
 
 
 print(f"{len(failures)} failed" if failures else "all passed")

@@ -40,7 +40,7 @@ DESCRIPTION = {
     "none": "unavailable (records nothing, says why)",
 }
 LEVEL = {"cupti": "headers+emulated", "mcpti": "emulated", "ppu": "emulated", "iluvatar": "emulated",
-         "roctracer": "emulated", "mspti": "emulated", "musa": "emulated", "opencl": "hardware"}
+         "roctracer": "emulated", "mspti": "headers+emulated", "musa": "emulated", "opencl": "hardware"}
 API = {"cupti": "CUPTI", "mcpti": "MCPTI", "ppu": "HGPTI", "iluvatar": "CoreX CUPTI", "mspti": "MSPTI", "musa": "MUPTI"}
 SDK_VARS = {"cupti": ["CUDA_HOME", "CUDA_PATH"], "mcpti": ["METAX_PATH", "METAX_HOME", "MACA_PATH", "MACA_HOME"],
             "ppu": ["PPU_SDK", "PPU_HOME"], "iluvatar": ["COREX_HOME", "COREX_PATH"], "roctracer": ["ROCM_PATH", "DTK_PATH"],

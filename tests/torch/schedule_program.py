@@ -2,6 +2,7 @@
 schedule(wait=1, warmup=1, active=2, repeat=REPEAT) over STEPS steps, each launching one
 OpenCL kernel inside record_function("work"). Prints one line per trace ready (its path and
 the steps it holds) and the last key_averages table."""
+import json
 import sys
 
 import devtrace.torch
@@ -27,7 +28,9 @@ def main(path, repeat, steps):
                 kernel(queue, (64,), None, buf)
                 queue.finish()
             p.step()
-    print(p.key_averages().table(sort_by="count", row_limit=100))
+    averages = p.key_averages()
+    print(averages.table(sort_by="count", row_limit=100))
+    print("averages", json.dumps({a.key: [a.count, a.self_device_time_total, a.device_events] for a in averages}))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ attribution on CUPTI-shaped backends. torch_program.py --emu drives an emulator'
 devtrace record --torch on the cupti and mcpti backends, and in process with
 devtrace.torch.profile on cupti: 11 kernels, each with the External id of the innermost op
 around its cudaLaunchKernel / mcLaunchKernel on its thread. Emulated: not run on a GPU."""
+import json
 import os
 import sys
 import tempfile
@@ -42,7 +43,10 @@ T.check_attribution(trace, program, "cuda_runtime")
 scale_id = next(e["args"]["External id"] for e in T.tc.complete_events(trace, "cpu_op") if e["name"] == "Scale")
 scale_ns = sum(round(k["dur"] * 1000) for k in T.tc.complete_events(trace, "kernel")
                if k["args"]["External id"] == scale_id)
-row = next(l for l in r.stdout.splitlines() if l.startswith("Scale "))
-assert row.split()[1] == "1" and row.split()[5] == "3" and abs(float(row.split()[3]) * 1000 - scale_ns) <= 3, \
-    (row, scale_ns)
-print("ok   devtrace.torch.profile on cupti (emulated): 'Scale' 1 call, 3 kernels, %s us device self" % row.split()[3])
+averages = json.loads(next(l for l in r.stdout.splitlines() if l.startswith("averages "))[len("averages "):])
+calls, self_device_us, device_events = averages["Scale"]
+assert (calls, device_events) == (1, 3) and abs(self_device_us * 1000 - scale_ns) <= 3, (averages["Scale"], scale_ns)
+# On CUDA the table's device columns are torch's: Self CUDA, Self CUDA %, CUDA total, CUDA time avg.
+head = next(l for l in r.stdout.splitlines() if l.strip().startswith("Name"))
+assert " ".join(head.split()).endswith("CPU time avg Self CUDA Self CUDA % CUDA total CUDA time avg # of Calls"), head
+print("ok   devtrace.torch.profile on cupti (emulated): 'Scale' 1 call, 3 kernels, %.3f us device self" % self_device_us)

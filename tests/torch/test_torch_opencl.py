@@ -8,6 +8,7 @@ empty cache, and not again; without a compiler the run says so in one line and i
 trace, and still records the device events; a program that never imports torch does not
 load it, and its own sitecustomize and usercustomize still run.
 """
+import json
 import os
 import subprocess
 import sys
@@ -80,12 +81,16 @@ def in_process_profile_attributes_the_same():
     ops = {e["args"]["External id"]: e for e in T.tc.complete_events(trace, "cpu_op")}
     inner_ns = sum(round(k["dur"] * 1000) for k in T.tc.complete_events(trace, "kernel")
                    if ops[k["args"]["External id"]]["name"] == "inner")
-    row = next(l for l in r.stdout.splitlines() if l.startswith("inner "))
-    fields = row.split()
-    assert fields[1] == "1" and fields[5] == str(program.EXPECTED_KERNELS["inner"]), row
-    assert abs(float(fields[3]) * 1000 - inner_ns) <= 2 * program.EXPECTED_KERNELS["inner"], (row, inner_ns)
-    steps = T.ops_by_name(trace)
-    assert steps["ProfilerStep#0"] == 1, steps
+    averages = json.loads(next(l for l in r.stdout.splitlines() if l.startswith("averages "))[len("averages "):])
+    calls, self_device_us, device_events = averages["inner"]
+    assert (calls, device_events) == (1, program.EXPECTED_KERNELS["inner"]), averages["inner"]
+    assert abs(self_device_us * 1000 - inner_ns) <= 2 * program.EXPECTED_KERNELS["inner"], (averages["inner"], inner_ns)
+    # The table has the device columns (torch's, named "device" off CUDA).
+    head = next(l for l in r.stdout.splitlines() if l.strip().startswith("Name"))
+    assert " ".join(head.split()).endswith("CPU time avg Self device Self device % device total device time avg "
+                                           "# of Calls"), head
+    # No schedule: no ProfilerStep ops (torch.profiler records them only with one).
+    assert not [n for n in T.ops_by_name(trace) if n.startswith("ProfilerStep")], T.ops_by_name(trace)
 
 
 @case
@@ -142,6 +147,19 @@ def a_program_without_torch_is_unaffected_and_its_customize_modules_run():
     assert r.stdout.strip() == "site 1 user %s torch False" % ("1" if user_site else "None"), r.stdout
     trace = T.tc.load(out)
     assert T.tc.complete_events(trace) == [], "a program without torch or OpenCL records nothing"
+
+
+@case
+def a_torch_only_program_is_told_what_was_recorded_and_what_not():
+    out = os.path.join(work, "torchonly.json")
+    r = record(out, ["-c", "import torch\nfor _ in range(4): torch.add(torch.ones(1), 1)"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    trace = T.tc.load(out)
+    assert T.ops_by_name(trace)["aten::add"] == 4, T.ops_by_name(trace)
+    notes = trace["devtrace"]["notes"]
+    assert "no OpenCL call reached devtrace (the program made none through the OpenCL loader): no OpenCL runtime " \
+           "call, kernel, copy or memset was traced; ops and annotations (cpu_op events) were recorded" in notes, notes
+    assert not any("nothing was traced" in n for n in notes), notes
 
 
 print("devtrace: %s" % ("FAILED: " + ", ".join(failures) if failures else "all PyTorch/OpenCL cases passed"))

@@ -4,6 +4,7 @@ torch.profiler's: schedule(wait=1, warmup=1, active=2) records steps 2 and 3 of 
 (ProfilerStep#N ops, N the step), one trace per cycle (PATH for one cycle; PATH.1.json,
 PATH.2.json for repeat=2), on_trace_ready once per trace, and nothing outside the active
 steps."""
+import json
 import os
 import sys
 import tempfile
@@ -34,8 +35,8 @@ def check(repeat, steps, expected):
         got = steps_in(p)
         assert got == (want_steps, 2, 2), "%s: %s, expected steps %s with 2 'work' ops and 2 kernels" % (p, got,
                                                                                                      want_steps)
-    row = next(l for l in r.stdout.splitlines() if l.startswith("work "))
-    assert row.split()[1] == "2" and row.split()[5] == "2", row
+    averages = json.loads(next(l for l in r.stdout.splitlines() if l.startswith("averages "))[len("averages "):])
+    assert averages["work"][0] == 2 and averages["work"][2] == 2, averages["work"]  # calls, device events
     leftovers = sorted(f for f in os.listdir(work) if f.startswith("r%d" % repeat))
     assert leftovers == sorted(os.path.basename(p) for p, _ in expected), leftovers
     print("ok   repeat=%d over %d steps: %s" % (repeat, steps, ", ".join(os.path.basename(p) for p, _ in expected)))

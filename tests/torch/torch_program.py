@@ -9,6 +9,7 @@ thread. EXPECTED says what the trace must show; check_torch_trace.py checks it. 
 --profile PATH BACKEND it profiles itself in process (devtrace.torch.profile) instead of
 being run under devtrace record --torch.
 """
+import json
 import sys
 import threading
 
@@ -94,7 +95,10 @@ if __name__ == "__main__":
         i = args.index("--profile")
         with devtrace.torch.profile(args[i + 1], backend=args[i + 2]) as p:
             main(emu)
-        print(p.key_averages().table(sort_by="device_time_total", row_limit=12))
+        averages = p.key_averages()
+        print(averages.table(sort_by="device_time_total", row_limit=12))
+        # Per op name: calls, self device time (us), device events.
+        print("averages", json.dumps({a.key: [a.count, a.self_device_time_total, a.device_events] for a in averages}))
     else:
         main(emu)
     print("torch_program: done with", sys.executable)

@@ -21,6 +21,15 @@
 
 #include "unit_session.h"
 
+/* The PyTorch observer's view of devtrace_op_enter/exit (built at first use, without
+ * devtrace's headers) must match devtrace.h. */
+#include "../../python/devtrace/observer_api.h"
+_Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
+                   __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
+               "python/devtrace/observer_api.h must match devtrace.h");
+_Static_assert(DEVTRACE_OBSERVER_SEQUENCE_FROM_CHILD == DEVTRACE_SEQUENCE_FROM_CHILD,
+               "python/devtrace/observer_api.h must match devtrace.h");
+
 typedef struct drained {
     size_t n;
     devtrace_event ev[16];
@@ -421,6 +430,44 @@ static void test_ops_on_the_default_session(void **state)
     devtrace_close(s);
 }
 
+/* An op entered with DEVTRACE_SEQUENCE_FROM_CHILD (torch's evaluate_function) takes the
+ * sequence number and forward thread id of the first op inside it that has one; an op
+ * whose children have none has none. */
+static void test_an_op_takes_its_first_childs_sequence_number(void **state)
+{
+    (void)state;
+    devtrace_session *s = none_session();
+    assert_int_equal(devtrace_set_default_session(s), 0);
+    assert_int_equal(devtrace_start(s), 0);
+    assert_int_equal(devtrace_op_enter("evaluate: MulBackward0", 20, DEVTRACE_SEQUENCE_FROM_CHILD, 0), 0);
+    assert_int_equal(devtrace_op_enter("MulBackward0", 21, 7, 4), 0);
+    assert_int_equal(devtrace_op_enter("aten::mul", 22, 9, 5), 0); /* a grandchild: not the first */
+    assert_int_equal(devtrace_op_exit(22), 0);
+    assert_int_equal(devtrace_op_exit(21), 0);
+    assert_int_equal(devtrace_op_enter("aten::add", 23, 8, 6), 0); /* a second child: not the first */
+    assert_int_equal(devtrace_op_exit(23), 0);
+    assert_int_equal(devtrace_op_exit(20), 0);
+    assert_int_equal(devtrace_op_enter("evaluate: AccumulateGrad", 30, DEVTRACE_SEQUENCE_FROM_CHILD, 0), 0);
+    assert_int_equal(devtrace_op_enter("AccumulateGrad", 31, -1, 0), 0);
+    assert_int_equal(devtrace_op_exit(31), 0);
+    assert_int_equal(devtrace_op_exit(30), 0);
+    assert_int_equal(devtrace_stop(s), 0);
+    assert_int_equal(devtrace_set_default_session(NULL), 0);
+
+    drained d = {0};
+    assert_int_equal(devtrace_drain(s, collect, &d), 6);
+    assert_string_equal(d.name[0], "evaluate: MulBackward0");
+    assert_true(d.ev[0].flags & DEVTRACE_EVENT_HAS_SEQUENCE);
+    assert_int_equal(d.ev[0].u.cpu_op.sequence_nr, 7);
+    assert_int_equal(d.ev[0].u.cpu_op.fwd_thread_id, 4);
+    assert_string_equal(d.name[1], "MulBackward0");
+    assert_int_equal(d.ev[1].u.cpu_op.sequence_nr, 7);
+    assert_string_equal(d.name[4], "evaluate: AccumulateGrad");
+    assert_false(d.ev[4].flags & DEVTRACE_EVENT_HAS_SEQUENCE);
+    assert_false(d.ev[5].flags & DEVTRACE_EVENT_HAS_SEQUENCE);
+    devtrace_close(s);
+}
+
 static void test_ranges_refused_by_a_full_store_are_counted_once(void **state)
 {
     (void)state;
@@ -487,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_each_thread_has_its_own_stack),
         cmocka_unit_test(test_range_push_pop_emits_a_cpu_op_only_while_running),
         cmocka_unit_test(test_ops_on_the_default_session),
+        cmocka_unit_test(test_an_op_takes_its_first_childs_sequence_number),
         cmocka_unit_test(test_ranges_refused_by_a_full_store_are_counted_once),
         cmocka_unit_test(test_range_pop_over_a_plain_external_id_is_a_state_error),
         cmocka_unit_test(test_pop_external_over_a_range_leaves_the_range_in_place),

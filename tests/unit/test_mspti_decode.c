@@ -24,15 +24,19 @@
 
 /* vendor-abi.md: kinds, sizes, external kind. */
 enum {
+    K_MARKER = 1,
     K_KERNEL = 2,
     K_API = 3,
+    K_HCCL = 4,
+    K_MEMORY = 5,
     K_MEMSET = 6,
     K_MEMCPY = 7,
     K_EXTCORR = 8,
     K_COMMUNICATION = 9,
     K_ACL_API = 10,
     K_NODE_API = 11,
-    K_RUNTIME_API = 12
+    K_RUNTIME_API = 12,
+    K_PAST_THE_HEADER = 13 /* MSPTI_ACTIVITY_KIND_COUNT in the header: no such record */
 };
 enum { SIZE_KERNEL = 56, SIZE_API = 48, SIZE_MEMSET = 56, SIZE_MEMCPY = 56, SIZE_EXTCORR = 24 };
 enum { CUSTOM0 = 2, CUSTOM1 = 3 };
@@ -161,6 +165,14 @@ static void descriptor_holds_the_vendor_abi_numbers(void **state)
     assert_true(d->more_kinds[1].optional);
     assert_int_equal(d->more_kinds[2].kind, K_RUNTIME_API);
     assert_false(d->more_kinds[2].optional);
+    /* COMMUNICATION, else HCCL (the fallback: never both), MARKER, MEMORY: all optional */
+    assert_int_equal(d->more_kinds[3].kind, K_COMMUNICATION);
+    assert_true(d->more_kinds[3].optional);
+    assert_false(d->more_kinds[3].fallback);
+    assert_int_equal(d->more_kinds[4].kind, K_HCCL);
+    assert_true(d->more_kinds[4].fallback);
+    assert_int_equal(d->more_kinds[5].kind, K_MARKER);
+    assert_int_equal(d->more_kinds[6].kind, K_MEMORY);
 }
 
 /* One record of each kind, back to back: 24 + 48 + 56 + 56 + 56 bytes. */
@@ -306,7 +318,7 @@ static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
     uint8_t *b = f->buf;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 1, api_name);
     memset(b, 0, 72);
-    ut_put32(b, 0, K_COMMUNICATION); /* a kind we have no layout for: its size is unknown */
+    ut_put32(b, 0, K_PAST_THE_HEADER); /* a kind we have no layout for: its size is unknown */
     b += 72;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 2, api_name); /* unreachable */
     f->used = (size_t)(b - f->buf);
@@ -426,13 +438,189 @@ static void trace_omits_the_keys_mspti_records_lack(void **state)
     assert_string_equal(uj_get_raw(uj_get(k, "args"), "External id"), "41");
     const uj_value *r = ut_find_event(root, "X", "privateuse1_runtime", api_name);
     assert_non_null(r);
-    assert_string_equal(uj_keys(uj_get(r, "args"), keys, sizeof keys), "External id,correlation");
+    assert_string_equal(uj_keys(uj_get(r, "args"), keys, sizeof keys), "External id,correlation,level");
+    assert_string_equal(uj_get_str(uj_get(r, "args"), "level"), "acl");
     const uj_value *m = ut_find_event(root, "X", "gpu_memcpy", NULL);
     assert_non_null(m);
     assert_string_equal(uj_get_str(m, "name"), "Memcpy HtoD (Pageable -> Device)");
     const uj_value *ev[8];
     assert_int_equal(ut_events_with_ph(root, "s", ev, 8), 2);
     assert_int_equal(ut_events_with_ph(root, "f", ev, 8), 2);
+    uj_free(root);
+}
+
+/* msptiActivityCommunication, 72 B: dataType@4 count@8 deviceId@16 streamId@20 start@24 end@32
+ * algType@40 name@48 commName@56 correlationId u64@64. */
+static size_t w_communication(uint8_t *b, uint32_t dtype, uint64_t count, uint64_t start, uint64_t end,
+                              const char *name, uint64_t corr)
+{
+    memset(b, 0, 72);
+    ut_put32(b, 0, K_COMMUNICATION), ut_put32(b, 4, dtype), ut_put64(b, 8, count), ut_put32(b, 16, 1),
+        ut_put32(b, 20, 11);
+    ut_put64(b, 24, start), ut_put64(b, 32, end), ut_putptr(b, 40, "RING"), ut_putptr(b, 48, name);
+    ut_putptr(b, 56, "hccl_world_group"), ut_put64(b, 64, corr);
+    return 72;
+}
+
+/* msptiActivityHccl, 56 B: start@4 end@12 deviceId@20 streamId@24 bandWidth double@28 name@36 commName@44. */
+static size_t w_hccl(uint8_t *b, uint64_t start, uint64_t end, double bandwidth, const char *name)
+{
+    memset(b, 0, 56);
+    ut_put32(b, 0, K_HCCL), ut_put64(b, 4, start), ut_put64(b, 12, end), ut_put32(b, 20, 1), ut_put32(b, 24, 12);
+    uint64_t bits;
+    memcpy(&bits, &bandwidth, sizeof bits);
+    ut_put64(b, 28, bits), ut_putptr(b, 36, name), ut_putptr(b, 44, "hccl_world_group");
+    return 56;
+}
+
+/* msptiActivityMarker, 56 B: flag@4 sourceKind@8 timestamp@12 id@20 objectId@28 (8 B) name@36 domain@44. */
+static size_t w_marker(uint8_t *b, uint32_t flag, uint32_t source, uint64_t ts, uint64_t id, uint32_t a, uint32_t c,
+                       const char *name)
+{
+    memset(b, 0, 56);
+    ut_put32(b, 0, K_MARKER), ut_put32(b, 4, flag), ut_put32(b, 8, source), ut_put64(b, 12, ts), ut_put64(b, 20, id);
+    ut_put32(b, 28, a), ut_put32(b, 32, c), ut_putptr(b, 36, name);
+    return 56;
+}
+
+/* msptiActivityMemory, 64 B: operationType@4 memoryKind@8 correlationId@12 start@20 end@28 address@36
+ * bytes@44 processId@52 deviceId@56 streamId@60. */
+static size_t w_memory(uint8_t *b, uint32_t op, uint64_t t, uint64_t address, uint64_t bytes, uint32_t device)
+{
+    memset(b, 0, 64);
+    ut_put32(b, 0, K_MEMORY), ut_put32(b, 4, op), ut_put32(b, 8, 1), ut_put64(b, 12, 77), ut_put64(b, 20, t);
+    ut_put64(b, 28, t + 1), ut_put64(b, 36, address), ut_put64(b, 44, bytes), ut_put32(b, 52, 4242);
+    ut_put32(b, 56, device), ut_put32(b, 60, 0xFFFFFFFFu);
+    return 64;
+}
+
+static void collectives_are_kernels_named_for_hta_with_their_args(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_api(b, K_ACL_API, T0 + 100, T0 + 200, BIG, "HcclAllReduce");
+    b += w_communication(b, 4 /* FP32 */, 1024, T0 + 300, T0 + 1300, "hcom_allReduce_", BIG);
+    b += w_hccl(b, T0 + 1400, T0 + 1500, 12.5, "hcclBroadcast");
+    b += w_communication(b, 4, 8, T0 + 1600, T0 + 1700, NULL, BIG + 1); /* no name: malformed */
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 3);
+    assert_int_equal(c.malformed, 1);
+    const devtrace_event *k = ut_decoded_event(f, DEVTRACE_KIND_KERNEL, 0);
+    assert_non_null(k);
+    assert_true(k->flags & DEVTRACE_EVENT_COLLECTIVE);
+    assert_string_equal(ut_decoded_name(f, k), "hcom_allReduce_");
+    assert_int_equal(k->correlation, BIG);
+    assert_int_equal(k->device, 1);
+    assert_int_equal(k->stream, 11);
+    assert_int_equal(k->u.collective.count, 1024);
+    assert_int_equal(k->u.collective.data_type, DEVTRACE_DTYPE_FP32);
+    const devtrace_event *h = ut_decoded_event(f, DEVTRACE_KIND_KERNEL, 1);
+    assert_non_null(h);
+    assert_int_equal(h->correlation, 0); /* HCCL records have none */
+    assert_true(h->u.collective.bandwidth_gbps == 12.5);
+
+    dt_set_window(f->s, T0, T0 + 2000);
+    char error[160] = "", keys[512];
+    uj_value *root = ut_chrome_trace(f->s, NULL, error);
+    if (!root)
+        fail_msg("the trace is not valid JSON: %s", error);
+    const uj_value *a = ut_find_event(root, "X", "kernel", "hccl:hcom_allReduce_");
+    assert_non_null(a);
+    assert_string_equal(uj_keys(uj_get(a, "args"), keys, sizeof keys),
+                        "queued,device,context,stream,correlation,Collective name,dtype,In msg nelems,"
+                        "Out msg nelems,Process Group Name,algorithm,bytes,bandwidth (GB/s)");
+    const uj_value *args = uj_get(a, "args");
+    assert_string_equal(uj_get_str(args, "Collective name"), "hcom_allReduce_");
+    assert_string_equal(uj_get_str(args, "dtype"), "Float");
+    assert_string_equal(uj_get_raw(args, "In msg nelems"), "1024");
+    assert_string_equal(uj_get_str(args, "Process Group Name"), "hccl_world_group");
+    assert_string_equal(uj_get_str(args, "algorithm"), "RING");
+    assert_string_equal(uj_get_raw(args, "bytes"), "4096");
+    assert_string_equal(uj_get_raw(args, "bandwidth (GB/s)"), "4.096000"); /* 4096 B in 1000 ns */
+    assert_string_equal(uj_get_raw(args, "stream"), "11");
+    /* A name HTA already classifies is kept; the vendor's bandwidth is written as given. */
+    const uj_value *bc = ut_find_event(root, "X", "kernel", "hcclBroadcast");
+    assert_non_null(bc);
+    assert_string_equal(uj_get_raw(uj_get(bc, "args"), "bandwidth (GB/s)"), "12.500000");
+    const uj_value *ev[8];
+    assert_int_equal(ut_events_with_ph(root, "s", ev, 8), 1); /* the collective's call to it */
+    assert_int_equal(ut_events_with_ph(root, "f", ev, 8), 1);
+    uj_free(root);
+}
+
+static void marker_starts_and_ends_pair_by_id_into_annotations(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_marker(b, 1 << 1, 0, T0 + 100, 5, 4242, 4343, "step");       /* host start */
+    b += w_marker(b, 1 << 4, 1, T0 + 150, 6, 1, 11, "step@device");     /* device start */
+    b += w_marker(b, 1 << 0, 0, T0 + 160, 7, 4242, 4343, "checkpoint"); /* a mark */
+    b += w_marker(b, 1 << 5, 1, T0 + 250, 6, 1, 11, NULL);              /* device end */
+    b += w_marker(b, 1 << 2, 0, T0 + 300, 5, 4242, 4343, NULL);         /* host end */
+    b += w_marker(b, 1 << 2, 0, T0 + 320, 99, 4242, 4343, NULL);        /* an end without a start */
+    b += w_marker(b, 3, 0, T0 + 330, 8, 4242, 4343, "two flags");       /* malformed */
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 6);
+    assert_int_equal(c.malformed, 1);
+    dt_set_window(f->s, T0, T0 + 1000);
+    char error[160] = "";
+    uj_value *root = ut_chrome_trace(f->s, NULL, error);
+    if (!root)
+        fail_msg("the trace is not valid JSON: %s", error);
+    const uj_value *h = ut_find_event(root, "X", "user_annotation", "step");
+    assert_non_null(h);
+    assert_string_equal(uj_get_raw(h, "dur"), "0.200");
+    assert_string_equal(uj_get_raw(h, "pid"), "4242");
+    assert_string_equal(uj_get_raw(h, "tid"), "4343");
+    const uj_value *d = ut_find_event(root, "X", "gpu_user_annotation", "step@device");
+    assert_non_null(d);
+    assert_string_equal(uj_get_raw(d, "dur"), "0.100");
+    assert_string_equal(uj_get_raw(d, "pid"), "1");
+    assert_string_equal(uj_get_raw(d, "tid"), "11");
+    const uj_value *m = ut_find_event(root, "X", "user_annotation", "checkpoint");
+    assert_non_null(m);
+    assert_string_equal(uj_get_raw(m, "dur"), "0.000");
+    assert_int_equal(f->s->stats.events[DEVTRACE_KIND_MARKER], 3); /* two ranges and a mark */
+    uj_free(root);
+}
+
+static void memory_events_carry_the_running_total_per_device(void **state)
+{
+    ut_decoder_fixture *f = *state;
+    uint8_t *b = f->buf;
+    b += w_memory(b, 0, T0 + 100, 0x1000, 4096, 0);
+    b += w_memory(b, 0, T0 + 200, 0x9000, 100, 1);
+    b += w_memory(b, 0, T0 + 300, 0x2000, 1024, 0);
+    b += w_memory(b, 1, T0 + 400, 0x1000, 4096, 0);
+    b += w_memory(b, 1, T0 + 500, 0x9000, 100, 1);
+    b += w_memory(b, 1, T0 + 600, 0x2000, 1024, 0);
+    b += w_memory(b, 2, T0 + 700, 0x2000, 1024, 0); /* neither allocation nor release */
+    f->used = (size_t)(b - f->buf);
+    dt_cf_walk_counts c = walk(f);
+    assert_int_equal(c.emitted, 6);
+    assert_int_equal(c.malformed, 1);
+    dt_set_window(f->s, T0, T0 + 1000);
+    char error[160] = "", keys[256];
+    uj_value *root = ut_chrome_trace(f->s, NULL, error);
+    if (!root)
+        fail_msg("the trace is not valid JSON: %s", error);
+    const uj_value *ev[8];
+    assert_int_equal(ut_events_with_ph(root, "i", ev, 8), 7); /* six and the window's end */
+    static const char *const total[] = {"4096", "100", "5120", "1024", "0", "0"};
+    static const char *const bytes[] = {"4096", "100", "1024", "-4096", "-100", "-1024"};
+    for (int i = 0; i < 6; i++) {
+        assert_string_equal(uj_get_str(ev[i], "name"), "[memory]");
+        assert_string_equal(uj_get_str(ev[i], "cat"), "cpu_instant_event");
+        const uj_value *args = uj_get(ev[i], "args");
+        assert_string_equal(uj_get_raw(args, "Total Allocated"), total[i]);
+        assert_string_equal(uj_get_raw(args, "Bytes"), bytes[i]);
+    }
+    assert_string_equal(uj_keys(uj_get(ev[0], "args"), keys, sizeof keys),
+                        "Device Type,Device Id,Addr,Bytes,Total Allocated,correlation");
+    assert_string_equal(uj_get_raw(uj_get(ev[1], "args"), "Device Id"), "1");
+    assert_string_equal(uj_get_raw(ev[0], "pid"), "4242");
     uj_free(root);
 }
 
@@ -449,6 +637,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(out_of_window_walk_counts_each_kind_and_stores_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(iterator_walk_and_stride_walk_store_the_same_events, setup, teardown),
         cmocka_unit_test_setup_teardown(trace_omits_the_keys_mspti_records_lack, setup, teardown),
+        cmocka_unit_test_setup_teardown(collectives_are_kernels_named_for_hta_with_their_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(marker_starts_and_ends_pair_by_id_into_annotations, setup, teardown),
+        cmocka_unit_test_setup_teardown(memory_events_carry_the_running_total_per_device, setup, teardown),
     };
     return cmocka_run_group_tests_name("mspti decode", tests, NULL, NULL);
 }

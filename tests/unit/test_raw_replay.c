@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "core/raw.h"
 #include "core/session.h"
 #include "sinks/sinks.h"

@@ -2,7 +2,7 @@
  * wrote (an offline session's Chrome trace, written by the sink and read back by the reader).
  *
  * Covers: kernels (count, total, avg, min, max, median, percent); memory (bytes, GB/s); api;
- * ops (device time through External ids linked at drain, unlinked device time counted apart);
+ * ops (device time through the launches' correlations, unlinked device time counted apart);
  * streams (busy time as the union of intervals, span, the longest gaps and where they begin);
  * the devtrace section's losses and notes; the csv text of a table, exactly; --names short;
  * an empty trace gives empty tables. */
@@ -133,8 +133,8 @@ static void test_memory_api_and_ops_rows(void **state)
                              "cudaLaunchKernel,2,0.400,0.200,0.300\n");
     free(csv);
     csv = table_csv(&r, dt_report_ops_table);
-    assert_string_equal(csv, "name,count,cpu_total_us,device_us\n"
-                             "aten::mm,1,8.000,4.000\n");
+    assert_string_equal(csv, "name,count,cpu_total_us,device_self_us,device_total_us\n"
+                             "aten::mm,1,8.000,4.000,4.000\n");
     free(csv);
     assert_int_equal(r.unlinked_device_ns, 500 + 500 + 100);
     dt_report_free(&r);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "report/summary.h"
 #include "unit_session.h"
 
 /* The summary as text (malloc'd). */

@@ -138,9 +138,10 @@ static void test_event_fields_and_unknown_keys(void **state)
     assert_int_equal(s.e[4].ev.kind, DT_TR_RUNTIME);
     assert_int_equal(s.e[4].ev.external_id, 3);
     assert_int_equal(s.e[5].ev.kind, DT_TR_RUNTIME);
-    assert_false(s.e[5].ev.has & DT_TR_HAS_TS); /* a string ts counts as absent */
+    assert_false(s.e[5].ev.has & DT_TR_HAS_TS); /* a string ts counts as absent, and says why */
+    assert_true(s.e[5].ev.has & DT_TR_TS_NOT_NUMBER);
     assert_int_equal(s.e[6].ev.kind, DT_TR_CPU_OP);
-    assert_int_equal(s.e[7].ev.kind, DT_TR_ANNOTATION);
+    assert_int_equal(s.e[7].ev.kind, DT_TR_GPU_ANNOTATION);
     assert_int_equal(s.e[8].ev.ph, 0);
     assert_int_equal(s.e[8].ev.kind, DT_TR_OTHER);
     assert_int_equal(s.e[8].ev.offset, (uint64_t)(strstr(text, "{}") - text));
@@ -210,8 +211,9 @@ static void test_top_level_array(void **state)
     char err[256];
     assert_int_equal(read_text(" [{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"i\"}]\n", 0, &s, NULL, err), 0);
     assert_int_equal(s.n, 2);
-    assert_int_equal(read_text("{}", 0, &s, NULL, err), 0);
-    assert_int_equal(s.n, 0);
+    /* an object without traceEvents is not a trace: the offset of its closing '}' */
+    assert_int_equal(read_text("{\"nodes\": []}", 0, &s, NULL, err), -1);
+    assert_memory_equal(err, "t.json: byte 12: the top-level object ends without traceEvents", 62);
     assert_int_equal(read_text("{\"traceEvents\": []}", 0, &s, NULL, err), 0);
     assert_int_equal(s.n, 0);
 }
@@ -288,12 +290,30 @@ static void test_kind_of_cat(void **state)
     static const struct {
         const char *cat;
         dt_tr_kind kind;
-    } cases[] = {
-        {"kernel", DT_TR_KERNEL},       {"Kernel", DT_TR_KERNEL},           {"gpu_memcpy", DT_TR_MEMCPY},
-        {"gpu_memset", DT_TR_MEMSET},   {"Memset", DT_TR_MEMSET},           {"cuda_runtime", DT_TR_RUNTIME},
-        {"cuda_driver", DT_TR_RUNTIME}, {"Runtime", DT_TR_RUNTIME},         {"xpu_runtime", DT_TR_RUNTIME},
-        {"cpu_op", DT_TR_CPU_OP},       {"python_function", DT_TR_PYTHON},  {"user_annotation", DT_TR_ANNOTATION},
-        {"ac2g", DT_TR_OTHER},          {"cpu_instant_event", DT_TR_OTHER}, {"", DT_TR_OTHER}};
+    } cases[] = {{"kernel", DT_TR_KERNEL},
+                 {"Kernel", DT_TR_KERNEL},
+                 {"gpu_memcpy", DT_TR_MEMCPY},
+                 {"gpu_memset", DT_TR_MEMSET},
+                 {"Memset", DT_TR_MEMSET},
+                 {"cuda_runtime", DT_TR_RUNTIME},
+                 {"cuda_driver", DT_TR_RUNTIME},
+                 {"Runtime", DT_TR_RUNTIME},
+                 {"xpu_runtime", DT_TR_RUNTIME},
+                 {"cpu_op", DT_TR_CPU_OP},
+                 {"python_function", DT_TR_PYTHON},
+                 {"user_annotation", DT_TR_ANNOTATION},
+                 {"gpu_user_annotation", DT_TR_GPU_ANNOTATION},
+                 {"mtia_ccp_events", DT_TR_KERNEL},
+                 {"cuda_sync", DT_TR_SYNC},
+                 {"cuda_event", DT_TR_SYNC},
+                 {"xpu_sync", DT_TR_SYNC},
+                 {"hpu_op", DT_TR_RUNTIME},
+                 {"mtia_runtime", DT_TR_RUNTIME},
+                 {"mtia_insight", DT_TR_OTHER},
+                 {"collective_comm", DT_TR_OTHER},
+                 {"ac2g", DT_TR_OTHER},
+                 {"cpu_instant_event", DT_TR_OTHER},
+                 {"", DT_TR_OTHER}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(dt_tr_kind_of_cat(cases[i].cat, strlen(cases[i].cat)), cases[i].kind);
 }

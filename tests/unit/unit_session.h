@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/backend.h" /* the registry: devtrace_open's backends */
 #include "core/session.h"
 #include "devtrace.h"
 #include "sinks/sinks.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "sinks.h"
+#include "report/summary.h"
 
 /* The kernels table of devtrace report (src/report/), from the session's kernels, names without
  * template arguments. */

@@ -1,0 +1,47 @@
+# slowdown.cmake: the bench.slowdown_fails_its_row test. Runs devtrace-bench's quick decode
+# group with the CUPTI decode made twice as slow on purpose (--slowdown decode.cupti: after
+# each timed decode the bench busy-waits as long again), and checks that the judged row
+# decode.cupti.vs_memcpy is measured and fails, that the table says FAIL for it, and that
+# the exit status is 1 (a target missed). Nothing is asserted about the rows not slowed:
+# their ratios are measured on a shared machine.
+#   cmake -DBENCH=path/to/devtrace-bench -DJSON=out.json -P slowdown.cmake
+if(NOT BENCH OR NOT JSON)
+  message(FATAL_ERROR "usage: cmake -DBENCH=devtrace-bench -DJSON=out.json -P slowdown.cmake")
+endif()
+set(row decode.cupti.vs_memcpy)
+file(REMOVE ${JSON})
+execute_process(COMMAND ${BENCH} --quick --only decode --slowdown decode.cupti --json ${JSON}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(NOT EXISTS ${JSON})
+  message(FATAL_ERROR "devtrace-bench wrote no ${JSON} (exit ${rc}):\n${err}")
+endif()
+file(READ ${JSON} json)
+string(JSON n LENGTH "${json}" figures)
+math(EXPR last "${n} - 1")
+set(found 0)
+foreach(i RANGE ${last})
+  string(JSON name GET "${json}" figures ${i} name)
+  if(name STREQUAL row)
+    set(found 1)
+    string(JSON pass GET "${json}" figures ${i} pass)
+    string(JSON value GET "${json}" figures ${i} value)
+    string(JSON target GET "${json}" figures ${i} target)
+    if(value STREQUAL "" OR value STREQUAL "null")
+      message(FATAL_ERROR "${row} was not measured, so the slowdown proved nothing")
+    endif()
+    if(pass)
+      message(FATAL_ERROR "${row} = ${value} passed its target ${target} although its decode was made 2x slower")
+    endif()
+  endif()
+endforeach()
+if(NOT found)
+  message(FATAL_ERROR "${JSON} has no figure ${row}")
+endif()
+if(NOT out MATCHES "${row}[^\n]*FAIL")
+  message(FATAL_ERROR "the table does not say FAIL on the row ${row}")
+endif()
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "devtrace-bench exited ${rc} with a target missed (1 expected)")
+endif()
+message(STATUS "bench.slowdown_fails_its_row: ${row} = ${value} against ${target}: FAIL, exit 1, as it must")
