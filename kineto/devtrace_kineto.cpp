@@ -652,8 +652,7 @@ void KinetoSession::collect(const devtrace_event &ev, const char *name, int64_t 
         arena.activities.emplace_back(ev, type, label);
         return;
     }
-    devtrace_event copy; /* an older library's smaller event: the fields it has */
-    std::memset(&copy, 0, sizeof copy);
+    devtrace_event copy{}; /* an older library's smaller event: the fields it has */
     std::memcpy(&copy, &ev, event_size_);
     arena.activities.emplace_back(copy, type, label);
 }
@@ -677,7 +676,7 @@ void KinetoSession::log_activity(DeviceActivity &act)
                     k.registers_per_thread == p.registers_per_thread && k.static_shared == p.static_shared &&
                     k.dynamic_shared == p.dynamic_shared;
         if (!same) {
-            std::memset(&occupancy_, 0, sizeof occupancy_);
+            occupancy_ = devtrace_occupancy{};
             occupancy_.size = sizeof occupancy_;
             occupancy_ok_ = devtrace_kernel_occupancy(s_, &ev, &occupancy_) == 0;
             occupancy_key_ = ev;
