@@ -136,6 +136,7 @@ void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_m
 void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
 void bench_reader(const bench_sizes *sz, const bench_paths *paths);   /* bench_reader.c: devtrace report */
 void bench_torch(const bench_sizes *sz, const bench_paths *paths);    /* bench_torch.c */
+void bench_kineto(const bench_sizes *sz, const bench_paths *paths);   /* bench_kineto_group.c */
 
 /* Runs argv in a child (execvp): its stdout into out (NUL-terminated), its stderr into
  * errpath, whose first line (all of it when the program failed) goes into err. Without

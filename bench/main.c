@@ -11,7 +11,7 @@
  *   devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]
  *                  [--cli PATH] [--launch-loop PATH] [--library PATH] [--slowdown FIGURE,...]
  *
- * Groups: decode, callback, format (format and write), memory, drain, e2e, report. */
+ * Groups: decode, callback, format (format and write), memory, drain, e2e, report, torch, kineto. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -41,8 +41,9 @@ typedef struct group {
 } group;
 
 static const group groups[] = {
-    {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},   {"memory", bench_memory},
-    {"drain", bench_drain},   {"e2e", bench_e2e},           {"report", bench_reader}, {"torch", bench_torch},
+    {"decode", bench_decode}, {"callback", bench_callback}, {"format", bench_sink},
+    {"memory", bench_memory}, {"drain", bench_drain},       {"e2e", bench_e2e},
+    {"report", bench_reader}, {"torch", bench_torch},       {"kineto", bench_kineto},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 
@@ -328,7 +329,7 @@ static void usage(FILE *out)
 {
     fputs("usage: devtrace-bench [--quick | --smoke] [--json PATH] [--only GROUP,...] [--tmpdir DIR]\n"
           "                      [--cli PATH] [--launch-loop PATH] [--library PATH] [--slowdown FIGURE,...]\n"
-          "groups: decode, callback, format, memory, drain, e2e, report, torch\n"
+          "groups: decode, callback, format, memory, drain, e2e, report, torch, kineto\n"
           "every target is a ratio to a reference measured in the same run; exit status: 0 every target met,\n"
           "1 a target missed, 3 none missed but some not measured here, 2 usage (--smoke judges nothing)\n"
           "--slowdown FIGURE (or $DEVTRACE_BENCH_SLOWDOWN): the component a judged figure measures made 2x\n"

@@ -42,7 +42,8 @@ foreach(want decode.cupti.vs_memcpy decode.mcpti.vs_memcpy callback.opencl.1t.vs
              callback.opencl.16t.vs_clock_read callback.opencl.launch callback.roctracer.1t.vs_clock_read
              callback.roctracer.16t.vs_clock_read format.vs_fwrite write.plain.vs_fwrite write.gzip.vs_zlib
              write.gzip.compression_ratio write.perfetto.vs_fwrite memory.vs_event_size drain.vs_memcpy
-             e2e.pocl.cpu_overhead_vs_untraced report.reader.vs_read report.tables.vs_read report.speedup_vs_hta)
+             e2e.pocl.cpu_overhead_vs_untraced report.reader.vs_read report.tables.vs_read report.speedup_vs_hta
+             kineto.event_ratio)
   if(NOT want IN_LIST names)
     message(FATAL_ERROR "${JSON} lacks the figure ${want}")
   endif()

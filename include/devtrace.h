@@ -367,6 +367,10 @@ DEVTRACE_EXPORT size_t devtrace_drain(devtrace_session *s, devtrace_event_cb cb,
  * DEVTRACE_EINVAL without a session; err (may be NULL) says which. */
 DEVTRACE_EXPORT int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
                                           devtrace_error *err);
+/* The text of a name id of the session's events (u.runtime.level_id, u.collective.comm_name_id,
+ * u.marker.domain_id, and name_id, whose text cb is also given): "" for 0 or an id the session
+ * does not have; valid until devtrace_close. For a program that writes its own output. */
+DEVTRACE_EXPORT const char *devtrace_interned_name(const devtrace_session *s, uint32_t id);
 /* Delivers events while the session runs: flushes the backend's buffers, then calls cb
  * (NULL: none) once per event completed since the previous flush that can be finalised now
  * (clock aligned, runtime<->device correlation and external ids resolved), in start-time

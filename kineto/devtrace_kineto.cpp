@@ -7,8 +7,10 @@
  *    opened (backend from $DEVTRACE_BACKEND, else auto; an unavailable one says why);
  *  - start/stop: devtrace_start/devtrace_stop; push/popCorrelationId: devtrace's external
  *    correlation (torch's op id), so device work carries the op that launched it;
- *  - processTrace: one GenericTraceActivity per drained event, with the args Kineto's own CUPTI
- *    path writes for the same record, the op link (linked activity: "External id") and the
+ *  - processTrace: one activity per drained event (DeviceActivity, an ITraceActivity kept in an
+ *    arena the session hands to Kineto with its trace buffer, as Kineto's own CUPTI path keeps
+ *    its records), with the args Kineto's own CUPTI path writes for the same record (written
+ *    when Kineto's writer asks for them), the op link (linked activity: "External id") and the
  *    runtime-to-device flows (ac2g), inside Kineto's capture window;
  *  - getDeviceInfo, getResourceInfos (one per stream), getDeviceProperties (devtrace's
  *    deviceProperties), getMetadata ("devtrace": backend, validation, every loss count, the
@@ -21,14 +23,15 @@
 #include <output_base.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -42,6 +45,8 @@ namespace
 using libkineto::ActivityType;
 
 const std::string kName = "devtrace";
+const char kUserUnsupported[] = "user correlation is not supported by this libdevtrace (devtrace_push_user_correlation "
+                                "returned DEVTRACE_ENOTSUP): the trace has no GPU user annotation spans";
 
 /* A JSON string for the trace's metadata. libkineto's writer turns every backslash in metadata
  * into a slash, so nothing is escaped with one: a quote becomes ', a control character a space. */
@@ -87,15 +92,11 @@ const char *memcpy_name(uint32_t direction)
     }
 }
 
-std::string dim3(const int32_t *d)
-{
-    return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + "]";
-}
-
 /* The devtrace kinds and the Kineto activity type of each (the runtime's is the backend's). */
 struct Kinds {
     bool kernel = false, memcpy = false, memset = false, external = false;
     bool cuda_runtime = false, privateuse1_runtime = false;
+    bool user_annotation = false; /* GPU_USER_ANNOTATION: the spans of the user correlation ids */
 
     explicit Kinds(const std::set<ActivityType> &types)
     {
@@ -105,6 +106,7 @@ struct Kinds {
         external = types.count(ActivityType::EXTERNAL_CORRELATION) != 0;
         cuda_runtime = types.count(ActivityType::CUDA_RUNTIME) != 0;
         privateuse1_runtime = types.count(ActivityType::PRIVATEUSE1_RUNTIME) != 0;
+        user_annotation = types.count(ActivityType::GPU_USER_ANNOTATION) != 0;
     }
     /* devtrace's kinds: both runtime types ask for runtime calls (which one is logged is the
      * backend's category, known once the session is open). */
@@ -127,6 +129,299 @@ struct Kinds {
     {
         return kernel || memcpy || memset || cuda_runtime || privateuse1_runtime;
     }
+};
+
+/* A small append-only text buffer for metadataJson (one allocation, the returned string). */
+struct JsonArgs {
+    std::string out;
+    void key(const char *k)
+    {
+        if (!out.empty())
+            out += ", ";
+        out += '"';
+        out += k;
+        out += "\": ";
+    }
+    void u64(const char *k, uint64_t v)
+    {
+        key(k);
+        char text[24];
+        auto r = std::to_chars(text, text + sizeof text, v);
+        out.append(text, static_cast<size_t>(r.ptr - text));
+    }
+    void i32(int32_t v)
+    {
+        char text[16];
+        auto r = std::to_chars(text, text + sizeof text, v);
+        out.append(text, static_cast<size_t>(r.ptr - text));
+    }
+    /* v with 6 decimals, exactly as "%.6f" writes it: from v * 10^6 rounded, below 10^6 (every
+     * figure written so: blocks and warps per SM, GB/s), else and where v * 10^6 lies within
+     * 10^-3 of a half (its rounding there could differ from printf's), by printf. */
+    void fixed6(const char *k, double v)
+    {
+        key(k);
+        char text[64];
+        double x = v * 1e6, frac_part = x - std::floor(x);
+        if (!(v >= 0 && v < 1e6) || std::fabs(frac_part - 0.5) < 1e-3) {
+            int n = std::snprintf(text, sizeof text, "%.6f", v);
+            out.append(text, n > 0 ? static_cast<size_t>(n) : 0);
+            return;
+        }
+        auto micro = static_cast<uint64_t>(std::llround(x));
+        auto r = std::to_chars(text, text + sizeof text, micro / 1000000u);
+        *r.ptr++ = '.';
+        uint64_t frac = micro % 1000000u;
+        for (int i = 5; i >= 0; i--, frac /= 10)
+            r.ptr[i] = static_cast<char>('0' + frac % 10);
+        out.append(text, static_cast<size_t>(r.ptr + 6 - text));
+    }
+    void dim3(const char *k, const int32_t *d)
+    {
+        key(k);
+        out += '[';
+        i32(d[0]);
+        out += ", ";
+        i32(d[1]);
+        out += ", ";
+        i32(d[2]);
+        out += ']';
+    }
+};
+
+/* One drained event as libkineto reads it, as Kineto's own CUPTI activities are: an
+ * ITraceActivity over the record (a copy of the devtrace_event), logged with handleActivity (a
+ * memory logger keeps the pointer, so nothing is copied), its name interned in the arena, its
+ * args written by metadataJson() from the event's fields only when a writer asks for them. */
+class DeviceActivity final : public libkineto::ITraceActivity
+{
+  public:
+    DeviceActivity(const devtrace_event &event, ActivityType type, const std::string *name)
+        : ev_(event), name_(name), type_(type)
+    {
+    }
+
+    [[nodiscard]] int64_t deviceId() const override
+    {
+        return ev_.device;
+    }
+    [[nodiscard]] int64_t resourceId() const override
+    {
+        return ev_.stream;
+    }
+    [[nodiscard]] int32_t getThreadId() const override
+    {
+        return ev_.kind == DEVTRACE_KIND_RUNTIME ? static_cast<int32_t>(ev_.stream) : 0;
+    }
+    [[nodiscard]] int64_t timestamp() const override
+    {
+        return static_cast<int64_t>(ev_.start_ns);
+    }
+    [[nodiscard]] int64_t duration() const override
+    {
+        return static_cast<int64_t>(ev_.end_ns) - static_cast<int64_t>(ev_.start_ns);
+    }
+    [[nodiscard]] int64_t correlationId() const override
+    {
+        return static_cast<int32_t>(ev_.correlation); /* Kineto's activity ids are 32 bits */
+    }
+    [[nodiscard]] int flowType() const override
+    {
+        return flow_id_ ? static_cast<int>(libkineto::kLinkAsyncCpuGpu) : 0;
+    }
+    [[nodiscard]] int64_t flowId() const override
+    {
+        return flow_id_;
+    }
+    [[nodiscard]] bool flowStart() const override
+    {
+        return flow_id_ && ev_.kind == DEVTRACE_KIND_RUNTIME;
+    }
+    [[nodiscard]] ActivityType type() const override
+    {
+        return type_;
+    }
+    [[nodiscard]] const std::string name() const override
+    {
+        return *name_;
+    }
+    [[nodiscard]] const libkineto::ITraceActivity *linkedActivity() const override
+    {
+        return linked_;
+    }
+    [[nodiscard]] const libkineto::TraceSpan *traceSpan() const override
+    {
+        return span_;
+    }
+    void log(libkineto::ActivityLogger &logger) const override
+    {
+        logger.handleActivity(*this);
+    }
+    [[nodiscard]] const std::string metadataJson() const override;
+
+    [[nodiscard]] const devtrace_event &event() const
+    {
+        return ev_;
+    }
+
+    /* Set by processTrace before the activity is logged. */
+    const libkineto::TraceSpan *span_ = nullptr;
+    const libkineto::ITraceActivity *linked_ = nullptr;
+    uint32_t flow_id_ = 0;               /* 0: no flow */
+    const std::string *level_ = nullptr; /* runtime: the API level's name (interned), or none */
+    bool has_occupancy_ = false;
+    double blocks_per_sm_ = 0, warps_per_sm_ = 0, occupancy_pct_ = 0;
+
+  private:
+    devtrace_event ev_;
+    const std::string *name_; /* interned in the arena */
+    ActivityType type_;
+};
+
+/* The args Kineto's CUPTI path writes for the same record, in its order. */
+const std::string DeviceActivity::metadataJson() const
+{
+    JsonArgs a;
+    a.out.reserve(ev_.kind == DEVTRACE_KIND_RUNTIME ? 64 : 320);
+    const devtrace_event &ev = ev_;
+    if (ev.kind == DEVTRACE_KIND_RUNTIME) {
+        if (ev.flags & DEVTRACE_EVENT_HAS_CBID)
+            a.u64("cbid", ev.u.runtime.cbid);
+        a.u64("correlation", ev.correlation);
+        if (level_) {
+            a.key("level");
+            put_json_string(a.out, level_->c_str());
+        }
+    } else if (ev.kind == DEVTRACE_KIND_KERNEL) {
+        uint64_t queued = (ev.flags & DEVTRACE_EVENT_HAS_QUEUED) && ev.u.kernel.queued_ns <= ev.start_ns
+                              ? ev.start_ns - ev.u.kernel.queued_ns
+                              : 0;
+        a.u64("queued", queued);
+        a.u64("device", ev.device);
+        a.u64("context", ev.context);
+        a.u64("stream", ev.stream);
+        a.u64("correlation", ev.correlation);
+        if (ev.flags & DEVTRACE_EVENT_HAS_REGS)
+            a.u64("registers per thread", ev.u.kernel.registers_per_thread);
+        if (ev.flags & (DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_SHARED))
+            a.u64("shared memory", static_cast<uint64_t>(ev.u.kernel.static_shared) + ev.u.kernel.dynamic_shared);
+        if (has_occupancy_) {
+            a.fixed6("blocks per SM", blocks_per_sm_);
+            a.fixed6("warps per SM", warps_per_sm_);
+        }
+        if (ev.flags & DEVTRACE_EVENT_HAS_LAUNCH) {
+            a.dim3("grid", ev.u.kernel.grid);
+            a.dim3("block", ev.u.kernel.block);
+        }
+        if (has_occupancy_)
+            a.u64("est. achieved occupancy %", static_cast<uint64_t>(occupancy_pct_ + 0.5));
+    } else {
+        uint64_t bytes = ev.kind == DEVTRACE_KIND_MEMCPY ? ev.u.memcpy.bytes : ev.u.memset.bytes;
+        a.u64("device", ev.device);
+        a.u64("context", ev.context);
+        a.u64("stream", ev.stream);
+        a.u64("correlation", ev.correlation);
+        a.u64("bytes", bytes);
+        uint64_t dur = ev.end_ns > ev.start_ns ? ev.end_ns - ev.start_ns : 0;
+        if (dur)
+            a.fixed6("memory bandwidth (GB/s)", static_cast<double>(bytes) / static_cast<double>(dur));
+    }
+    return std::move(a.out);
+}
+
+/* What one processTrace logged: the activities (their addresses are what a memory logger
+ * keeps) and the names they point to. Owned by the session until getTraceBuffer() hands it to
+ * Kineto inside the trace buffer (ArenaKeeper), which Kineto keeps with the trace. */
+struct Arena {
+    std::vector<DeviceActivity> activities; /* not resized once the first one is logged */
+    std::deque<std::string> names;          /* stable: activities point to them */
+    std::vector<const std::string *> by_name_id;
+    const std::string *fixed_names[8] = {};
+
+    const std::string *intern(uint32_t name_id, const char *name)
+    {
+        if (name_id < by_name_id.size() && by_name_id[name_id])
+            return by_name_id[name_id];
+        names.emplace_back(name ? name : "");
+        if (name_id >= by_name_id.size())
+            by_name_id.resize(name_id + 1u + name_id / 2u, nullptr);
+        by_name_id[name_id] = &names.back();
+        return &names.back();
+    }
+    /* A name Kineto's CUPTI path makes from the record (copies, sets): slot < 8. */
+    const std::string *intern_fixed(unsigned slot, const char *name)
+    {
+        if (!fixed_names[slot]) {
+            names.emplace_back(name);
+            fixed_names[slot] = &names.back();
+        }
+        return fixed_names[slot];
+    }
+};
+
+/* The arena's owner inside the CpuTraceBuffer getTraceBuffer() returns: libkineto keeps that
+ * buffer with the trace it built (ActivityBuffers, moved to the logger by finalizeTrace), so the
+ * activities it points to live as long as the trace. Never logged: Kineto processes a child's
+ * buffer only after the child's processTrace, to keep it. */
+class ArenaKeeper final : public libkineto::GenericTraceActivity
+{
+  public:
+    explicit ArenaKeeper(std::unique_ptr<Arena> arena) : arena_(std::move(arena))
+    {
+    }
+
+  private:
+    std::unique_ptr<Arena> arena_;
+};
+
+/* Which correlations have a runtime half and a device half logged, and the flow id of each:
+ * an open-addressing table sized once for the events logged (no allocation per event). */
+class FlowTable
+{
+  public:
+    explicit FlowTable(size_t events)
+    {
+        size_t n = 16;
+        while (n < events * 2)
+            n <<= 1;
+        slots_.assign(n, Slot{});
+        mask_ = n - 1;
+    }
+    /* Marks a half (1: runtime, 2: device) of a correlation (not 0). */
+    void add(uint64_t correlation, uint8_t half)
+    {
+        Slot &s = find(correlation);
+        if (!s.correlation) {
+            s.correlation = correlation;
+            s.id = ++assigned_;
+        }
+        s.halves |= half;
+    }
+    /* The flow id of a correlation with both halves, else 0; wide: ids beyond 32 bits. */
+    uint32_t paired_id(uint64_t correlation, bool wide)
+    {
+        const Slot &s = find(correlation);
+        if (s.correlation != correlation || s.halves != 3)
+            return 0;
+        return wide ? s.id : static_cast<uint32_t>(correlation);
+    }
+
+  private:
+    struct Slot {
+        uint64_t correlation = 0;
+        uint32_t id = 0;
+        uint8_t halves = 0;
+    };
+    Slot &find(uint64_t correlation)
+    {
+        size_t i = static_cast<size_t>((correlation * 0x9E3779B97F4A7C15ull) >> 17) & mask_;
+        while (slots_[i].correlation && slots_[i].correlation != correlation)
+            i = (i + 1) & mask_;
+        return slots_[i];
+    }
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    uint32_t assigned_ = 0;
 };
 
 class KinetoSession final : public libkineto::IActivityProfilerSession
@@ -197,14 +492,19 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
 
     void pushUserCorrelationId(uint64_t id) override
     {
-        if (s_)
-            devtrace_push_user_correlation(s_, id);
+        if (!s_ || user_unsupported_)
+            return;
+        if (devtrace_push_user_correlation(s_, id) == DEVTRACE_ENOTSUP) {
+            /* Said once, in errors() and the trace's devtrace metadata: no user spans. */
+            user_unsupported_ = true;
+            errors_.push_back(std::string("devtrace: ") + kUserUnsupported);
+        }
     }
 
     void popUserCorrelationId() override
     {
         uint64_t id;
-        if (s_)
+        if (s_ && !user_unsupported_)
             devtrace_pop_user_correlation(s_, &id);
     }
 
@@ -230,6 +530,8 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
 
     std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override
     {
+        if (buffer_ && arena_)
+            buffer_->activities.push_back(std::make_unique<ArenaKeeper>(std::move(arena_)));
         return std::move(buffer_);
     }
 
@@ -237,10 +539,6 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
     std::unordered_map<std::string, std::string> getMetadata() override;
 
   private:
-    struct Drained {
-        const devtrace_event *ev; /* borrowed from the drain: copied into events */
-    };
-
     /* Finalises the session once (devtrace's window filter, correlation, names). */
     bool finalize()
     {
@@ -253,6 +551,7 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
         std::memset(&err, 0, sizeof err);
         size_t count = 0;
         drained_ok_ = devtrace_drain_events(s_, nullptr, nullptr, &count, &err) == 0;
+        drained_count_ = count;
         if (!drained_ok_ && err.code != DEVTRACE_ESTATE)
             errors_.push_back(std::string("devtrace: drain: ") + err.message);
         return drained_ok_;
@@ -274,7 +573,8 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
         }
     }
 
-    void log_event(const devtrace_event &ev, const char *name, bool flow);
+    void collect(const devtrace_event &ev, const char *name, int64_t lo, int64_t hi);
+    void log_activity(DeviceActivity &act);
     void log_user_spans();
 
     /* The device work under one user correlation id on one stream (Kineto's GPU user
@@ -286,139 +586,125 @@ class KinetoSession final : public libkineto::IActivityProfilerSession
     };
     std::vector<UserSpan> user_spans_;
 
-    /* Kineto's flow ids are 32 bits: the correlation id when every one fits, else a number
-     * per correlation (MSPTI's ids are 64 bits). */
-    uint32_t flow_id(uint64_t correlation)
-    {
-        if (max_correlation_ <= UINT32_MAX)
-            return static_cast<uint32_t>(correlation);
-        auto [it, added] = flow_ids_.emplace(correlation, static_cast<uint32_t>(flow_ids_.size() + 1));
-        (void)added;
-        return it->second;
-    }
-
     Kinds kinds_;
     int64_t requested_ts_ms_, requested_duration_ms_; /* the timed configure's window; -1: untimed */
     devtrace_session *s_ = nullptr;
     ActivityType runtime_type_ = ActivityType::PRIVATEUSE1_RUNTIME;
     bool log_runtime_ = false;
     bool finalized_ = false, drained_ok_ = false;
+    bool user_unsupported_ = false; /* devtrace_push_user_correlation said DEVTRACE_ENOTSUP */
     std::vector<std::string> errors_;
     uint64_t outside_kineto_window_ = 0;
+    size_t drained_count_ = 0;                                                    /* the events the drain gives */
+    size_t event_size_ = std::min(devtrace_event_size(), sizeof(devtrace_event)); /* the library's */
     std::unique_ptr<libkineto::CpuTraceBuffer> buffer_;
+    std::unique_ptr<Arena> arena_; /* the activities of the last processTrace, until getTraceBuffer */
     libkineto::ActivityLogger *logger_ = nullptr;
     libkineto::getLinkedActivityCallback linked_;
-    std::unordered_set<uint64_t> device_correlations_, runtime_correlations_;
     uint64_t max_correlation_ = 0;
-    std::unordered_map<uint64_t, uint32_t> flow_ids_;
     std::vector<std::pair<uint32_t, uint32_t>> streams_; /* (device, stream), in first-seen order */
+    /* The last kernel launch shape and device whose occupancy was computed, and the result. */
+    devtrace_event occupancy_key_{};
+    bool occupancy_key_set_ = false, occupancy_ok_ = false;
+    devtrace_occupancy occupancy_{};
 };
 
-/* What processTrace's passes over the drain share. */
-struct Pass {
-    KinetoSession *session;
-    int64_t lo, hi; /* the window events must lie in */
-    int what;       /* 0: collect correlations, 1: log */
-};
-
-void KinetoSession::log_event(const devtrace_event &ev, const char *name, bool flow)
+/* One drained event: kept (a copy, its name interned) when its kind was asked for and it lies
+ * inside Kineto's window [lo, hi], else counted outside the window. */
+void KinetoSession::collect(const devtrace_event &ev, const char *name, int64_t lo, int64_t hi)
 {
+    if (!wanted(ev))
+        return;
+    if (static_cast<int64_t>(ev.start_ns) < lo || static_cast<int64_t>(ev.end_ns) > hi) {
+        outside_kineto_window_++;
+        return;
+    }
+    Arena &arena = *arena_;
     ActivityType type;
-    std::string label;
+    const std::string *label;
     switch (ev.kind) {
     case DEVTRACE_KIND_KERNEL:
         type = ActivityType::CONCURRENT_KERNEL;
-        label = name ? name : "";
+        label = arena.intern(ev.name_id, name);
         break;
-    case DEVTRACE_KIND_MEMCPY:
+    case DEVTRACE_KIND_MEMCPY: {
+        uint32_t dir = ev.u.memcpy.direction;
+        unsigned slot = dir == DEVTRACE_COPY_HTOD   ? 0
+                        : dir == DEVTRACE_COPY_DTOH ? 1
+                        : dir == DEVTRACE_COPY_DTOD ? 2
+                        : dir == DEVTRACE_COPY_HTOH ? 3
+                                                    : 4;
         type = ActivityType::GPU_MEMCPY;
-        label = memcpy_name(ev.u.memcpy.direction);
+        label = arena.intern_fixed(slot, memcpy_name(dir));
         break;
+    }
     case DEVTRACE_KIND_MEMSET:
         type = ActivityType::GPU_MEMSET;
-        label = "Memset (Device)";
+        label = arena.intern_fixed(5, "Memset (Device)");
         break;
     default:
         type = runtime_type_;
-        label = name ? name : "";
+        label = arena.intern(ev.name_id, name);
         break;
     }
-    buffer_->emplace_activity(buffer_->span, type, label);
-    libkineto::GenericTraceActivity &act = *buffer_->activities.back();
-    act.startTime = static_cast<int64_t>(ev.start_ns);
-    act.endTime = static_cast<int64_t>(ev.end_ns);
-    act.id = static_cast<int32_t>(ev.correlation);
-    act.device = static_cast<int32_t>(ev.device);
-    act.resource = ev.stream;
-    act.threadId = ev.kind == DEVTRACE_KIND_RUNTIME ? static_cast<int32_t>(ev.stream) : 0;
-    if ((ev.flags & DEVTRACE_EVENT_HAS_EXTERNAL) && linked_)
-        act.linked = linked_(static_cast<int32_t>(ev.external_id));
-    if (flow && ev.correlation) {
-        act.flow.id = flow_id(ev.correlation);
-        act.flow.type = libkineto::kLinkAsyncCpuGpu;
-        act.flow.start = ev.kind == DEVTRACE_KIND_RUNTIME ? 1 : 0;
+    max_correlation_ = std::max(max_correlation_, ev.correlation);
+    if (event_size_ == sizeof(devtrace_event)) {
+        arena.activities.emplace_back(ev, type, label);
+        return;
     }
-    if (ev.kind == DEVTRACE_KIND_RUNTIME) {
-        if (ev.flags & DEVTRACE_EVENT_HAS_CBID)
-            act.addMetadata("cbid", ev.u.runtime.cbid);
-        act.addMetadata("correlation", ev.correlation);
-    } else if (ev.kind == DEVTRACE_KIND_KERNEL) {
-        uint64_t queued = (ev.flags & DEVTRACE_EVENT_HAS_QUEUED) && ev.u.kernel.queued_ns <= ev.start_ns
-                              ? ev.start_ns - ev.u.kernel.queued_ns
-                              : 0;
-        act.addMetadata("queued", queued);
-        act.addMetadata("device", ev.device);
-        act.addMetadata("context", ev.context);
-        act.addMetadata("stream", ev.stream);
-        act.addMetadata("correlation", ev.correlation);
-        if (ev.flags & DEVTRACE_EVENT_HAS_REGS)
-            act.addMetadata("registers per thread", ev.u.kernel.registers_per_thread);
-        if (ev.flags & (DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_SHARED))
-            act.addMetadata("shared memory",
-                            static_cast<uint64_t>(ev.u.kernel.static_shared) + ev.u.kernel.dynamic_shared);
-        if (ev.flags & DEVTRACE_EVENT_HAS_LAUNCH) {
-            act.addMetadata("grid", dim3(ev.u.kernel.grid));
-            act.addMetadata("block", dim3(ev.u.kernel.block));
+    devtrace_event copy{}; /* an older library's smaller event: the fields it has */
+    std::memcpy(&copy, &ev, event_size_);
+    arena.activities.emplace_back(copy, type, label);
+}
+
+void KinetoSession::log_activity(DeviceActivity &act)
+{
+    const devtrace_event &ev = act.event();
+    act.span_ = &buffer_->span;
+    if ((ev.flags & DEVTRACE_EVENT_HAS_EXTERNAL) && linked_)
+        act.linked_ = linked_(static_cast<int32_t>(ev.external_id));
+    if (ev.kind == DEVTRACE_KIND_RUNTIME && (ev.flags & DEVTRACE_EVENT_HAS_LEVEL))
+        act.level_ = arena_->intern(ev.u.runtime.level_id, devtrace_interned_name(s_, ev.u.runtime.level_id));
+    if (ev.kind == DEVTRACE_KIND_KERNEL) {
+        /* Consecutive launches of one shape on one device (the common case) share the figures. */
+        const auto &k = ev.u.kernel, &p = occupancy_key_.u.kernel;
+        bool same = occupancy_key_set_ && occupancy_key_.device == ev.device &&
+                    ((occupancy_key_.flags ^ ev.flags) &
+                     (DEVTRACE_EVENT_HAS_REGS | DEVTRACE_EVENT_HAS_SHARED | DEVTRACE_EVENT_HAS_LAUNCH)) == 0 &&
+                    std::memcmp(k.grid, p.grid, sizeof k.grid) == 0 &&
+                    std::memcmp(k.block, p.block, sizeof k.block) == 0 &&
+                    k.registers_per_thread == p.registers_per_thread && k.static_shared == p.static_shared &&
+                    k.dynamic_shared == p.dynamic_shared;
+        if (!same) {
+            occupancy_ = devtrace_occupancy{};
+            occupancy_.size = sizeof occupancy_;
+            occupancy_ok_ = devtrace_kernel_occupancy(s_, &ev, &occupancy_) == 0;
+            occupancy_key_ = ev;
+            occupancy_key_set_ = true;
         }
-        devtrace_occupancy occ;
-        std::memset(&occ, 0, sizeof occ);
-        occ.size = sizeof occ;
-        if (devtrace_kernel_occupancy(s_, &ev, &occ) == 0) {
-            char text[64];
-            std::snprintf(text, sizeof text, "%.6f", occ.blocks_per_sm);
-            act.addMetadata("blocks per SM", text);
-            std::snprintf(text, sizeof text, "%.6f", occ.warps_per_sm);
-            act.addMetadata("warps per SM", text);
-            act.addMetadata("est. achieved occupancy %", static_cast<uint64_t>(occ.est_achieved_occupancy_pct + 0.5));
-        }
-    } else {
-        uint64_t bytes = ev.kind == DEVTRACE_KIND_MEMCPY ? ev.u.memcpy.bytes : ev.u.memset.bytes;
-        act.addMetadata("device", ev.device);
-        act.addMetadata("context", ev.context);
-        act.addMetadata("stream", ev.stream);
-        act.addMetadata("correlation", ev.correlation);
-        act.addMetadata("bytes", bytes);
-        uint64_t dur = ev.end_ns > ev.start_ns ? ev.end_ns - ev.start_ns : 0;
-        if (dur) {
-            char text[64];
-            std::snprintf(text, sizeof text, "%.6f", static_cast<double>(bytes) / static_cast<double>(dur));
-            act.addMetadata("memory bandwidth (GB/s)", text);
+        if (occupancy_ok_) {
+            act.has_occupancy_ = true;
+            act.blocks_per_sm_ = occupancy_.blocks_per_sm;
+            act.warps_per_sm_ = occupancy_.warps_per_sm;
+            act.occupancy_pct_ = occupancy_.est_achieved_occupancy_pct;
         }
     }
     if (ev.kind != DEVTRACE_KIND_RUNTIME && (ev.flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)) {
+        int64_t start = act.timestamp(), end = start + act.duration();
         auto span = std::find_if(user_spans_.begin(), user_spans_.end(), [&ev](const UserSpan &u) {
             return u.device == ev.device && u.stream == ev.stream && u.user_id == ev.user_external_id;
         });
         if (span == user_spans_.end())
-            user_spans_.push_back(UserSpan{ev.device, ev.stream, ev.user_external_id, act.startTime, act.endTime});
+            user_spans_.push_back(UserSpan{ev.device, ev.stream, ev.user_external_id, start, end});
         else {
-            span->start = std::min(span->start, act.startTime);
-            span->end = std::max(span->end, act.endTime);
+            span->start = std::min(span->start, start);
+            span->end = std::max(span->end, end);
         }
     }
     if (ev.kind != DEVTRACE_KIND_RUNTIME) {
         std::pair<uint32_t, uint32_t> key(ev.device, ev.stream);
-        if (std::find(streams_.begin(), streams_.end(), key) == streams_.end())
+        if ((streams_.empty() || streams_.back() != key) &&
+            std::find(streams_.begin(), streams_.end(), key) == streams_.end())
             streams_.push_back(key);
     }
     act.log(*logger_);
@@ -426,8 +712,11 @@ void KinetoSession::log_event(const devtrace_event &ev, const char *name, bool f
 
 void KinetoSession::log_user_spans()
 {
-    /* As Kineto's CUPTI path does: a span named after the user annotation (the CPU activity
-     * of the user correlation id), on each stream its device work ran on. */
+    /* As Kineto's CUPTI path does when GPU_USER_ANNOTATION is asked for: a span named after the
+     * user annotation (the CPU activity of the user correlation id), on each stream its device
+     * work ran on, from the first start to the last end of that work. */
+    if (!kinds_.user_annotation)
+        return;
     for (const UserSpan &u : user_spans_) {
         const libkineto::ITraceActivity *cpu = linked_ ? linked_(static_cast<int32_t>(u.user_id)) : nullptr;
         if (!cpu)
@@ -453,35 +742,38 @@ void KinetoSession::processTrace(libkineto::ActivityLogger &logger,
     buffer_ = std::make_unique<libkineto::CpuTraceBuffer>();
     buffer_->span = libkineto::TraceSpan(startTime, endTime, "devtrace");
     buffer_->gpuOpCount = -1;
+    arena_ = std::make_unique<Arena>();
+    arena_->activities.reserve(drained_count_);
     logger_ = &logger;
     linked_ = std::move(getLinkedActivity);
     /* Kineto's capture window (its start and stop, which also start and stop this session). */
-    int64_t lo = startTime, hi = endTime > 0 ? endTime : INT64_MAX;
-    Pass pass{this, lo, hi, 0};
-    /* Pass 0: which correlations have both halves logged (a flow only for a pair). */
-    auto visit = [](const devtrace_event *ev, const char *name, void *user) {
-        Pass *p = static_cast<Pass *>(user);
-        KinetoSession *self = p->session;
-        if (!self->wanted(*ev))
-            return;
-        if (static_cast<int64_t>(ev->start_ns) < p->lo || static_cast<int64_t>(ev->end_ns) > p->hi) {
-            if (p->what == 1)
-                self->outside_kineto_window_++;
-            return;
-        }
-        if (p->what == 0) {
-            self->max_correlation_ = std::max(self->max_correlation_, ev->correlation);
-            (ev->kind == DEVTRACE_KIND_RUNTIME ? self->runtime_correlations_ : self->device_correlations_)
-                .insert(ev->correlation);
-            return;
-        }
-        bool flow = ev->kind == DEVTRACE_KIND_RUNTIME ? self->device_correlations_.count(ev->correlation) != 0
-                                                      : self->runtime_correlations_.count(ev->correlation) != 0;
-        self->log_event(*ev, name, flow);
-    };
-    devtrace_drain_events(s_, visit, &pass, nullptr, nullptr);
-    pass.what = 1;
-    devtrace_drain_events(s_, visit, &pass, nullptr, nullptr);
+    struct Window {
+        KinetoSession *self;
+        int64_t lo, hi;
+    } window{this, startTime, endTime > 0 ? endTime : INT64_MAX};
+    /* One pass over the drain: the events kept; then which correlations have both halves kept
+     * (a flow only for a pair); then each is logged, in the drain's order. */
+    devtrace_drain_events(
+        s_,
+        [](const devtrace_event *ev, const char *name, void *user) {
+            auto *w = static_cast<Window *>(user);
+            w->self->collect(*ev, name, w->lo, w->hi);
+        },
+        &window, nullptr, nullptr);
+    std::vector<DeviceActivity> &acts = arena_->activities;
+    FlowTable flows(acts.size());
+    for (const DeviceActivity &act : acts) {
+        if (act.event().correlation)
+            flows.add(act.event().correlation, act.event().kind == DEVTRACE_KIND_RUNTIME ? 1 : 2);
+    }
+    /* Kineto's flow ids are 32 bits: the correlation id when every one fits, else a number
+     * per correlation (MSPTI's ids are 64 bits). */
+    bool wide = max_correlation_ > UINT32_MAX;
+    for (DeviceActivity &act : acts) {
+        if (act.event().correlation)
+            act.flow_id_ = flows.paired_id(act.event().correlation, wide);
+        log_activity(act);
+    }
     log_user_spans();
     logger_ = nullptr;
     status_ = libkineto::TraceStatus::READY;
@@ -632,6 +924,10 @@ std::unordered_map<std::string, std::string> KinetoSession::getMetadata()
     if (requested_ts_ms_ >= 0)
         m += ", \"requested_window_ms\": [" + std::to_string(requested_ts_ms_) + ", " +
              std::to_string(requested_ts_ms_ + requested_duration_ms_) + "]";
+    if (user_unsupported_) {
+        m += ", \"user_correlation\": ";
+        put_json_string(m, kUserUnsupported);
+    }
     m += ", \"window\": [" + std::to_string(w0) + ", " + std::to_string(w1) + "], \"notes\": [";
     for (int i = 0; i < devtrace_note_count(s_); i++) {
         if (i)
@@ -645,8 +941,9 @@ std::unordered_map<std::string, std::string> KinetoSession::getMetadata()
 const std::set<ActivityType> &available()
 {
     static const std::set<ActivityType> types = {
-        ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,          ActivityType::GPU_MEMSET,
-        ActivityType::CUDA_RUNTIME,      ActivityType::PRIVATEUSE1_RUNTIME, ActivityType::EXTERNAL_CORRELATION,
+        ActivityType::CONCURRENT_KERNEL,   ActivityType::GPU_MEMCPY,          ActivityType::GPU_MEMSET,
+        ActivityType::CUDA_RUNTIME,        ActivityType::PRIVATEUSE1_RUNTIME, ActivityType::EXTERNAL_CORRELATION,
+        ActivityType::GPU_USER_ANNOTATION,
     };
     return types;
 }

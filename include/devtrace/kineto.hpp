@@ -38,7 +38,7 @@ class KinetoProfiler : public libkineto::IActivityProfiler
 
     // "devtrace"
     [[nodiscard]] const std::string &name() const override;
-    // kernels, copies, sets, both runtime categories, external correlation
+    // kernels, copies, sets, both runtime categories, external correlation, GPU user annotations
     [[nodiscard]] const std::set<libkineto::ActivityType> &availableActivities() const override;
 
     // A session recording only the kinds asked for; nullptr when none of them is devtrace's

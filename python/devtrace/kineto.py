@@ -32,9 +32,11 @@ class KinetoUnavailable(Exception):
 
 
 def adaptor_sources():
-    """The adaptor's sources (the checkout's kineto/ and include/, or $DEVTRACE_KINETO_SOURCE,
-    a folder with both), or None."""
-    roots = [os.environ.get("DEVTRACE_KINETO_SOURCE"), os.path.join(HERE, "..", "..")]
+    """The adaptor's sources: ([the .cpp files], the include folder), from the first folder
+    that has kineto/devtrace_kineto.cpp and include/devtrace/kineto.hpp: $DEVTRACE_KINETO_SOURCE,
+    the package's own _kineto/ (what pip install and cmake --install put there; in a checkout,
+    links to kineto/ and include/), the checkout. None when there is none."""
+    roots = [os.environ.get("DEVTRACE_KINETO_SOURCE"), os.path.join(HERE, "_kineto"), os.path.join(HERE, "..", "..")]
     for root in roots:
         if root and os.path.exists(os.path.join(root, "kineto", "devtrace_kineto.cpp")) and \
                 os.path.exists(os.path.join(root, "include", "devtrace", "kineto.hpp")):
@@ -67,8 +69,9 @@ def adaptor_library(torch, log=sys.stderr):
                                 "torch with its C++ headers to build devtrace's Kineto adaptor" % (version, includes[0]))
     sources = adaptor_sources()
     if sources is None:
-        raise KinetoUnavailable("the Kineto adaptor's sources (kineto/devtrace_kineto.cpp) are not here: set "
-                                "DEVTRACE_KINETO_SOURCE to a devtrace checkout")
+        raise KinetoUnavailable("the Kineto adaptor's sources (kineto/devtrace_kineto.cpp) are not in %s: "
+                                "reinstall devtrace's Python package, or set DEVTRACE_KINETO_SOURCE to a devtrace "
+                                "checkout" % os.path.join(HERE, "_kineto"))
     cxx = observer_build.find_compiler()
     if not cxx:
         raise KinetoUnavailable("no C++ compiler to build devtrace's Kineto adaptor (set $CXX, or install g++)")

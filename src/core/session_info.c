@@ -141,6 +141,11 @@ int devtrace_device_get(const devtrace_session *s, int index, devtrace_device *o
     return 0;
 }
 
+const char *devtrace_interned_name(const devtrace_session *s, uint32_t id)
+{
+    return s ? dt_intern_get(&s->names, id) : "";
+}
+
 int devtrace_kernel_occupancy(const devtrace_session *s, const devtrace_event *kernel, devtrace_occupancy *out)
 {
     if (!s || !kernel || !out || out->size < sizeof *out || kernel->kind != DEVTRACE_KIND_KERNEL)

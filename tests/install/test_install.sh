@@ -23,6 +23,11 @@ done
 for f in __init__.py torch.py observer.cpp observer_api.h observer_build.py _bootstrap/sitecustomize.py; do
   [[ -f "$prefix/share/devtrace/python/devtrace/$f" ]] || fail "cmake --install did not install share/devtrace/python/devtrace/$f"
 done
+# The Kineto adaptor's sources, beside the package (devtrace.kineto.register() compiles them): files.
+for f in kineto/devtrace_kineto.cpp kineto/devtrace_kineto_register.cpp include/devtrace.h include/devtrace/kineto.hpp; do
+  f=share/devtrace/python/devtrace/_kineto/$f
+  [[ -f "$prefix/$f" && ! -L "$prefix/$f" ]] || fail "cmake --install did not install $f (a file)"
+done
 soname=$(objdump -p "$prefix/$libdir/libdevtrace.so" | awk '$1 == "SONAME" {print $2}')
 [[ "$soname" == "libdevtrace.so.0" ]] || fail "SONAME is '$soname', expected libdevtrace.so.0"
 rpath=$(objdump -p "$prefix/bin/devtrace" | awk '$1 == "RUNPATH" || $1 == "RPATH" {print $2}')
@@ -89,3 +94,26 @@ adds = [e for e in t["traceEvents"] if e.get("cat") == "cpu_op" and e["name"] ==
 assert len(adds) == 3, out
 print("installed devtrace record --torch: the installed package, 3 aten::add cpu_ops")
 PY
+
+# devtrace.kineto from the installed package: its own adaptor sources, and with this torch
+# (Debian's 1.13 has no Kineto) register() refuses in one line.
+PYTHONPATH=$prefix/share/devtrace/python DEVTRACE_LIBRARY=$prefix/$libdir/libdevtrace.so \
+  "$torch_py" - "$prefix" >"$work/kineto.out" 2>&1 <<'PY' || fail "devtrace.kineto from the installed package: $(cat "$work/kineto.out")"
+import os, sys, torch, devtrace.kineto
+here = os.path.join(os.path.realpath(sys.argv[1]), "share", "devtrace", "python", "devtrace", "_kineto")
+sources, include = devtrace.kineto.adaptor_sources()
+assert [os.path.realpath(p) for p in sources + [include]] == [
+    os.path.join(here, "kineto", "devtrace_kineto.cpp"), os.path.join(here, "kineto", "devtrace_kineto_register.cpp"),
+    os.path.join(here, "include")], (sources, include)
+try:
+    devtrace.kineto.register()
+    raise SystemExit("register() did not refuse")
+except devtrace.kineto.KinetoUnavailable as e:
+    line = str(e)
+if not torch.autograd.kineto_available():
+    want = ("torch %s was built without Kineto (torch.autograd.kineto_available() is False), so torch.profiler "
+            "has no child profilers: use devtrace.torch.profile" % torch.__version__)
+    assert line == want, (line, want)
+print("installed devtrace.kineto: sources in share/devtrace/python/devtrace/_kineto; register(): %s" % line)
+PY
+cat "$work/kineto.out"

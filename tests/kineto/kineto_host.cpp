@@ -4,7 +4,7 @@
  * libkineto's own writer saves.
  *
  *   kineto_host --adaptor LIBDEVTRACE_KINETO.so --out TRACE.json (--emulator EMU.so --workload W.wl | --opencl)
- *               [--no-adaptor] [--ops-outside N]
+ *               [--no-adaptor] [--ops-outside N] [--user-annotations]
  *
  * It links libkineto (built from the shared snapshot) and exports its symbols, as libtorch_cpu.so
  * does; libdevtrace_kineto.so, which has none of them, takes them from here. The sequence:
@@ -20,7 +20,10 @@
  * an External id of 0), pushCorrelationId/popCorrelationId around it, and a CPU_OP activity
  * with its name, times and thread, with the workload's id as its "Op id" arg.
  * --no-adaptor: the same without devtrace (the bench's reference). --ops-outside N: N more
- * ops after the trace stopped (they must not reach the trace).
+ * ops after the trace stopped (they must not reach the trace). --user-annotations: each op is
+ * also a user scope, as torch's record_function user scopes are: pushUserCorrelationId /
+ * popUserCorrelationId with its user id (its correlation id + 1000000) around it, and a
+ * USER_ANNOTATION activity named "user OPNAME" with that id.
  * Exit 0 with one summary line; 1 on a failure, with one line saying what failed. */
 #include <libkineto.h>
 
@@ -54,6 +57,8 @@ std::mutex g_lock;
 std::vector<Op> g_done;
 thread_local std::vector<Op> t_open;
 bool g_recording = false;
+bool g_user_annotations = false;
+constexpr uint64_t kUserIdOffset = 1000000; /* an op's user id: its correlation id + this */
 
 int64_t now_ns()
 {
@@ -78,8 +83,11 @@ int32_t thread_id()
 extern "C" __attribute__((visibility("default"))) int devtrace_annotate_push(const char *name, uint64_t id)
 {
     Op op{name ? name : "", id, id + 1, now_ns(), 0, thread_id()};
-    if (g_recording)
+    if (g_recording) {
         libkineto::api().activityProfiler().pushCorrelationId(op.correlation);
+        if (g_user_annotations)
+            libkineto::api().activityProfiler().pushUserCorrelationId(op.correlation + kUserIdOffset);
+    }
     t_open.push_back(op);
     return 0;
 }
@@ -91,6 +99,8 @@ extern "C" __attribute__((visibility("default"))) int devtrace_annotate_pop(void
     Op op = t_open.back();
     t_open.pop_back();
     if (g_recording) {
+        if (g_user_annotations)
+            libkineto::api().activityProfiler().popUserCorrelationId();
         libkineto::api().activityProfiler().popCorrelationId();
         op.end_ns = now_ns();
         std::lock_guard<std::mutex> guard(g_lock);
@@ -121,9 +131,11 @@ int main(int argc, char **argv)
             opencl = true;
         else if (a == "--no-adaptor")
             use_adaptor = false;
+        else if (a == "--user-annotations")
+            g_user_annotations = true;
         else if (a == "--help") {
             std::printf("usage: kineto_host --adaptor LIB.so --out TRACE.json (--emulator EMU.so --workload W.wl | "
-                        "--opencl) [--no-adaptor] [--ops-outside N]\n");
+                        "--opencl) [--no-adaptor] [--ops-outside N] [--user-annotations]\n");
             return 0;
         } else
             fail("unknown argument '" + a + "' (--help lists them)");
@@ -212,6 +224,16 @@ int main(int argc, char **argv)
             act.endTime = op.end_ns;
             act.id = static_cast<int32_t>(op.correlation);
             act.addMetadata("Op id", op.workload_id);
+            if (!g_user_annotations)
+                continue;
+            cpu->emplace_activity(cpu->span, libkineto::ActivityType::USER_ANNOTATION, "user " + op.name);
+            libkineto::GenericTraceActivity &user = *cpu->activities.back();
+            user.device = static_cast<int32_t>(getpid());
+            user.resource = op.tid;
+            user.threadId = op.tid;
+            user.startTime = op.start_ns;
+            user.endTime = op.end_ns;
+            user.id = static_cast<int32_t>(op.correlation + kUserIdOffset);
         }
     }
     libkineto::api().activityProfiler().transferCpuTrace(std::move(cpu));

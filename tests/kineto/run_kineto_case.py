@@ -8,6 +8,7 @@ writer saved:
     run_kineto_case.py --host KINETO_HOST --adaptor LIB.so --out TRACE.json
         (--emulator EMU.so --workload W.wl | --opencl --workload parity.wl)
         [--profile NAME] [--expect PATH=VALUE ...] [--unavailable TEXT ...] [--host-clock]
+        [--user-annotations]
     run_kineto_case.py --check-library LIB.so
 
 The backend comes from the environment (DEVTRACE_BACKEND, DEVTRACE_<NAME>_LIBRARY, DEVEMU_FAULTS).
@@ -21,7 +22,10 @@ On every trace:
    --host-clock (and --opencl), the cpu_op innermost open on the launching thread when the call
    started;
  - nothing outside the capture window: every device and runtime event inside devtrace's window
-   and before Kineto's "Record Window End".
+   and before Kineto's "Record Window End";
+ - the streams (getResourceInfos): exactly one thread_name per device stream that has device
+   events, on that stream's lane (pid = device, tid = stream), named "stream N", and none for a
+   stream without any.
 Emulated backends (--emulator): DESIGN.md's seven parity assertions with the backend's profile
 (tests/integration/check_parity.py: kernel=17, memcpy=1, memset=1, runtime=187, names from the
 backend's namespace, every flow paired, attribution per op, arg keys and occupancy where the
@@ -33,9 +37,19 @@ device-event kinds in order.
 --unavailable TEXT (repeatable): the backend cannot trace: the program ran and its ops are in the
 trace, no device or runtime event, backend "none", and the devtrace metadata's "unavailable"
 reason contains each TEXT.
+--user-annotations: each op is also a user scope (kineto_host --user-annotations: user
+correlation id = the op's correlation id + 1000000, a user_annotation "user OPNAME"); what
+Kineto's own CUPTI path makes of user correlation (GenericActivityProfiler: GpuUserEventMap)
+must come out: per device stream and user id, exactly one gpu_user_annotation span named after
+the user annotation, External id the user id, on the stream's lane, from the first start to the
+last end of the device events launched under it (each device event counts for the innermost
+scope open at its launch: its op's), widened by 1 ns each side as Kineto's writer does; no other
+span. Skipped (77) when the library's devtrace_push_user_correlation is not implemented (the
+adaptor then says so in the trace's devtrace metadata, "user_correlation").
 --check-library: the library defines and exports no libkineto symbol (its dynamic symbols are
 its entry point only), takes libkineto::api() from the host, and needs no libkineto.
-Exit 0 when every assertion holds, 1 otherwise, 77 when the host has no OpenCL platform.
+Exit 0 when every assertion holds, 1 otherwise, 77 when the host has no OpenCL platform (or, with
+--user-annotations, the library has no user correlation).
 """
 import argparse
 import collections
@@ -137,6 +151,62 @@ def check_common(c, trace, wl, runtime_cat, host_clock):
     return by_ext
 
 
+def check_streams(c, trace):
+    """getResourceInfos: one resource per device stream, named, on the stream's own lane."""
+    events = trace.get("traceEvents", [])
+    lanes = {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS}
+    devices = {pid for pid, _ in lanes}
+    names = collections.Counter((e.get("pid"), e.get("tid"), e.get("args", {}).get("name")) for e in events
+                                if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("pid") in devices)
+    named = collections.Counter((pid, tid) for pid, tid, _ in names.elements())
+    c.check(lanes and set(named) == lanes, "device streams with events %s, thread names on %s"
+            % (sorted(lanes, key=str), sorted(named, key=str)))
+    c.check(all(n == 1 for n in named.values()), "a stream named more than once: %s"
+            % sorted(k for k, n in named.items() if n > 1))
+    wrong = [(pid, tid, name) for pid, tid, name in names if name != "stream %s" % tid]
+    c.check(not wrong, "streams not named 'stream N': %s" % wrong[:3])
+
+
+USER_ID_OFFSET = 1000000  # kineto_host --user-annotations: the user id is the op's correlation id + this
+
+
+def check_user_spans(c, trace):
+    """Kineto's own path for user correlation (the docstring): spans per stream and user id."""
+    events = trace.get("traceEvents", [])
+    xs = [e for e in events if e.get("ph") == "X"]
+    users = {e.get("args", {}).get("External id"): e for e in xs if e.get("cat") == "user_annotation"}
+    c.check(users, "no user_annotation CPU activity in the trace (kineto_host --user-annotations)")
+    want = {}
+    for e in xs:
+        if e.get("cat") not in DEVICE_CATS:
+            continue
+        ext = e.get("args", {}).get("External id")
+        if ext is None:
+            continue
+        key = (e.get("pid"), e.get("tid"), ext + USER_ID_OFFSET)
+        start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+        lo, hi = want.get(key, (start, end))
+        want[key] = (min(lo, start), max(hi, end))
+    spans = [e for e in xs if e.get("cat") == "gpu_user_annotation"]
+    got = collections.Counter((e.get("pid"), e.get("tid"), e.get("args", {}).get("External id")) for e in spans)
+    c.check(want and set(got) == set(want), "gpu_user_annotation spans on %d (stream, user id) pairs, the device "
+            "work has %d: extra %s, missing %s" % (len(got), len(want), sorted(set(got) - set(want), key=str)[:3],
+                                                   sorted(set(want) - set(got), key=str)[:3]))
+    c.check(all(n == 1 for n in got.values()), "a (stream, user id) pair with more than one span")
+    bad = []
+    for e in spans:
+        key = (e.get("pid"), e.get("tid"), e.get("args", {}).get("External id"))
+        if key not in want:
+            continue
+        lo, hi = want[key]
+        user = users.get(key[2])
+        if (ns(e["ts"]), ns(e["dur"])) != (lo - 1, hi - lo + 2) or user is None or e.get("name") != user.get("name"):
+            bad.append("%s %s: ts %s dur %s, want %.3f %.3f named %s" % (
+                e.get("name"), key, e["ts"], e["dur"], (lo - 1) / 1000.0, (hi - lo + 2) / 1000.0,
+                user.get("name") if user else None))
+    c.check(not bad, "%d span(s) not as Kineto's path makes them, e.g. %s" % (len(bad), bad[:2]))
+
+
 def remapped(trace, by_ext):
     """The trace with each External id replaced by the workload's op id of its cpu_op, and each
     flow's id by the correlation of the event it binds to (Kineto's flow ids are 32 bits: the
@@ -207,12 +277,14 @@ def main(argv=None):
     ap.add_argument("--expect", nargs="*", default=[])
     ap.add_argument("--unavailable", action="append", default=[])
     ap.add_argument("--host-clock", action="store_true", help="runtime calls are stamped on the host clock")
+    ap.add_argument("--user-annotations", action="store_true", help="each op is also a user scope")
     args = ap.parse_args(argv)
     if args.check_library:
         return check_library(args.check_library)
     print("interpreter: %s" % sys.executable)
     cmd = [args.host, "--adaptor", args.adaptor, "--out", args.out]
     cmd += ["--opencl"] if args.opencl else ["--emulator", args.emulator, "--workload", args.workload]
+    cmd += ["--user-annotations"] if args.user_annotations else []
     if os.path.exists(args.out):
         os.remove(args.out)
     run = subprocess.run(cmd, capture_output=True, text=True)
@@ -241,7 +313,14 @@ def main(argv=None):
                 % (len(cpu_ops(trace)), len(wl.op_names)))
         return report(c, "kineto (unavailable backend)")
     profile = check_parity.profile_from_args(args.profile)
+    if args.user_annotations and "user_correlation" in meta:
+        print("skipped: %s (the trace's devtrace.user_correlation)" % meta["user_correlation"])
+        return 77
     by_ext = check_common(c, trace, wl, profile.runtime_category, args.opencl or args.host_clock)
+    check_streams(c, trace)
+    if args.user_annotations:
+        check_user_spans(c, trace)
+        return report(c, "kineto (%s, user correlation)" % profile.backend)
     if args.opencl:
         check_opencl(c, remapped(trace, by_ext), wl, profile)
     else:

@@ -51,7 +51,8 @@ pip = subprocess.run([builder, "-m", "pip", "install", "-q", "--no-index", "--no
                      capture_output=True, text=True, timeout=300)
 assert pip.returncode == 0, pip.stdout + pip.stderr
 assert sorted(os.listdir(os.path.join(target, "devtrace"))) == [
-    "__init__.py", "_bootstrap", "kineto.py", "observer.cpp", "observer_api.h", "observer_build.py", "torch.py"], \
+    "__init__.py", "_bootstrap", "_kineto", "kineto.py", "observer.cpp", "observer_api.h", "observer_build.py",
+    "torch.py"], \
     os.listdir(os.path.join(target, "devtrace"))
 env = dict(os.environ, DEVTRACE_LIBRARY=library, PYTHONPATH=target)
 r = subprocess.run([builder, "-c", probe], capture_output=True, text=True, env=env, cwd=work, timeout=120)

@@ -183,6 +183,22 @@ static void devices_are_given_up_to_the_callers_size(void **state)
     devtrace_close(s);
 }
 
+/* devtrace_interned_name: the text of an id of the session's string table ("" for 0, an id
+ * it does not have, or no session). */
+static void interned_names_are_given_by_id(void **state)
+{
+    (void)state;
+    dt_session *s = ut_offline_session();
+    uint32_t acl = dt_session_intern(s, "acl"), runtime = dt_session_intern(s, "runtime");
+    assert_true(acl != 0 && runtime != 0 && acl != runtime);
+    assert_string_equal(devtrace_interned_name(s, acl), "acl");
+    assert_string_equal(devtrace_interned_name(s, runtime), "runtime");
+    assert_string_equal(devtrace_interned_name(s, 0), "");
+    assert_string_equal(devtrace_interned_name(s, runtime + 1000), "");
+    assert_string_equal(devtrace_interned_name(NULL, acl), "");
+    devtrace_close(s);
+}
+
 static void start_and_stop_say_why_they_fail(void **state)
 {
     devtrace_session *s = open_none();
@@ -253,6 +269,7 @@ int main(void)
         cmocka_unit_test(notes_are_listed_in_order),
         cmocka_unit_test(notes_past_the_cap_are_counted_and_said),
         cmocka_unit_test(devices_are_given_up_to_the_callers_size),
+        cmocka_unit_test(interned_names_are_given_by_id),
         cmocka_unit_test(start_and_stop_say_why_they_fail),
         cmocka_unit_test(drain_events_tells_running_empty_and_full_apart),
     };

@@ -1,0 +1,1 @@
+../../../../../include/devtrace/kineto.hpp

@@ -1,0 +1,1 @@
+../../../../kineto/devtrace_kineto.cpp
