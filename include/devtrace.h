@@ -421,11 +421,6 @@ DEVTRACE_EXPORT const devtrace_stats *devtrace_stats_get(devtrace_session *s);
  * the size field and the per-kind arrays. */
 DEVTRACE_EXPORT int devtrace_stats_read(const devtrace_session *s, devtrace_stats *out);
 DEVTRACE_EXPORT const char *devtrace_backend_name(const devtrace_session *s);
-/* The text of a name an event carries by id (name_id, u.runtime.level_id,
- * u.collective.comm_name_id, u.collective.algorithm_id, u.marker.domain_id): "" for 0, an
- * unknown id or no session. The string belongs to the session and lives until devtrace_close;
- * callable from a devtrace_drain or devtrace_flush callback. */
-DEVTRACE_EXPORT const char *devtrace_name_text(const devtrace_session *s, uint32_t name_id);
 /* Why the session cannot trace ("" when it can). */
 DEVTRACE_EXPORT const char *devtrace_unavailable_reason(const devtrace_session *s);
 

@@ -321,8 +321,3 @@ int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t
         *count = n;
     return 0;
 }
-
-const char *devtrace_name_text(const devtrace_session *s, uint32_t name_id)
-{
-    return s ? dt_intern_get(&s->names, name_id) : "";
-}
