@@ -257,10 +257,10 @@ int main(int argc, char **argv)
     printf("%s on %s\n", mode, backend);
     if (strcmp(mode, "kinds-kernel") == 0)
         mode_kinds(backend, &emu, wl, DEVTRACE_KIND_BIT(DEVTRACE_KIND_KERNEL),
-                   (const uint64_t[]){0, 17, 0, 0, 0, 0, 0});
+                   (const uint64_t[DEVTRACE_KIND_COUNT]){[DEVTRACE_KIND_KERNEL] = 17});
     else if (strcmp(mode, "kinds-copies") == 0)
         mode_kinds(backend, &emu, wl, DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMCPY) | DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMSET),
-                   (const uint64_t[]){0, 0, 1, 1, 0, 0, 0});
+                   (const uint64_t[DEVTRACE_KIND_COUNT]){[DEVTRACE_KIND_MEMCPY] = 1, [DEVTRACE_KIND_MEMSET] = 1});
     else if (strcmp(mode, "user") == 0 && argc > 4)
         mode_user(backend, &emu, wl, argv[4]);
     else if (strcmp(mode, "streams") == 0)
