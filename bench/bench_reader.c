@@ -113,7 +113,6 @@ static int write_trace(const char *path, uint64_t bytes)
     return fclose(f) != 0 || bad ? -1 : 0;
 }
 
-
 /* Kernel names as CUTLASS and PyTorch's templates give them (up to 704 bytes). */
 static const char *const real_kernels[] = {
     "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>"

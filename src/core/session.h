@@ -96,8 +96,8 @@ struct devtrace_session {
     /* Set by devtrace record. */
     dt_traced_process *processes; /* owned */
     size_t nprocesses;
-    int ranks_differ;             /* its processes reported different ranks: each on its lanes' labels */
-    int process_windows;          /* each process's events are kept in its own window (--capture-op) */
+    int ranks_differ;    /* its processes reported different ranks: each on its lanes' labels */
+    int process_windows; /* each process's events are kept in its own window (--capture-op) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;
