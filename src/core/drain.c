@@ -680,6 +680,7 @@ int dt_session_finalize(dt_session *s)
     }
     m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
     pthread_mutex_lock(&s->lock);
+    dt_clock_map_free(&s->clock); /* a flush or an earlier window built one */
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
     size_t nsamples = s->nsamples;
     pthread_mutex_unlock(&s->lock);
@@ -829,6 +830,7 @@ long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
     }
     c.m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
     pthread_mutex_lock(&s->lock);
+    dt_clock_map_free(&s->clock); /* a flush or an earlier window built one */
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
     pthread_mutex_unlock(&s->lock);
     dt_store_visit(&s->store, flush_collect, &c);
