@@ -4,7 +4,7 @@
  * Every figure is a rate or a ratio measured in the run that reports it, against a
  * baseline measured in the same run (memcpy of the same bytes, the same call without
  * tracing, the same program untraced), over several repetitions, and the median is
- * reported: these machines are shared and noisy, so absolute numbers from another run
+ * reported (a judged ratio: the best repetition, bench_best, or per piece, as its note says): these machines are shared and noisy, so absolute numbers from another run
  * mean little. Every target is on such a ratio (the absolute value is reported beside it,
  * as information), and devtrace-bench's exit status follows the ratio targets. */
 #ifndef DT_BENCH_H

@@ -16,7 +16,21 @@
  *   report.hta_kernel_breakdown_s  TraceAnalysis(trace_dir).get_gpu_kernel_breakdown(), the
  *                                  whole python process (its parse is part of the answer)
  *   report.speedup_vs_hta          that time over the time of dt_report_read on the same file
- * Without HTA both rows say why they are not measured. */
+ * Without HTA both rows say why they are not measured.
+ *
+ * Then a trace shaped like a real PyTorch 2.x export (write_real_step: a ProfilerStep, python
+ * functions, ops nested four deep with the args torch.profiler records - Input Dims, Input type,
+ * Input Strides, Concrete Inputs, Sequence number, Ev Idx -, runtime calls, kernels with long
+ * template and Itanium-mangled names and CUPTI's dozen args, copies with bytes, flows), each
+ * figure beside a reference measured in the same run on the same bytes:
+ *   report.real.memchr_mbps     read(2) in 4 MiB pieces and memchr for every '{': the floor of
+ *                               any JSON reader (the reference: the faster of two runs per round)
+ *   report.real.reader_mbps     the reader (every event parsed), and .reader_ratio: its MB per
+ *                               second of CPU time over the reference's (CPU time: on a loaded
+ *                               machine the wall clock counts the waits for a CPU)
+ *   report.real.tables_mbps     dt_report_read (every table, ops linked through correlations),
+ *                               and .tables_ratio likewise
+ *   report.real.speedup_vs_hta  with HTA, as report.speedup_vs_hta on this trace */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -327,8 +341,9 @@ static double time_hta(const char *hta_dir, const char *trace_dir, char *reason,
     return (double)(t1 - t0) / 1e9;
 }
 
-/* The rows over the real-shaped trace (the file at path, written here and removed). */
-static void bench_real_trace(const bench_sizes *sz, const char *path)
+/* The rows over the real-shaped trace (the file at path, alone in dir; written here and
+ * removed). */
+static void bench_real_trace(const bench_sizes *sz, const char *dir, const char *path)
 {
     if (write_real_trace(path, sz->trace_bytes) != 0) {
         bench_unmeasurable("report.real.reader_mbps", "MB/s", BENCH_INFO, 0, "writing %s failed: %s", path,
@@ -380,6 +395,14 @@ static void bench_real_trace(const bench_sizes *sz, const char *path)
                  "every table of devtrace report (ops linked through correlations)");
     bench_report("report.real.tables_ratio", bench_median(tables_ratio, reps), "x", BENCH_INFO, 0,
                  "the tables' MB per CPU second over the reference's, each pair taken together");
+    const char *hta = getenv("DEVTRACE_HTA_DIR");
+    char reason[320] = "HTA not present (DEVTRACE_HTA_DIR)";
+    double hta_s = hta && *hta ? time_hta(hta, dir, reason, sizeof reason) : NAN;
+    if (hta_s != hta_s)
+        bench_unmeasurable("report.real.speedup_vs_hta", "x", BENCH_AT_LEAST, 20, "%s", reason);
+    else
+        bench_report("report.real.speedup_vs_hta", hta_s / (mb / bench_median(tables, reps)), "x", BENCH_AT_LEAST, 20,
+                     "HTA's load and kernel breakdown over devtrace report's tables, real-shaped trace");
     unlink(path);
 }
 
@@ -449,6 +472,6 @@ void bench_reader(const bench_sizes *sz, const bench_paths *paths)
         }
     }
     unlink(path);
-    bench_real_trace(sz, path);
+    bench_real_trace(sz, dir, path);
     rmdir(dir);
 }

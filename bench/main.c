@@ -211,8 +211,8 @@ static verdict print_table(FILE *out, const bench_sizes *sz)
     verdict v = {0};
     int passed = 0, targets = 0;
     fprintf(out,
-            "\ndevtrace benchmarks (%s run; every value the median of the repetitions; load average %.1f "
-            "before, %.1f after, on %ld CPUs)\n",
+            "\ndevtrace benchmarks (%s run; a value the median of the repetitions, a judged ratio as its note "
+            "says; load average %.1f before, %.1f after, on %ld CPUs)\n",
             sz->mode, load_before, load_after, sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(out, "%-38s %20s %22s  %s\n", "figure", "value", "target", "result");
     for (size_t i = 0; i < nfigures; i++) {

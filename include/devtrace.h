@@ -38,21 +38,21 @@ DEVTRACE_EXPORT const char *devtrace_version(void);
 DEVTRACE_EXPORT unsigned devtrace_version_number(void);
 
 /* ---- Thread safety ----
- * A session is used by one controlling thread at a time: devtrace_open, start, stop, flush,
- * drain, write_*, stats_read/get, stream_*, device_*, note* and close must not run
- * concurrently with each other on the same session (serialise them yourself).
- * These may run on any number of threads at once, concurrently with each other AND with the
- * controlling thread's start, stop, flush and drain (a profiler stops while the program's
- * threads are inside ops): devtrace_push_external/pop_external,
- * devtrace_push_user_correlation/pop_user_correlation, devtrace_range_push/pop,
- * devtrace_annotate_push/pop, devtrace_op_enter/op_exit, devtrace_add_note, and the traced
- * program's own calls into the vendor runtime. A call of these that races a stop either
- * lands in the window being closed or is refused with DEVTRACE_ESTATE; it never corrupts the
- * session, and an op that is open when stop runs is closed at the stop (its event ends at
- * the window's end). devtrace_close must not run while any other call on the session is in
- * flight. Different sessions are independent. Functions without a session
- * (devtrace_version*, devtrace_strerror, devtrace_backend_*, devtrace_event_size,
- * devtrace_abi_layout) are safe on any thread at any time. */
+ * A session has one controlling thread at a time: devtrace_open, start, stop, flush, drain,
+ * write_*, stats_get/stats_read, stream_*, device_*, note*, capture_window and close must
+ * not run concurrently with each other on the same session (serialise them yourself).
+ * Any number of threads may at once call devtrace_push_external/pop_external,
+ * devtrace_push_user_correlation/pop_user_correlation (each thread has its own stacks),
+ * devtrace_range_push/pop, devtrace_annotate_push/pop, devtrace_op_enter/op_exit and
+ * devtrace_add_note, and make their own calls into the traced vendor runtime, while the
+ * controlling thread starts the session or, with devtrace_flush, delivers events from it:
+ * a flush reads only events already published to the store. Known limits in this version:
+ * devtrace_stop racing a devtrace_op_enter on another thread, and devtrace_drain racing an
+ * op_exit still in flight, are data races (ThreadSanitizer reports them): stop and drain
+ * while no other thread is inside an op call. devtrace_close must not run while any other
+ * call on the session is in flight. Different sessions are independent. The calls without a
+ * session (devtrace_version*, devtrace_strerror/errname, devtrace_kind_name,
+ * devtrace_backend_*, devtrace_event_size, devtrace_abi_*) are safe on any thread. */
 
 /* One table generates the codes, devtrace_strerror and devtrace_errname. */
 #define DEVTRACE_ERRNO_MAP(X)                                           \
@@ -139,16 +139,16 @@ typedef enum devtrace_dtype {
 #define DEVTRACE_MARKER_RANGE 3u
 
 /* Event flags. */
-#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u /* external_id is set (0 is a valid id) */
-#define DEVTRACE_EVENT_HOST_CLOCK 0x02u   /* timestamps already host CLOCK_REALTIME ns */
-#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u   /* kernel grid/block are known */
-#define DEVTRACE_EVENT_HAS_QUEUED 0x08u   /* kernel queued_ns is known */
-#define DEVTRACE_EVENT_HAS_CBID 0x10u     /* runtime cbid is known */
-#define DEVTRACE_EVENT_HAS_REGS 0x20u     /* kernel registers/shared memory are known */
-#define DEVTRACE_EVENT_HAS_SHARED 0x40u   /* kernel shared memory is known, registers are not (OpenCL) */
-#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u /* cpu op sequence number and forward thread id are known */
-#define DEVTRACE_EVENT_COLLECTIVE 0x100u  /* a kernel that is a collective communication (u.collective) */
-#define DEVTRACE_EVENT_HAS_LEVEL 0x200u   /* runtime: u.runtime.level_id names the call's API level */
+#define DEVTRACE_EVENT_HAS_EXTERNAL 0x01u       /* external_id is set (0 is a valid id) */
+#define DEVTRACE_EVENT_HOST_CLOCK 0x02u         /* timestamps already host CLOCK_REALTIME ns */
+#define DEVTRACE_EVENT_HAS_LAUNCH 0x04u         /* kernel grid/block are known */
+#define DEVTRACE_EVENT_HAS_QUEUED 0x08u         /* kernel queued_ns is known */
+#define DEVTRACE_EVENT_HAS_CBID 0x10u           /* runtime cbid is known */
+#define DEVTRACE_EVENT_HAS_REGS 0x20u           /* kernel registers/shared memory are known */
+#define DEVTRACE_EVENT_HAS_SHARED 0x40u         /* kernel shared memory is known, registers are not (OpenCL) */
+#define DEVTRACE_EVENT_HAS_SEQUENCE 0x80u       /* cpu op sequence number and forward thread id are known */
+#define DEVTRACE_EVENT_COLLECTIVE 0x100u        /* a kernel that is a collective communication (u.collective) */
+#define DEVTRACE_EVENT_HAS_LEVEL 0x200u         /* runtime: u.runtime.level_id names the call's API level */
 #define DEVTRACE_EVENT_HAS_USER_EXTERNAL 0x400u /* user_external_id is set (0 is a valid id) */
 
 /* One event: fixed size, names interned (name_id), no per-event allocation.
@@ -192,6 +192,9 @@ typedef struct devtrace_event {
             uint32_t cbid;
             int32_t return_value;
             uint32_t level_id; /* interned name of the API level ("acl", "runtime"), with HAS_LEVEL */
+            uint32_t depth;    /* with HAS_LEVEL: the level's depth in the vendor's call stack, 1 the
+                                  outermost; of one correlation id's runtime events, the flow starts
+                                  at the deepest (0: no level) */
         } runtime;
         struct {
             int64_t sequence_nr;    /* the framework's autograd sequence number */
@@ -371,22 +374,30 @@ DEVTRACE_EXPORT const char *devtrace_interned_name(const devtrace_session *s, ui
 /* Delivers events while the session runs: flushes the backend's buffers, then calls cb
  * (NULL: none) once per event completed since the previous flush that can be finalised now
  * (clock aligned, runtime<->device correlation and external ids resolved), in start-time
- * order within the call. A device event whose runtime half or external-correlation record
+ * order within the call. When runtime calls are recorded, a device event whose runtime half
  * has not arrived yet is held back until a later flush (nothing is counted lost for it
- * unless it is still unpaired at stop). Call it any number of times while the session runs
+ * unless it is still unpaired at stop); its external ids come from the runtime half and the
+ * external-correlation records that arrived with or before it. Backends with a flush of
+ * their own (the CUPTI family, ROCtracer) hand over their buffers first; the others deliver
+ * what their buffers handed over by then. Call it any number of times while the session runs
  * and once more after devtrace_stop to get the rest: every event is delivered exactly once
  * across the flushes. After a flush, devtrace_drain and the writers see only the events not
  * delivered yet. 0 with *count (may be NULL) set; DEVTRACE_ESTATE before devtrace_start or
  * after the final flush; DEVTRACE_ENOMEM; DEVTRACE_EINVAL without a session; err (may be
  * NULL) says which.
  *
- * A session can start again: devtrace_start after devtrace_stop (and a drain or final
- * flush, else the events not taken are discarded and counted nowhere: take them first)
- * begins a new capture window. What resets: the events, the per-kind counts and every
- * counter of devtrace_stats, the capture window, the stream list, the "held back" events
- * and the names' use (ids may be reused). What stays: the backend binding, the devices,
- * the notes, the config (kinds), and each thread's external and user correlation stacks
- * (ids pushed before a restart still apply after it). */
+ * After the final flush every event has been given once: devtrace_stats (its per-kind counts
+ * include the events given by earlier flushes), the stream list and the writers then have
+ * the whole window's counts but no event to write.
+ *
+ * A session can start again: devtrace_start after devtrace_stop begins a new capture window
+ * (take the events first, with a drain or the final flush: the events of the window closed
+ * are retired at the restart, written and delivered by nothing after it). What resets: the
+ * events, the per-kind counts and every counter of devtrace_stats, the capture window, the
+ * stream list and the final flush. What stays: the backend binding, the devices, the notes,
+ * the interned names, the config (kinds), and each thread's external and user correlation
+ * stacks (ids pushed before a restart still apply after it). The retired events stay in the
+ * store until devtrace_close and count against max_events. */
 DEVTRACE_EXPORT int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count,
                                    devtrace_error *err);
 

@@ -35,6 +35,9 @@ void devtrace_torch_observer_remove(void);
  * Returns how many. */
 typedef void (*devtrace_shape_fn)(uint64_t id, const char *dims, const char *types, void *user);
 size_t devtrace_torch_observer_take_shapes(devtrace_shape_fn fn, void *user);
+/* An enter and an exit that do nothing (return 1): what the callback costs without devtrace. */
+int devtrace_torch_observer_null_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64_t fwd_thread_id);
+int devtrace_torch_observer_null_exit(uint64_t id);
 /* 1 while the observer's callback is installed, else 0. */
 int devtrace_torch_observer_installed(void);
 /* What torch itself says: 1 when any global RecordFunction callback is registered

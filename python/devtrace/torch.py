@@ -58,20 +58,21 @@ def _load_observer(torch):
     return _observer
 
 
-def install_observer(torch=None, flags=0):
+def install_observer(torch=None, flags=0, null=False):
     """Installs the RecordFunction observer (when it is not, or with other flags), forwarding
-    to the process's one libdevtrace instance. Returns the observer's path; raises
+    to the process's one libdevtrace instance (null: to functions that do nothing, what the
+    benchmark measures the callback alone with). Returns the observer's path; raises
     ObserverUnavailable."""
     global _installed, _flags
     obs = _load_observer(torch)
-    if _installed and flags == _flags:
+    if _installed and flags == _flags and not null:
         return obs._name
-    lib = devtrace.library()
     # The functions of the instance this package loaded, by address: a lookup by name from
     # the observer could find nothing (the OpenCL loader loads the layer RTLD_LOCAL) or
     # another copy of the library.
-    enter = ctypes.cast(lib.devtrace_op_enter, ctypes.c_void_p).value
-    exit_ = ctypes.cast(lib.devtrace_op_exit, ctypes.c_void_p).value
+    lib = obs if null else devtrace.library()
+    enter = ctypes.cast(lib.devtrace_torch_observer_null_enter if null else lib.devtrace_op_enter, ctypes.c_void_p).value
+    exit_ = ctypes.cast(lib.devtrace_torch_observer_null_exit if null else lib.devtrace_op_exit, ctypes.c_void_p).value
     if obs.devtrace_torch_observer_install(enter, exit_, flags) != 0:
         raise ObserverUnavailable("torch refused the RecordFunction callback (at::addGlobalCallback)")
     _installed, _flags = True, flags

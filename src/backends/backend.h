@@ -9,7 +9,7 @@
 #include "core/raw.h"
 
 /* The registry (registry.c). */
-extern const dt_backend dt_backend_unavailable;
+extern const dt_backend dt_backend_none;
 const dt_backend_table *dt_backend_registry(void); /* the table the core is handed */
 const dt_backend *const *dt_backends(void);        /* NULL-terminated, in auto order */
 const dt_backend *dt_backend_find(const char *name);

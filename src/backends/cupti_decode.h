@@ -93,6 +93,17 @@ static inline uint32_t dt_cf_kernel_name(dt_cf_decoder *d, dt_cf_name_cache *nc,
 static inline dt_cf_decoded dt_cf_external(dt_cf_decoder *d, uint32_t external_kind, uint64_t correlation,
                                            uint64_t external_id, devtrace_event *ev)
 {
+    /* CUSTOM0 carries the op's id, CUSTOM1 (the next kind, for every vendor of the family)
+     * the user correlation's, as Kineto uses them. */
+    if (external_kind == d->desc->external_kind_custom0 + 1) {
+        if (correlation == 0)
+            return DT_CF_MALFORMED;
+        ev->kind = DEVTRACE_KIND_EXTCORR;
+        ev->flags = DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        ev->correlation = correlation;
+        ev->user_external_id = external_id;
+        return DT_CF_EMIT;
+    }
     if (external_kind != d->desc->external_kind_custom0)
         return DT_CF_IGNORED; /* another tool's external ids */
     if (correlation == 0)

@@ -845,6 +845,16 @@ static int cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *fa
     return -1;
 }
 
+/* The devtrace kind a vendor kind's records make (its layout's), DEVTRACE_KIND_NONE when
+ * the descriptor has no layout for it. */
+static int cf_devtrace_kind(const dt_cf_descriptor *d, uint32_t vendor_kind)
+{
+    for (size_t i = 0; i < d->nlayouts; i++)
+        if (d->layouts[i].kind == vendor_kind)
+            return d->layouts[i].dt_kind;
+    return DEVTRACE_KIND_NONE;
+}
+
 int dt_cf_start(dt_session *s, void *state)
 {
     dt_cf_state *st = state;
@@ -861,8 +871,12 @@ int dt_cf_start(dt_session *s, void *state)
     cf_clock_sample(st);
     st->nenabled = 0;
     atomic_store(&st->accepting, 1);
+    /* Only the kinds the session asks for (devtrace_config.kinds) are enabled. */
+    int kernels = dt_session_wants(s, DEVTRACE_KIND_KERNEL);
     /* Kernels: CONCURRENT_KERNEL, else KERNEL (exclusive on some vendors). */
-    if (d->kinds.concurrent_kernel && cf_enable(st, d->kinds.concurrent_kernel, &rc) != 0) {
+    if (!kernels) {
+        /* not asked for */
+    } else if (d->kinds.concurrent_kernel && cf_enable(st, d->kinds.concurrent_kernel, &rc) != 0) {
         char text[256];
         cf_result_text(d, rc, text, sizeof text);
         int rc2 = 0;
@@ -877,15 +891,20 @@ int dt_cf_start(dt_session *s, void *state)
     } else if (!d->kinds.concurrent_kernel) {
         cf_enable_noted(st, d->kinds.kernel, 0, &failures);
     }
-    cf_enable_noted(st, d->kinds.memcpy, 0, &failures);
-    cf_enable_noted(st, d->kinds.memset, 0, &failures);
-    cf_enable_noted(st, d->kinds.external_correlation, 0, &failures);
-    cf_enable_noted(st, d->kinds.runtime, 0, &failures); /* runtime only while a session runs */
+    if (dt_session_wants(s, DEVTRACE_KIND_MEMCPY))
+        cf_enable_noted(st, d->kinds.memcpy, 0, &failures);
+    if (dt_session_wants(s, DEVTRACE_KIND_MEMSET))
+        cf_enable_noted(st, d->kinds.memset, 0, &failures);
+    if (dt_session_wants(s, DEVTRACE_KIND_EXTCORR))
+        cf_enable_noted(st, d->kinds.external_correlation, 0, &failures);
+    if (dt_session_wants(s, DEVTRACE_KIND_RUNTIME))
+        cf_enable_noted(st, d->kinds.runtime, 0, &failures); /* runtime only while a session runs */
     int previous_on = 0;
     for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++) {
         if (d->more_kinds[i].fallback && previous_on)
             continue; /* the kind before it gives the same records */
-        previous_on = cf_enable_noted(st, d->more_kinds[i].kind, d->more_kinds[i].optional, &failures) == 0;
+        previous_on = dt_session_wants(s, cf_devtrace_kind(d, d->more_kinds[i].kind)) &&
+                      cf_enable_noted(st, d->more_kinds[i].kind, d->more_kinds[i].optional, &failures) == 0;
     }
     return st->nenabled == 0 ? DEVTRACE_EVENDOR : 0;
 }
@@ -910,6 +929,16 @@ static void cf_flush(dt_cf_state *st)
         cf_result_text(st->desc, rc, text, sizeof text);
         dt_add_note(st->s, "%s(1) failed: %s", fn_name(&G.api, DT_CF_FLUSH_ALL), text);
     }
+}
+
+int dt_cf_flush(dt_session *s, void *state)
+{
+    dt_cf_state *st = state;
+    (void)s;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    cf_flush(st);
+    return 0;
 }
 
 int dt_cf_stop(dt_session *s, void *state)
@@ -953,6 +982,27 @@ int dt_cf_push_external(void *state, uint64_t id)
     if (!st || !st->attached || !G.api.push_external)
         return DEVTRACE_ENOTSUP;
     return G.api.push_external((int)st->desc->external_kind_custom0, id) == st->desc->results.success
+               ? 0
+               : DEVTRACE_EVENDOR;
+}
+
+int dt_cf_push_user_external(void *state, uint64_t id)
+{
+    dt_cf_state *st = state;
+    if (!st || !st->attached || !G.api.push_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.push_external((int)st->desc->external_kind_custom0 + 1, id) == st->desc->results.success
+               ? 0
+               : DEVTRACE_EVENDOR;
+}
+
+int dt_cf_pop_user_external(void *state, uint64_t *id)
+{
+    dt_cf_state *st = state;
+    uint64_t ignored;
+    if (!st || !st->attached || !G.api.pop_external)
+        return DEVTRACE_ENOTSUP;
+    return G.api.pop_external((int)st->desc->external_kind_custom0 + 1, id ? id : &ignored) == st->desc->results.success
                ? 0
                : DEVTRACE_EVENDOR;
 }

@@ -320,6 +320,9 @@ int dt_cf_start(dt_session *s, void *state);
 int dt_cf_stop(dt_session *s, void *state);
 int dt_cf_push_external(void *state, uint64_t id);
 int dt_cf_pop_external(void *state, uint64_t *id);
+int dt_cf_push_user_external(void *state, uint64_t id);
+int dt_cf_flush(dt_session *s, void *state);
+int dt_cf_pop_user_external(void *state, uint64_t *id);
 void dt_cf_close(dt_session *s, void *state);
 
 /* Which vendor functions the library the descriptor finds has (DT_CF_BIT mask), for
@@ -364,7 +367,10 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path);
                             .stop = dt_cf_stop,                             \
                             .push_external = dt_cf_push_external,           \
                             .pop_external = dt_cf_pop_external,             \
+                            .push_user_external = dt_cf_push_user_external, \
+                            .pop_user_external = dt_cf_pop_user_external,   \
                             .close = dt_cf_close,                           \
+                            .flush = dt_cf_flush,                           \
                             .raw_decoder = &dt_cf_raw_decoder,              \
                             .raw_tables = &(desc)}
 

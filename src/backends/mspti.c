@@ -134,17 +134,27 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_kernel(d
     return DT_CF_EMIT;
 }
 
-/* The API levels, by record kind: each runtime event says which in args ("level"). */
-static const char *mspti_api_level(uint32_t kind)
+/* The API levels, by record kind: each runtime event says which in args ("level"), and how
+ * deep in CANN's stack it sits (u.runtime.depth): MSPTI gives every level's record of one
+ * call the calling thread's current correlation id, so one launch can have an ACL, a node
+ * and a runtime record with one id, and the flow must start at the one that launched, the
+ * deepest. MSPTI's documentation of msptiActivityKind: ACL_API is the AscendCL API (the
+ * application's), NODE_API the operator delivery API of the CANN layer, RUNTIME_API the
+ * CANN runtime API; API is every other level CANN reports, placed between ACL and node. */
+static const char *mspti_api_level(uint32_t kind, uint32_t *depth)
 {
     switch (kind) {
     case DT_MSPTI_KIND_ACL_API:
+        *depth = 1;
         return "acl";
     case DT_MSPTI_KIND_NODE_API:
+        *depth = 3;
         return "node";
     case DT_MSPTI_KIND_RUNTIME_API:
+        *depth = 4;
         return "runtime";
     default:
+        *depth = 2;
         return "api";
     }
 }
@@ -162,9 +172,12 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_c
         return r;
     dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
-    ev->u.runtime.level_id = dt_cf_vendor_string_cached(d, nc, mspti_api_level(a.kind));
-    if (ev->u.runtime.level_id)
+    uint32_t depth = 0;
+    ev->u.runtime.level_id = dt_cf_vendor_string_cached(d, nc, mspti_api_level(a.kind, &depth));
+    if (ev->u.runtime.level_id) {
         ev->flags |= DEVTRACE_EVENT_HAS_LEVEL;
+        ev->u.runtime.depth = depth;
+    }
     return DT_CF_EMIT;
 }
 
@@ -392,15 +405,15 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
     .scan = mspti_walk_buffer,
     .usable_check_kind = DT_MSPTI_KIND_MEMCPY,
-    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0},
-                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1},
-                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0},
+    .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0, 0},
+                   {DT_MSPTI_KIND_NODE_API, "NODE_API", 1, 0},
+                   {DT_MSPTI_KIND_RUNTIME_API, "RUNTIME_API", 0, 0},
                    /* A collective is one COMMUNICATION record (with its correlation, count and
                     * type), or, from a library without that kind, one HCCL record: never both. */
-                   {DT_MSPTI_KIND_COMMUNICATION, "COMMUNICATION", 1},
+                   {DT_MSPTI_KIND_COMMUNICATION, "COMMUNICATION", 1, 0},
                    {DT_MSPTI_KIND_HCCL, "HCCL", 1, 1},
-                   {DT_MSPTI_KIND_MARKER, "MARKER", 1},
-                   {DT_MSPTI_KIND_MEMORY, "MEMORY", 1}},
+                   {DT_MSPTI_KIND_MARKER, "MARKER", 1, 0},
+                   {DT_MSPTI_KIND_MEMORY, "MEMORY", 1, 0}},
     .result_hints = {{DT_MSPTI_ERROR_WITHOUT_LD_PRELOAD,
                       "libmspti.so must be in LD_PRELOAD: run under 'devtrace record --backend mspti', or "
                       "LD_PRELOAD=/path/libmspti.so"}},

@@ -26,8 +26,8 @@ typedef struct dt_cl_call {
 } dt_cl_call;
 
 typedef struct dt_cl_external {
-    int has;
-    uint64_t id;
+    int has, has_user;
+    uint64_t id, user_id; /* the op's, and the user correlation's */
 } dt_cl_external;
 
 static inline int call_begin(dt_cl_call *c)
@@ -61,6 +61,7 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     dt_cl_recording *r = c->rec;
     uint64_t correlation = dt_cl_next_correlation(t);
     ext->has = dt_current_external(r->session, &ext->id);
+    ext->has_user = dt_current_user_external_in(&dt__external_stack, r->session, &ext->user_id);
     dt_store_cursor *cur = dt_cl_thread_cursor(t, &r->session->store);
     devtrace_event *ev = dt_store_cursor_next(cur, &r->session->store); /* written in place */
     if (!ev) {
@@ -80,6 +81,10 @@ static uint64_t emit_runtime(dt_cl_thread *t, const dt_cl_call *c, dt_cl_fn fn, 
     if (ext->has) {
         ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         ev->external_id = ext->id;
+    }
+    if (ext->has_user) {
+        ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        ev->user_external_id = ext->user_id;
     }
     dt_store_cursor_commit(cur);
     return correlation;
@@ -163,6 +168,10 @@ static int keep_device_event(dt_cl_thread *t, const dt_cl_call *c, dt_cl_enqueue
         d->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         d->external_id = ext->id;
     }
+    if (ext->has_user) {
+        d->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        d->user_external_id = ext->user_id;
+    }
     if (e->kernel_name)
         d->name_id = dt_cl_kernel_name_id(t, r->session, e->kernel_name);
     if (e->local_mem_device >= 0 && (uint32_t)e->local_mem_device == q->device_index)
@@ -197,33 +206,60 @@ static void call_end_enqueue(const dt_cl_call *c, dt_cl_fn fn, cl_int status, dt
 
 /* ------------------------------------------------------------------ generated wrappers */
 
+/* The calls after which the platform may have installed signal handlers over the
+ * collector's crash handlers: PoCL's LLVM installs its own when the platform starts
+ * (clGetPlatformIDs, clGetDeviceIDs, a context) and a compiler may at a build. The
+ * collector puts its own back on top at once (dt_collector_keep_handlers), so that a crash
+ * right after one still ships what was captured; a constant test: other calls pay nothing. */
+#define DT_CL_MAY_INSTALL_HANDLERS(fn)                                                                          \
+    ((fn) == DT_CL_FN_clGetPlatformIDs || (fn) == DT_CL_FN_clGetDeviceIDs || (fn) == DT_CL_FN_clBuildProgram || \
+     (fn) == DT_CL_FN_clCompileProgram || (fn) == DT_CL_FN_clLinkProgram ||                                     \
+     (fn) == DT_CL_FN_clCreateProgramWithSource || (fn) == DT_CL_FN_clCreateProgramWithBinary ||                \
+     (fn) == DT_CL_FN_clCreateProgramWithIL || (fn) == DT_CL_FN_clCreateProgramWithBuiltInKernels)
+
+extern void dt_collector_keep_handlers(void) __attribute__((weak)); /* inject/collector.c */
+
+static void keep_crash_handlers(void)
+{
+    if (dt_collector_keep_handlers)
+        dt_collector_keep_handlers();
+}
+
 /* Returns a cl_int status; waits_for_device: 1 for the SYNC list. */
-#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device) \
-    static ret CL_API_CALL wrap_##name params                          \
-    {                                                                  \
-        dt_cl_call call;                                               \
-        if (!call_begin(&call))                                        \
-            return dt_cl_target.name args;                             \
-        ret status = dt_cl_target.name args;                           \
-        call_end(&call, DT_CL_FN_##name, status, waits_for_device);    \
-        return status;                                                 \
+#define DT_CL_DEFINE_STATUS(ret, name, params, args, waits_for_device)  \
+    static ret CL_API_CALL wrap_##name params                           \
+    {                                                                   \
+        dt_cl_call call;                                                \
+        int recording = call_begin(&call);                              \
+        ret status = dt_cl_target.name args;                            \
+        if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name))                \
+            keep_crash_handlers();                                      \
+        if (recording)                                                  \
+            call_end(&call, DT_CL_FN_##name, status, waits_for_device); \
+        return status;                                                  \
     }
 #define DT_CL_DEFINE_RC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 0)
 #define DT_CL_DEFINE_SYNC(ret, name, params, args) DT_CL_DEFINE_STATUS(ret, name, params, args, 1)
 
 /* Returns an object; the status is *errcode_ret (the wrapper's own when NULL was passed). */
-#define DT_CL_DEFINE_OBJ(ret, name, params, args)          \
-    static ret CL_API_CALL wrap_##name params              \
-    {                                                      \
-        dt_cl_call call;                                   \
-        if (!call_begin(&call))                            \
-            return dt_cl_target.name args;                 \
-        cl_int own_status = CL_SUCCESS;                    \
-        if (!errcode_ret)                                  \
-            errcode_ret = &own_status;                     \
-        ret result = dt_cl_target.name args;               \
-        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0); \
-        return result;                                     \
+#define DT_CL_DEFINE_OBJ(ret, name, params, args)            \
+    static ret CL_API_CALL wrap_##name params                \
+    {                                                        \
+        dt_cl_call call;                                     \
+        if (!call_begin(&call)) {                            \
+            ret result = dt_cl_target.name args;             \
+            if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name)) \
+                keep_crash_handlers();                       \
+            return result;                                   \
+        }                                                    \
+        cl_int own_status = CL_SUCCESS;                      \
+        if (!errcode_ret)                                    \
+            errcode_ret = &own_status;                       \
+        ret result = dt_cl_target.name args;                 \
+        if (DT_CL_MAY_INSTALL_HANDLERS(DT_CL_FN_##name))     \
+            keep_crash_handlers();                           \
+        call_end(&call, DT_CL_FN_##name, *errcode_ret, 0);   \
+        return result;                                       \
     }
 
 /* Returns a pointer and no status. */
@@ -323,6 +359,7 @@ static cl_context CL_API_CALL wrap_clCreateContext(
         errcode_ret = &own_status;
     cl_context context =
         dt_cl_target.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    keep_crash_handlers();
     return context_created(&call, recording, DT_CL_FN_clCreateContext, *errcode_ret, context, num_devices, devices);
 }
 
@@ -337,6 +374,7 @@ static cl_context CL_API_CALL wrap_clCreateContextFromType(
         errcode_ret = &own_status;
     cl_context context =
         dt_cl_target.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    keep_crash_handlers();
     return context_created(&call, recording, DT_CL_FN_clCreateContextFromType, *errcode_ret, context, 0, NULL);
 }
 
@@ -521,6 +559,7 @@ static cl_kernel CL_API_CALL wrap_clCreateKernel(cl_program program, const char 
     if (!errcode_ret)
         errcode_ret = &own_status;
     cl_kernel kernel = dt_cl_target.clCreateKernel(program, kernel_name, errcode_ret);
+    keep_crash_handlers(); /* a platform may compile the kernel now */
     if (recording)
         call_end(&call, DT_CL_FN_clCreateKernel, *errcode_ret, 0);
     if (kernel)
@@ -537,6 +576,7 @@ static cl_int CL_API_CALL wrap_clCreateKernelsInProgram(cl_program program, cl_u
     if (!num_kernels_ret)
         num_kernels_ret = &own_count;
     cl_int status = dt_cl_target.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    keep_crash_handlers();
     if (recording)
         call_end(&call, DT_CL_FN_clCreateKernelsInProgram, status, 0);
     if (status == CL_SUCCESS && kernels)

@@ -64,7 +64,7 @@ static const dt_backend *const all_backends[] = {
     NULL,
 };
 
-static const dt_backend_table registry = {all_backends, &dt_backend_unavailable};
+static const dt_backend_table registry = {all_backends, &dt_backend_none};
 
 const dt_backend_table *dt_backend_registry(void)
 {
@@ -83,7 +83,7 @@ const dt_backend *dt_backend_find(const char *name)
 
 void dt_backend_names(char *buf, size_t len)
 {
-    dt_backend_table_names(&registry, 0, dt_backend_unavailable.name, buf, len);
+    dt_backend_table_names(&registry, 0, dt_backend_none.name, buf, len);
 }
 
 void dt_backend_names_with(unsigned caps, char *buf, size_t len)

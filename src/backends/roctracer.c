@@ -329,8 +329,9 @@ typedef struct roc_frame {
     uint64_t correlation;
     uint64_t start;
     uint64_t external;
+    uint64_t user_external;
     uint32_t cid;
-    int has_external;
+    int has_external, has_user_external;
 } roc_frame;
 
 /* What a thread keeps between its callbacks. */
@@ -435,6 +436,7 @@ static void roc_on_enter(roc_state *st, roc_thread *t, uint32_t cid, uint64_t co
     f->start = now;
     f->cid = cid;
     f->has_external = dt_current_external_in(t->externals, s, &f->external);
+    f->has_user_external = dt_current_user_external_in(t->externals, s, &f->user_external);
 }
 
 /* The interned name of a HIP API id: roctracer_op_string once per id. */
@@ -521,6 +523,10 @@ static void roc_on_exit(roc_state *st, roc_thread *t, uint32_t cid, uint64_t cor
     if (f->has_external) {
         ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         ev->external_id = f->external;
+    }
+    if (f->has_user_external) {
+        ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+        ev->user_external_id = f->user_external;
     }
     ev->name_id = roc_api_name(st, cid);
     ev->device = t->pid;
@@ -781,6 +787,17 @@ static void roc_notes_at_stop(roc_state *st, uint64_t lost)
         dt_add_note(s, "roctracer_get_timestamp failed %llu time(s) in the API callback", (unsigned long long)n);
 }
 
+/* devtrace_flush: the pool's records handed over while the session runs. */
+static int roc_flush_running(dt_session *s, void *state)
+{
+    roc_state *st = state;
+    (void)s;
+    if (!st->attached)
+        return DEVTRACE_ESTATE;
+    roc_flush(st);
+    return 0;
+}
+
 static int roc_stop(dt_session *s, void *state)
 {
     roc_state *st = state;
@@ -861,4 +878,5 @@ const dt_backend dt_backend_roctracer = {
     .push_external = roc_push_external,
     .pop_external = roc_pop_external,
     .close = roc_close,
+    .flush = roc_flush_running,
 };

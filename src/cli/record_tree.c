@@ -268,6 +268,10 @@ static void update_process(dt_tree_conn *c)
             s->processes[i].ended = r->ended;
             s->processes[i].running = c->fd >= 0 && !r->ended && !r->crashed;
             s->processes[i].crash_signal = r->crashed ? (int)r->crash.signal : 0;
+            s->processes[i].rank = r->rank;
+            s->processes[i].world_size = r->world_size;
+            s->processes[i].window_start = r->window_start;
+            s->processes[i].window_stop = r->window_stop;
         }
 }
 
@@ -378,11 +382,15 @@ static void describe_process(dt_tree_conn *c)
 }
 
 /* A session's window: the union of its processes' windows (a process's own window: its
- * session's start and stop, or what --capture-op chose in it). */
+ * session's start and stop, or what --capture-op chose in it); in one trace of several
+ * processes each one's events are kept in its own window (process_windows), so that
+ * --capture-op chooses the same iterations of each as it would in a file of its own. */
 static void set_windows(dt_tree *t)
 {
     for (size_t k = 0; k < t->nsessions; k++) {
         dt_session *s = t->sessions[k];
+        if (!s)
+            continue;
         uint64_t start = 0, stop = 0;
         int open_ended = 0;
         for (size_t i = 0; i < t->nconns; i++) {
@@ -396,6 +404,41 @@ static void set_windows(dt_tree *t)
                 stop = r->window_stop;
         }
         dt_set_window(s, start, open_ended ? 0 : stop);
+        s->process_windows = s->nprocesses > 1;
+    }
+}
+
+/* A trace of processes of several ranks (one file for a whole job): each process's rank is
+ * on its own lanes' labels and in its entry of the process list; distributedInfo is the
+ * lowest rank's (not whichever process reported last), and a note says so. */
+static void set_ranks(dt_tree *t)
+{
+    for (size_t k = 0; k < t->nsessions; k++) {
+        dt_session *s = t->sessions[k];
+        if (!s)
+            continue;
+        const dt_traced_process *lowest = s->nprocesses ? &s->processes[0] : NULL;
+        s->ranks_differ = 0;
+        for (size_t i = 1; i < s->nprocesses; i++) {
+            const dt_traced_process *p = &s->processes[i];
+            if (p->rank != lowest->rank || p->world_size != lowest->world_size)
+                s->ranks_differ = 1;
+            if (p->rank < lowest->rank)
+                lowest = p;
+        }
+        if (!s->ranks_differ)
+            continue;
+        s->rank = lowest->rank;
+        s->world_size = lowest->world_size;
+        char ranks[200] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < s->nprocesses && used < sizeof ranks - 40; i++)
+            used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%u: %d", i ? ", " : "", s->processes[i].pid,
+                                     (int)s->processes[i].rank);
+        dt_add_note(s,
+                    "the processes of this trace have different ranks (pid: rank %s): each one's is in its lanes' "
+                    "labels and in devtrace.processes; distributedInfo is the lowest rank's, process %u's",
+                    ranks, lowest->pid);
     }
 }
 
@@ -432,6 +475,7 @@ int dt_tree_describe(dt_tree *t)
     }
     if (!t->windowed)
         set_windows(t); /* a capture window's own bounds stay */
+    set_ranks(t);
     return !any;
 }
 

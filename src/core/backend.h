@@ -52,7 +52,16 @@ typedef struct dt_backend {
     int (*stop)(dt_session *s, void *state);        /* disables, flushes (no lock of ours held) */
     int (*push_external)(void *state, uint64_t id); /* optional */
     int (*pop_external)(void *state, uint64_t *id); /* optional */
-    void (*close)(dt_session *s, void *state);      /* accepts a half-opened state */
+    /* Optional: the user correlation stack (devtrace_push_user_correlation) told to the vendor,
+     * whose records then link a correlation to the user id (an EXTCORR event with
+     * DEVTRACE_EVENT_HAS_USER_EXTERNAL). Backends without it stamp their runtime events from the
+     * thread's stack (dt_current_user_external_in). */
+    int (*push_user_external)(void *state, uint64_t id);
+    int (*pop_user_external)(void *state, uint64_t *id);
+    void (*close)(dt_session *s, void *state); /* accepts a half-opened state */
+    /* Optional: hands every record the vendor holds to the session while it runs
+     * (devtrace_flush), without stopping anything. */
+    int (*flush)(dt_session *s, void *state);
     /* Raw capture and replay (core/raw.h): the decoder of this backend's captured buffers,
      * and the tables it decodes them with (an engine's per-vendor descriptor); NULL: the
      * backend's captures cannot be replayed. */

@@ -60,16 +60,49 @@ typedef struct corr_entry {
     uint64_t key; /* correlation id; 0 = empty slot (0 is never a correlation) */
     uint64_t external;
     uint32_t bits;
+    uint8_t launch_rank; /* launch_rank() of the runtime event chosen as the launch; 0: none in the window */
 } corr_entry;
+_Static_assert(sizeof(corr_entry) <= 24, "the launch's rank fits in the entry's padding");
+
+/* The rank of a runtime event among those of its correlation id: the deeper its API level
+ * (MSPTI's ACL, node and runtime records of one launch share an id), the higher; the flow
+ * starts at the highest, the first met of equal ones. 1 for an event without a level. */
+static uint8_t launch_rank(const devtrace_event *ev)
+{
+    uint32_t depth = (ev->flags & DEVTRACE_EVENT_HAS_LEVEL) ? ev->u.runtime.depth : 0;
+    return (uint8_t)(1 + (depth < 254 ? depth : 254));
+}
+
+/* Between pass 2 and mark_flows, the flow bit of a runtime event says it is a launch
+ * candidate (no flow is marked before mark_flows, which sets the bit anew). */
+#define LAUNCH_CANDIDATE DT_EVENT_FLOW
+
+/* In pass 2, for a runtime event in the window: it becomes its correlation's launch
+ * candidate when it ranks above every one met before. A candidate overtaken later keeps the
+ * bit, but its rank no longer matches the entry's. */
+static void choose_launch(corr_entry *e, devtrace_event *ev)
+{
+    uint8_t rank = launch_rank(ev);
+    if (rank > e->launch_rank) {
+        e->launch_rank = rank;
+        ev->flags |= LAUNCH_CANDIDATE;
+    }
+}
 
 typedef struct corr_map {
     corr_entry *slots; /* in mem */
     size_t mask;
     scratch mem;
+    int runtime_recorded; /* 0: the session does not record runtime calls, so no device half has a partner */
+    size_t expected;
+    /* Correlation -> user correlation id (in external, with HAS_EXT): a map of its own, made
+     * at the first user id, so that sessions without one pay nothing for it (owned). */
+    struct corr_map *user;
 } corr_map;
 
 static int corr_map_init(corr_map *m, size_t expected)
 {
+    m->expected = expected;
     size_t n = 64;
     while (n < expected * 2)
         n <<= 1;
@@ -111,6 +144,54 @@ static const corr_entry *corr_map_find(const corr_map *m, uint64_t key)
             return &m->slots[i];
         if (m->slots[i].key == 0)
             return NULL;
+    }
+}
+
+static void corr_map_release(corr_map *m)
+{
+    scratch_free(&m->mem);
+    if (m->user) {
+        scratch_free(&m->user->mem);
+        free(m->user);
+        m->user = NULL;
+    }
+}
+
+static void corr_user_set(corr_map *m, uint64_t correlation, uint64_t id)
+{
+    if (!m->user) {
+        m->user = calloc(1, sizeof *m->user);
+        if (!m->user || corr_map_init(m->user, m->expected) != 0) {
+            free(m->user);
+            m->user = NULL;
+            return;
+        }
+    }
+    corr_entry *e = corr_map_get(m->user, correlation, 1);
+    if (!(e->bits & HAS_EXT)) {
+        e->bits |= HAS_EXT;
+        e->external = id;
+    }
+}
+
+/* The user correlation id of a correlation: 1 and *id, or 0. */
+static int corr_user_find(const corr_map *m, uint64_t correlation, uint64_t *id)
+{
+    const corr_entry *e = m->user && correlation ? corr_map_find(m->user, correlation) : NULL;
+    if (!e)
+        return 0;
+    *id = e->external;
+    return 1;
+}
+
+/* Gives ev the user correlation id of its correlation, when it has none. */
+static void attach_user(const corr_map *m, devtrace_event *ev)
+{
+    uint64_t id;
+    if (ev->kind != DEVTRACE_KIND_CPU_OP && !(ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) &&
+        corr_user_find(m, ev->correlation, &id)) {
+        ev->user_external_id = id;
+        ev->flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
     }
 }
 
@@ -193,7 +274,9 @@ static sort_item *sort_items(sort_item *a, sort_item *b, size_t n)
 
 /* Sets the flow bit of each of ev[0, n) whose partner is in the window, and returns how
  * many halves are unpaired (a device half without a partner in the window, or a runtime
- * half whose recorded partner is outside it). Reads the map only. With items, also fills
+ * half whose recorded partner is outside it). The runtime half of a correlation id is its
+ * launch (choose_launch): the other runtime events of the id (the outer API levels of one
+ * call) are no half at all. Reads the map only. With items, also fills
  * items[i] = (start, event) for the sort: one pass reads each event for both. */
 static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sort_item *items)
 {
@@ -208,11 +291,18 @@ static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sor
         if (!c)
             continue;
         int device = is_device_kind(e->kind);
+        if (!device) { /* the runtime half: only the call chosen as the launch */
+            int launch =
+                e->kind == DEVTRACE_KIND_RUNTIME && (e->flags & LAUNCH_CANDIDATE) && launch_rank(e) == c->launch_rank;
+            e->flags &= (uint16_t)~LAUNCH_CANDIDATE;
+            if (!launch)
+                continue;
+        }
         uint32_t partner_in = device ? RUNTIME_IN : DEVICE_IN;
         uint32_t partner_any = device ? HAS_RUNTIME : HAS_DEVICE;
         if (c->bits & partner_in)
             e->flags |= DT_EVENT_FLOW;
-        else if ((c->bits & partner_any) || device)
+        else if ((c->bits & partner_any) || (device && m->runtime_recorded))
             unpaired++; /* partner outside the window, or never recorded */
     }
     return unpaired;
@@ -297,6 +387,19 @@ static void align_clock(dt_session *s, devtrace_event *ev)
 static int in_window(const dt_session *s, const devtrace_event *ev)
 {
     uint64_t lo = s->window_start, hi = s->window_stop ? s->window_stop : UINT64_MAX;
+    if (s->process_windows) { /* one trace of several processes, each with its own window */
+        const dt_traced_process *owner = NULL;
+        for (size_t i = 0; i < s->nprocesses; i++) {
+            const dt_traced_process *p = &s->processes[i];
+            if (dt_lane_is_host(ev) ? p->pid == ev->device
+                                    : p->device_base <= ev->device && (!owner || p->device_base > owner->device_base))
+                owner = p;
+        }
+        if (owner) {
+            lo = owner->window_start;
+            hi = owner->window_stop ? owner->window_stop : UINT64_MAX;
+        }
+    }
     return ev->start_ns >= lo && ev->end_ns <= hi;
 }
 
@@ -337,6 +440,8 @@ static void pass1_event(void *user, devtrace_event *ev)
 {
     pass1_ctx *c = user;
     dt_session *s = c->s;
+    if (ev->flags & DT_EVENT_RETIRED)
+        return; /* an earlier capture window's */
     if (ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) {
         if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
             corr_entry *e = corr_map_get(c->m, ev->correlation, 1);
@@ -345,6 +450,8 @@ static void pass1_event(void *user, devtrace_event *ev)
                 e->external = ev->external_id;
             }
         }
+        if (ev->correlation && (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL))
+            corr_user_set(c->m, ev->correlation, ev->user_external_id);
         if (ev->kind == DEVTRACE_KIND_EXTCORR)
             return;
     }
@@ -352,6 +459,8 @@ static void pass1_event(void *user, devtrace_event *ev)
         DT_COUNT(s, malformed_records, 1); /* nothing dropped silently */
         return;
     }
+    if (!dt_session_wants(s, ev->kind))
+        return; /* a kind not asked for (devtrace_config.kinds), where the backend could not avoid it: not a loss */
     c->mapped += !(ev->flags & DEVTRACE_EVENT_HOST_CLOCK);
     align_clock(s, ev);
     if (ev->end_ns < ev->start_ns) {
@@ -463,7 +572,8 @@ static int marker_cmp(const void *a, const void *b)
  * device: two processes of one trace number their ranges alike) become one
  * event from the start's time to the end's, which ends up in the start's place (the order
  * is by start time); marks stay as they are. A start or end without its partner is left
- * out, counted in a note. Then the running total of each device's memory, in time order. */
+ * out, counted in a note. Then the running total of each process's memory on each device, in
+ * time order. */
 static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
 {
     size_t nmarkers = 0, nmemory = 0;
@@ -520,19 +630,22 @@ static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
                     (unsigned long long)unpaired);
     if (!nmemory)
         return;
+    /* Per process and device: two processes of one trace number their devices alike, and
+     * each has its own allocations (ev->device is the process). */
     enum { MAX_DEVICES = 64 };
-    uint32_t devices[MAX_DEVICES];
+    uint64_t devices[MAX_DEVICES];
     int64_t totals[MAX_DEVICES];
     size_t ndevices = 0;
     for (size_t i = 0; i < *n; i++) {
         devtrace_event *ev = all[i];
         if (ev->kind != DEVTRACE_KIND_MEMORY)
             continue;
+        uint64_t key = (uint64_t)ev->device << 32 | ev->u.memory.device_id;
         size_t d = 0;
-        while (d < ndevices && devices[d] != ev->u.memory.device_id)
+        while (d < ndevices && devices[d] != key)
             d++;
         if (d == ndevices && ndevices < MAX_DEVICES) {
-            devices[ndevices] = ev->u.memory.device_id;
+            devices[ndevices] = key;
             totals[ndevices++] = 0;
         }
         if (d == MAX_DEVICES) {
@@ -552,7 +665,7 @@ int dt_session_finalize(dt_session *s)
     if (s->state != DT_STOPPED)
         return DEVTRACE_ESTATE;
     dt_ticks_convert(s); /* runtime calls stamped with the TSC, onto their backend's clock */
-    s->stats.dropped_store_full += dt_store_dropped(&s->store);
+    s->stats.dropped_store_full += dt_store_dropped(&s->store) - s->store_dropped_base;
     size_t total = (size_t)dt_store_count(&s->store);
     devtrace_event **all = calloc(total ? total : 1, sizeof *all);
     lane_set *lanes = calloc(1, sizeof *lanes);
@@ -562,9 +675,10 @@ int dt_session_finalize(dt_session *s)
     if (!all || !lanes || !s->lanes || corr_map_init(&m, total) != 0) {
         free(all);
         free(lanes);
-        scratch_free(&m.mem);
+        corr_map_release(&m);
         return DEVTRACE_ENOMEM;
     }
+    m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
     pthread_mutex_lock(&s->lock);
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
     size_t nsamples = s->nsamples;
@@ -596,15 +710,21 @@ int dt_session_finalize(dt_session *s)
             ev->external_id = e->external;
             ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         }
+        attach_user(&m, ev);
         int inside = in_window(s, ev);
+        ev->flags &= (uint16_t)~LAUNCH_CANDIDATE;
         if (e)
             e->bits |= device ? (HAS_DEVICE | (inside ? DEVICE_IN : 0)) : (HAS_RUNTIME | (inside ? RUNTIME_IN : 0));
+        if (e && inside && ev->kind == DEVTRACE_KIND_RUNTIME && !(ev->flags & DT_EVENT_DELIVERED))
+            choose_launch(e, ev);
         if (!inside) {
             s->stats.out_of_window[ev->kind]++;
             continue;
         }
         s->stats.events[ev->kind]++;
         lane_add(lanes, ev);
+        if (ev->flags & DT_EVENT_DELIVERED)
+            continue; /* a devtrace_flush gave it already: counted, on its stream, not given again */
         demangle_kernel_name(s, &dn, ev);
         all[out++] = ev;
     }
@@ -612,8 +732,8 @@ int dt_session_finalize(dt_session *s)
     lanes_take(s, lanes);
     free(lanes);
     mark_flows_and_sort(s, &m, all, out);
-    scratch_free(&m.mem);
     markers_and_memory(s, all, &out);
+    corr_map_release(&m);
     s->sorted = all;
     s->nsorted = out;
     s->base_ns = s->window_start;
@@ -639,8 +759,122 @@ size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user)
     if (cb)
         for (size_t i = 0; i < s->nsorted; i++) {
             devtrace_event ev = *s->sorted[i];
-            ev.flags &= (uint16_t)~DT_EVENT_FLOW;
+            ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_DELIVERED);
             cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
         }
     return s->nsorted;
+}
+
+/* ---- delivering while the session runs (devtrace_flush) ---- */
+
+typedef struct flush_ctx {
+    dt_session *s;
+    corr_map m;
+    devtrace_event **ev; /* every stored event of the window (owned) */
+    size_t n, cap;
+} flush_ctx;
+
+static void flush_collect(void *user, devtrace_event *ev)
+{
+    flush_ctx *c = user;
+    if ((ev->flags & DT_EVENT_RETIRED) || c->n == c->cap)
+        return;
+    c->ev[c->n++] = ev;
+    if ((ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) && ev->correlation) {
+        corr_entry *e = corr_map_get(&c->m, ev->correlation, 1);
+        if (ev->kind == DEVTRACE_KIND_RUNTIME)
+            e->bits |= HAS_RUNTIME;
+        if ((ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL) && !(e->bits & HAS_EXT)) {
+            e->bits |= HAS_EXT;
+            e->external = ev->external_id;
+        }
+        if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)
+            corr_user_set(&c->m, ev->correlation, ev->user_external_id);
+    }
+}
+
+/* Whether a stored event can be given now: of a kind asked for, well-formed, inside the
+ * window so far, and for a device event with a correlation, its runtime half arrived (when
+ * runtime calls are recorded): the external ids it takes from it are then known too. */
+static int flush_ready(flush_ctx *c, devtrace_event *ev)
+{
+    dt_session *s = c->s;
+    if ((ev->flags & DT_EVENT_DELIVERED) || ev->kind == DEVTRACE_KIND_NONE || ev->kind >= DEVTRACE_KIND_COUNT ||
+        ev->kind == DEVTRACE_KIND_EXTCORR || !dt_session_wants(s, ev->kind))
+        return 0;
+    const corr_entry *e = ev->correlation ? corr_map_find(&c->m, ev->correlation) : NULL;
+    if (is_device_kind(ev->kind) && ev->correlation && c->m.runtime_recorded && !(e && (e->bits & HAS_RUNTIME)))
+        return 0; /* held back until its runtime half arrives (or stop: then it is unpaired) */
+    align_clock(s, ev);
+    if (ev->end_ns < ev->start_ns || !in_window(s, ev))
+        return 0; /* the final drain counts it */
+    if (e && ev->kind != DEVTRACE_KIND_CPU_OP && (e->bits & HAS_EXT) && !(ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)) {
+        ev->external_id = e->external;
+        ev->flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
+    }
+    attach_user(&c->m, ev);
+    return 1;
+}
+
+long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
+{
+    dt_ticks_sample(s);
+    dt_ticks_convert(s);
+    flush_ctx c = {.s = s};
+    c.cap = (size_t)dt_store_count(&s->store) + 2 * DT_CHUNK_EVENTS; /* room for what arrives meanwhile */
+    c.ev = calloc(c.cap, sizeof *c.ev);
+    if (!c.ev || corr_map_init(&c.m, c.cap) != 0) {
+        free(c.ev);
+        return -1;
+    }
+    c.m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
+    pthread_mutex_lock(&s->lock);
+    dt_clock_map_build(&s->clock, s->samples, s->nsamples);
+    pthread_mutex_unlock(&s->lock);
+    dt_store_visit(&s->store, flush_collect, &c);
+    uint32_t nnames = dt_intern_count(&s->names);
+    demangled_names dn = {calloc(nnames ? nnames : 1, sizeof *dn.map), nnames};
+    size_t out = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (flush_ready(&c, c.ev[i])) {
+            demangle_kernel_name(s, &dn, c.ev[i]);
+            c.ev[out++] = c.ev[i];
+        }
+    free(dn.map);
+    corr_map_release(&c.m);
+    qsort(c.ev, out, sizeof *c.ev, by_time);
+    for (size_t i = 0; i < out; i++) {
+        c.ev[i]->flags |= DT_EVENT_DELIVERED;
+        if (cb) {
+            devtrace_event ev = *c.ev[i];
+            ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_DELIVERED);
+            cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
+        }
+    }
+    free(c.ev);
+    return (long)out;
+}
+
+static void retire_event(void *user, devtrace_event *ev)
+{
+    (void)user;
+    ev->flags |= DT_EVENT_RETIRED;
+}
+
+void dt_session_retire_window(dt_session *s)
+{
+    dt_store_visit(&s->store, retire_event, NULL);
+    s->store_dropped_base = dt_store_dropped(&s->store);
+    size_t size = s->stats.size;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.size = size;
+    free(s->sorted);
+    s->sorted = NULL;
+    s->nsorted = 0;
+    s->nlanes = s->ndevice_lanes = 0;
+    s->unnamed_lane_events = 0;
+    s->flushed_final = 0;
+    pthread_mutex_lock(&s->lock);
+    s->window_start = s->window_stop = 0;
+    pthread_mutex_unlock(&s->lock);
 }

@@ -107,6 +107,7 @@ static int session_init_common(dt_session *s, uint64_t max_events)
 {
     s->generation = atomic_fetch_add(&session_generations, 1);
     s->stats.size = sizeof s->stats;
+    s->kinds = UINT32_MAX;
     pthread_mutex_init(&s->lock, NULL);
     if (dt_intern_init(&s->names) != 0)
         return -1;
@@ -235,6 +236,7 @@ devtrace_session *dt_session_open(const devtrace_config *given, const dt_backend
     s->rank = rank;
     s->world_size = world;
     s->host_clock = host_clock;
+    s->kinds = cfg->kinds ? cfg->kinds : UINT32_MAX;
     s->state = DT_OPEN;
     const char *raw = cfg->raw_path ? cfg->raw_path : getenv("DEVTRACE_RAW");
     snprintf(s->raw_path, sizeof s->raw_path, "%s", raw ? raw : "");
@@ -280,6 +282,10 @@ int devtrace_start(devtrace_session *s)
 {
     if (!s)
         return DEVTRACE_EINVAL;
+    if (s->backend && (s->state == DT_STOPPED || s->state == DT_FINAL)) {
+        dt_session_retire_window(s); /* a restart: a new capture window, every counter reset */
+        s->state = DT_OPEN;
+    }
     if (s->state != DT_OPEN)
         return DEVTRACE_ESTATE;
     dt_set_window(s, dt_realtime_ns(), 0);
@@ -436,6 +442,8 @@ static dt_external_stack *ext_stack_bind(dt_session *s)
         x->generation = s->generation;
         x->depth = 0;
         x->overflow = 0;
+        x->user_depth = 0;
+        x->user_overflow = 0;
         x->tid = dt_thread_id();
         memset(&x->ops, 0, sizeof x->ops);
         memset(x->names, 0, sizeof x->names);
@@ -494,6 +502,42 @@ int devtrace_pop_external(devtrace_session *s, uint64_t *id)
     if (rc == 0 && id)
         *id = f.id;
     return rc;
+}
+
+int devtrace_push_user_correlation(devtrace_session *s, uint64_t id)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    dt_external_stack *x = ext_stack_bind(s);
+    if (x->user_depth == DT_USER_DEPTH) {
+        x->user_overflow++;
+        return DEVTRACE_ENOMEM;
+    }
+    x->user_ids[x->user_depth++] = id;
+    if (s->backend && s->backend->push_user_external)
+        s->backend->push_user_external(s->bstate, id);
+    return 0;
+}
+
+int devtrace_pop_user_correlation(devtrace_session *s, uint64_t *id)
+{
+    if (!s)
+        return DEVTRACE_EINVAL;
+    dt_external_stack *x = ext_stack_bind(s);
+    if (x->user_overflow) {
+        x->user_overflow--;
+        return DEVTRACE_ENOMEM;
+    }
+    if (x->user_depth == 0)
+        return DEVTRACE_EEMPTY;
+    uint64_t top = x->user_ids[--x->user_depth];
+    if (s->backend && s->backend->pop_user_external) {
+        uint64_t ignored;
+        s->backend->pop_user_external(s->bstate, &ignored);
+    }
+    if (id)
+        *id = top;
+    return 0;
 }
 
 int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)

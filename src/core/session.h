@@ -19,7 +19,9 @@
 #define DT_MAX_DEVICES 64
 #define DT_DEFAULT_MAX_EVENTS (16ull * 1024 * 1024) /* the bound on stored events without $DEVTRACE_MAX_EVENTS */
 #define DT_MAX_NOTES 32
-#define DT_EVENT_FLOW 0x8000u /* internal: this event is one half of a paired flow */
+#define DT_EVENT_FLOW 0x8000u      /* internal: this event is one half of a paired flow */
+#define DT_EVENT_DELIVERED 0x2000u /* internal: given to a devtrace_flush callback (not delivered again) */
+#define DT_EVENT_RETIRED 0x1000u   /* internal: of an earlier capture window (a restarted session) */
 
 typedef struct dt_device_props {
     int id;
@@ -38,12 +40,14 @@ typedef enum dt_state { DT_OPEN, DT_RUNNING, DT_STOPPED, DT_FINAL } dt_state;
  * the sinks name the lanes and list the processes). */
 typedef struct dt_traced_process {
     uint32_t pid, ppid;
-    uint32_t device_base; /* its device d is the lane device_base + d here (0: the first process) */
-    uint64_t events;      /* events received from it */
-    int ended;            /* its final flush arrived */
-    int running;          /* it was still running when the trace was written (a capture window) */
-    int crash_signal;     /* it shipped a crash flush on this signal (0: none) */
-    char command[256];    /* its command line, arguments joined by spaces */
+    uint32_t device_base;               /* its device d is the lane device_base + d here (0: the first process) */
+    uint64_t events;                    /* events received from it */
+    int ended;                          /* its final flush arrived */
+    int running;                        /* it was still running when the trace was written (a capture window) */
+    int crash_signal;                   /* it shipped a crash flush on this signal (0: none) */
+    char command[256];                  /* its command line, arguments joined by spaces */
+    int32_t rank, world_size;           /* what it reported ($RANK, $WORLD_SIZE) */
+    uint64_t window_start, window_stop; /* its own capture window (0: none of its own / open) */
 } dt_traced_process;
 /* Whether a trace lists its processes (and names each one's lanes): a trace of a process
  * tree (several processes, or forked children counted); a trace of one process is the same
@@ -65,6 +69,9 @@ struct devtrace_session {
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     dt_state state;
+    uint32_t kinds;              /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
+    int flushed_final;           /* devtrace_flush delivered the last events of the window */
+    uint64_t store_dropped_base; /* the store's drops before this capture window (a restarted session) */
     uint64_t generation;
     int rank, world_size;
     dt_store store;
@@ -89,6 +96,8 @@ struct devtrace_session {
     /* Set by devtrace record. */
     dt_traced_process *processes; /* owned */
     size_t nprocesses;
+    int ranks_differ;             /* its processes reported different ranks: each on its lanes' labels */
+    int process_windows;          /* each process's events are kept in its own window (--capture-op) */
     /* Results of finalise. */
     devtrace_event **sorted; /* owned array of pointers into the store */
     size_t nsorted;
@@ -206,10 +215,15 @@ typedef struct dt_external_frame {
     uint64_t fwd_thread_id; /* ranges only, with a sequence number */
 } dt_external_frame;
 #define DT_OP_NAME_CACHE 64
+#define DT_USER_DEPTH 32
 typedef struct dt_external_stack {
     uint64_t generation; /* the session the frames belong to */
     int depth;
     int overflow; /* pushes beyond the depth, popped without effect */
+    /* The user correlation stack (devtrace_push_user_correlation), for the same session. */
+    int user_depth;
+    int user_overflow;
+    uint64_t user_ids[DT_USER_DEPTH];
     /* The operator observer's path (devtrace_op_enter/exit), for the same session: the
      * thread's id, the place of its events in the thread's chunk, and its op names by
      * pointer (checked against the entry's text), so that an op finds all it needs here. */
@@ -233,14 +247,38 @@ static inline int dt_current_external_in(const dt_external_stack *x, const dt_se
     return 1;
 }
 
+/* The innermost user correlation id in x for session s: 1 and *id set, or 0 when none. */
+static inline int dt_current_user_external_in(const dt_external_stack *x, const dt_session *s, uint64_t *id)
+{
+    if (x->generation != s->generation || x->user_depth == 0)
+        return 0;
+    *id = x->user_ids[x->user_depth - 1];
+    return 1;
+}
+
 /* The innermost external id pushed on this thread (1 and *id set), or 0 when none. */
 static inline int dt_current_external(const dt_session *s, uint64_t *id)
 {
     return dt_current_external_in(&dt__external_stack, s, id);
 }
 
+/* Whether the session records events of kind (devtrace_config.kinds): EXTCORR whenever a
+ * device or runtime kind is recorded, since it carries their op links. */
+static inline int dt_session_wants(const dt_session *s, int kind)
+{
+    if (kind == DEVTRACE_KIND_EXTCORR)
+        return (s->kinds & (DEVTRACE_KIND_BIT(DEVTRACE_KIND_KERNEL) | DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMCPY) |
+                            DEVTRACE_KIND_BIT(DEVTRACE_KIND_MEMSET) | DEVTRACE_KIND_BIT(DEVTRACE_KIND_RUNTIME))) != 0;
+    return kind >= 0 && kind < 32 && (s->kinds & DEVTRACE_KIND_BIT(kind)) != 0;
+}
+
 /* Clock alignment, window filter, correlation, flows, demangling, sort. Idempotent. */
 int dt_session_finalize(dt_session *s);
+/* devtrace_flush on a running session: the events that can be finalised now, not delivered
+ * before, to cb in time order; returns their count, or -1 out of memory. */
+long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user);
+/* A restart (devtrace_start after stop): the stored events are retired, every counter reset. */
+void dt_session_retire_window(dt_session *s);
 /* A finalised session's events to cb (NULL: none) in order; returns their count. */
 size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user);
 

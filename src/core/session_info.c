@@ -2,6 +2,7 @@
  * runtime category, capture window, notes, devices), and the start, stop and drain that say
  * why they failed. What the Chrome sink writes, a program can read here instead. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/errors.h"
@@ -240,4 +241,83 @@ int devtrace_drain_events(devtrace_session *s, devtrace_event_cb cb, void *user,
     if (count)
         *count = n;
     return dt_error_set(err, 0, "%s", "");
+}
+
+/* The device streams: the device lanes of the events finalised (drain.c gathers them,
+ * ascending by device then stream). */
+int devtrace_stream_count(const devtrace_session *s)
+{
+    if (!s || s->state != DT_FINAL)
+        return 0;
+    return (int)s->ndevice_lanes;
+}
+
+int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *out)
+{
+    if (!s || !out || index < 0 || index >= devtrace_stream_count(s) ||
+        out->size < offsetof(devtrace_stream, name) + sizeof out->name)
+        return DEVTRACE_EINVAL;
+    devtrace_stream st;
+    memset(&st, 0, sizeof st);
+    uint64_t key = s->lanes[index];
+    st.size = out->size < sizeof st ? out->size : sizeof st;
+    st.device = (int)(uint32_t)(key >> 32);
+    st.stream = (uint32_t)key;
+    for (size_t i = 0; i < s->nsorted; i++) /* the context of the stream's first event */
+        if (!dt_lane_is_host(s->sorted[i]) && dt_lane_key(s->sorted[i]) == key) {
+            st.context = s->sorted[i]->context;
+            break;
+        }
+    snprintf(st.name, sizeof st.name, "stream %u", st.stream); /* as the trace names its thread */
+    memcpy(out, &st, st.size);
+    return 0;
+}
+
+int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t *count, devtrace_error *err)
+{
+    if (count)
+        *count = 0;
+    if (err) {
+        err->code = 0;
+        err->message[0] = '\0';
+    }
+    if (!s) {
+        dt_error_set(err, DEVTRACE_EINVAL, "devtrace_flush: no session");
+        return DEVTRACE_EINVAL;
+    }
+    if (s->state == DT_RUNNING) {
+        if (s->backend && s->backend->flush)
+            s->backend->flush(s, s->bstate);
+        long n = dt_session_flush_running(s, cb, user);
+        if (n < 0) {
+            dt_error_set(err, DEVTRACE_ENOMEM, "devtrace_flush: out of memory finalising the events");
+            return DEVTRACE_ENOMEM;
+        }
+        if (count)
+            *count = (size_t)n;
+        return 0;
+    }
+    if (s->state == DT_OPEN) {
+        dt_error_set(err, DEVTRACE_ESTATE, "devtrace_flush: the session was never started; call devtrace_start");
+        return DEVTRACE_ESTATE;
+    }
+    if (s->flushed_final) {
+        dt_error_set(err, DEVTRACE_ESTATE,
+                     "devtrace_flush: the window's last events were delivered already; devtrace_start begins a "
+                     "new window");
+        return DEVTRACE_ESTATE;
+    }
+    int rc = dt_session_finalize(s);
+    if (rc != 0) {
+        dt_error_set(err, rc, "devtrace_flush: out of memory finalising the events");
+        return rc;
+    }
+    size_t n = dt_session_deliver(s, cb, user);
+    for (size_t i = 0; i < s->nsorted; i++)
+        s->sorted[i]->flags |= DT_EVENT_DELIVERED;
+    s->nsorted = 0; /* given: a drain or a writer after this sees none of them again */
+    s->flushed_final = 1;
+    if (count)
+        *count = n;
+    return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_uint_fast64_t store_generations = 1;
@@ -27,7 +28,7 @@ static _Thread_local struct {
  * as long as malloc keeps it. The thread lives as long as the process; a forked child does
  * not have it and allocates its own chunks. */
 
-static dt_chunk_provider provider = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0};
+static dt_chunk_provider provider = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0};
 
 /* Faults in every page of [p, p + n) for writing: with one madvise(MADV_POPULATE_WRITE)
  * (Linux 5.14) for the whole pages, without a trap per page; by touching each page where
@@ -52,6 +53,8 @@ static void *provider_main(void *arg)
     dt_chunk_provider *p = arg;
     pthread_mutex_lock(&p->lock);
     for (;;) {
+        if (p->stop)
+            break;
         if (p->nready >= DT_PROVIDER_READY) {
             pthread_cond_wait(&p->wake, &p->lock);
             continue;
@@ -68,8 +71,31 @@ static void *provider_main(void *arg)
         p->nready++;
     }
     __atomic_store_n(&p->state, -1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&p->wake); /* dt_store_provider_stop waits for this */
     pthread_mutex_unlock(&p->lock);
     return NULL;
+}
+
+void dt_store_provider_stop(void)
+{
+    dt_chunk_provider *p = &provider;
+    if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 1 || p->pid != (int)getpid())
+        return; /* never started, ended, or a forked child (which does not have the thread) */
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->wake);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    while (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == 1)
+        if (pthread_cond_timedwait(&p->wake, &p->lock, &deadline) != 0)
+            break;
+    pthread_mutex_unlock(&p->lock);
+}
+
+__attribute__((destructor)) static void provider_stop_at_exit(void)
+{
+    dt_store_provider_stop();
 }
 
 /* A chunk filled: from now on chunks are made ahead. */

@@ -50,9 +50,15 @@ typedef struct dt_chunk_provider {
     uint64_t handed; /* chunks handed out */
     int state;       /* 0: not started; 1: running; -1: not available */
     int pid;         /* the process that started the thread (a forked child does not have it) */
+    int stop;        /* the process is exiting: the thread ends */
 } dt_chunk_provider;
 /* The provider's state, ready chunks and chunks handed out so far (for tests). */
 void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed);
+/* Ends the provider thread and waits (at most a second) until it has: run when the process
+ * exits (a destructor), so that no thread of devtrace's is still allocating while the exit's
+ * own work runs (LeakSanitizer's check stops every thread; one inside an madvise of a new
+ * chunk made it fail now and then). Appenders allocate their own chunks after it. */
+void dt_store_provider_stop(void);
 
 typedef struct dt_slot {
     struct dt_slot *next;

@@ -280,13 +280,26 @@ static void wake_shipper_and_wait(char why, int sig, int wait_ms)
     }
 }
 
+/* The first of SIGINT/SIGTERM/SIGHUP taken (0: none yet): the one the program dies of. */
+static atomic_int stop_signal;
+
 static void on_signal(int sig)
 {
     /* Wake the shipper, wait (bounded) while it ships what was captured, then die of the
-     * signal as the program would have. */
+     * signal as the program would have. The handler stays in place while the flush runs: a
+     * second signal (the recorder's forwarded copy of a Ctrl-C that also reached the whole
+     * process group, a second Ctrl-C, SIGTERM after SIGINT), on this thread or another,
+     * returns at once instead of killing the process mid-flush. */
     int saved = errno;
-    signal(sig, SIG_DFL);
+    int first = 0;
+    if (!atomic_compare_exchange_strong(&stop_signal, &first, sig)) {
+        errno = saved;
+        return; /* a flush is under way: the first signal's handler ends the program */
+    }
     wake_shipper_and_wait(DT_WAKE_STOP, sig, DT_SIGNAL_FINISH_WAIT_MS);
+    /* Blocked on this thread while its handler runs: the raised signal stays pending until the
+     * handler returns, then the default action ends the process with it. */
+    signal(sig, SIG_DFL);
     errno = saved;
     raise(sig);
 }
@@ -327,10 +340,14 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
-/* From the shipper, every tick: devtrace's fatal handlers back on top of any installed over
- * them since (the displaced one chained). */
+static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* From the shipper, every tick, and from the calls after which a library may have installed
+ * its own (dt_collector_keep_handlers): devtrace's fatal handlers back on top of any
+ * installed over them since (the displaced one chained). */
 static void keep_fatal_handlers(void)
 {
+    pthread_mutex_lock(&fatal_lock);
     for (size_t i = 0; i < DT_NFATAL; i++) {
         struct sigaction now;
         if (!fatal[i].installed || crash_flushed || sigaction(fatal_signals[i], NULL, &now) != 0)
@@ -351,6 +368,13 @@ static void keep_fatal_handlers(void)
         sigemptyset(&sa.sa_mask);
         sigaction(fatal_signals[i], &sa, NULL);
     }
+    pthread_mutex_unlock(&fatal_lock);
+}
+
+void dt_collector_keep_handlers(void)
+{
+    if (atomic_load(&col.shipper) && getpid() == col.pid)
+        keep_fatal_handlers();
 }
 
 static int install_handler(int sig, void (*handler)(int))
@@ -524,6 +548,7 @@ void dt_collector_autostart(const char *backend_name)
     install_signal_handlers(); /* before the shipper, which keeps them on top */
     start_shipper();
     atexit(dt_collector_finish);
+    dt_exit_hook_install(); /* _exit and _Exit too: a multiprocessing worker ends with os._exit */
 }
 
 /* The program used the annotation API, or the PyTorch bridge asked for the default

@@ -18,7 +18,18 @@ void dt_collector_autostart(const char *backend_name);
  * the traced runtime. Called by devtrace_default_session and annotations. */
 void dt_collector_start_early(void);
 
-/* Stops the default session and ships what is left (also run at exit). */
+/* Puts devtrace's crash handlers back on top of any a library installed over them since
+ * (the displaced one runs after devtrace's): called after the calls that can install
+ * handlers (an OpenCL platform's start, a program build), so that a crash right after one
+ * still ships what was captured; the shipper also does it every DT_SHIP_AGE_MS. */
+void dt_collector_keep_handlers(void);
+
+/* Stops the default session and ships what is left (also run at exit, and at _exit through
+ * dt_exit_hook_install's hook). Does nothing in any other process than the session's. */
 void dt_collector_finish(void);
+
+/* Points the calls to _exit and _Exit of every object loaded now at a hook that runs
+ * dt_collector_finish first (inject/exit_hook.c). */
+void dt_exit_hook_install(void);
 
 #endif

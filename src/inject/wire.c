@@ -320,6 +320,7 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
     case DT_WIRE_RANK:
         if (n != 8)
             return -1;
+        r->rank = (int32_t)read_u32(p), r->world_size = (int32_t)read_u32(p + 4);
         if (s)
             s->rank = (int)read_u32(p), s->world_size = (int)read_u32(p + 4);
         if (r->meta)

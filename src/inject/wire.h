@@ -65,6 +65,7 @@ typedef struct dt_wire_reader {
     uint32_t forked_pid, forked_ppid;   /* a FORKED report (pid 0: none) */
     int crashed;                        /* a CRASH message arrived */
     uint64_t window_start, window_stop; /* the process's window, host realtime ns (0: not set / open) */
+    int32_t rank, world_size;           /* the process's RANK message (0, 0 before one) */
     dt_wire_crash crash;
     /* Where this process's events go in a session shared with other processes: device
      * lanes at device_base + device, correlation ids (non-zero) + correlation_base. */

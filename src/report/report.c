@@ -45,6 +45,10 @@ typedef struct device_item {
     uint8_t has_correlation, has_external_id;
 } device_item;
 
+/* The memory docs/report.md and report.h give per op, runtime call and device event. */
+_Static_assert(sizeof(host_item) == 40, "40 bytes per cpu_op and runtime call");
+_Static_assert(sizeof(device_item) == 32, "32 bytes per kernel, copy and set");
+
 #define NO_ITEM UINT32_MAX
 
 /* The names met last, by a hash of a few of their bytes: a kernel name (often 200 bytes of
@@ -78,8 +82,10 @@ struct dt_report_acc {
     uint32_t nthreads;
     dt_intern lane_names; /* pid / tid strings that are not numbers */
     int lane_names_ready;
-    int runtime_correlations; /* some runtime call carries a correlation */
-    char *short_buf;          /* owned: for DT_NAMES_SHORT */
+    int runtime_correlations;   /* some runtime call carries a correlation */
+    int64_t last_pid, last_tid; /* the thread met last (events come in runs of one thread) */
+    int64_t last_thread;        /* its index, or -1 */
+    char *short_buf;            /* owned: for DT_NAMES_SHORT */
     size_t short_cap;
     int failed; /* out of memory */
 };
@@ -298,9 +304,14 @@ static int64_t thread_of(struct dt_report_acc *a, const dt_tr_event *ev)
     if (lane_value(a, &ev->pid, ev->pid_num, !!(ev->has & DT_TR_HAS_PID_NUM), !!(ev->has & DT_TR_HAS_PID), &pid) ||
         lane_value(a, &ev->tid, ev->tid_num, !!(ev->has & DT_TR_HAS_TID_NUM), !!(ev->has & DT_TR_HAS_TID), &tid))
         return -1;
+    if (a->last_thread >= 0 && pid == a->last_pid && tid == a->last_tid)
+        return a->last_thread;
     int64_t i = dt_keymap_put(&a->thread_map, pid, tid, a->nthreads);
     if (i == (int64_t)a->nthreads)
         a->nthreads++;
+    a->last_pid = pid;
+    a->last_tid = tid;
+    a->last_thread = i;
     return i;
 }
 
@@ -390,10 +401,12 @@ static int in_window(const dt_report *r, const dt_tr_event *ev)
 }
 
 /* A collective's kernel: NCCL's and RCCL's names (ncclKernel_..., ncclDevKernel_...), MTIA's
- * hccl:: and XPU's xccl:: ones. */
+ * hccl:: and XPU's xccl:: ones, and every name that starts with hccl (Holistic Trace
+ * Analysis's rule: devtrace writes MSPTI's collectives as hccl:<name>, or as their own name
+ * when it starts with hccl). */
 static int is_collective_name(const char *name)
 {
-    return strstr(name, "nccl") || strstr(name, "rccl") || !strncmp(name, "hccl::", 6) || !strncmp(name, "xccl::", 6);
+    return strstr(name, "nccl") || strstr(name, "rccl") || !strncmp(name, "hccl", 4) || !strncmp(name, "xccl::", 6);
 }
 
 static int push_span_to(struct dt_span **items, size_t *n, size_t *cap, int64_t start, int64_t end)
@@ -870,6 +883,7 @@ static int begin(dt_report *r, const char *path, dt_names_mode mode, char *err, 
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    r->acc->last_thread = -1;
     return 0;
 }
 
@@ -921,7 +935,8 @@ int dt_report_read_buffer(dt_report *r, const char *name, const void *data, size
     return end(r, rc, err, errlen);
 }
 
-int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+/* dt_report_read_steps and _buffer: begin a report windowed on whole's steps. */
+static int begin_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
 {
     if (begin(r, whole->path, whole->names_mode, err, errlen) != 0)
         return -1;
@@ -929,7 +944,25 @@ int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t
     r->window_from_ns = whole->steps_from_ns;
     r->window_to_ns = whole->steps_to_ns;
     r->window_correlations = &whole->step_correlations;
+    return 0;
+}
+
+int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
     int rc = dt_tr_read_file(whole->path, on_event, r, &r->info, err, errlen);
+    rc = end(r, rc, err, errlen);
+    r->nsteps = whole->nsteps;
+    return rc;
+}
+
+int dt_report_read_steps_buffer(dt_report *r, const dt_report *whole, const void *data, size_t len, char *err,
+                                size_t errlen)
+{
+    if (begin_steps(r, whole, err, errlen) != 0)
+        return -1;
+    int rc = dt_tr_read_buffer(whole->path, data, len, on_event, r, &r->info, err, errlen);
     rc = end(r, rc, err, errlen);
     r->nsteps = whole->nsteps;
     return rc;
@@ -1128,9 +1161,10 @@ static void write_link_text(const dt_report *r, FILE *out)
 
 static void write_header_text(const dt_report *r, FILE *out)
 {
-    char span[32], kernel[32], unlinked[32];
+    char span[32], kernel[32], communication[32], unlinked[32];
     dt_format_us(span, r->last_end_ns - r->first_ts_ns);
     dt_format_us(kernel, r->kernel_ns);
+    dt_format_us(communication, r->collective_ns);
     dt_format_us(unlinked, r->unlinked_device_ns);
     fprintf(out, "trace: %s\n", r->path);
     fprintf(out, "  %llu events (%llu bytes)", (unsigned long long)r->info.events, (unsigned long long)r->info.bytes);
@@ -1141,7 +1175,8 @@ static void write_header_text(const dt_report *r, FILE *out)
     for (int k = 0; k < DT_TR_KIND_COUNT; k++)
         fprintf(out, " %s=%llu", dt_tr_kind_name((dt_tr_kind)k), (unsigned long long)r->counted[k]);
     fputc('\n', out);
-    fprintf(out, "  kernel time %s us; device time not linked to an op %s us\n", kernel, unlinked);
+    fprintf(out, "  kernel time %s us (communication %s us); device time not linked to an op %s us\n", kernel,
+            communication, unlinked);
     write_link_text(r, out);
     if (r->nskipped) {
         char line[1024];
@@ -1170,6 +1205,8 @@ static void write_devtrace_json(const dt_report *r, FILE *out)
     fputc('}', out);
     dt_format_us(buf, r->kernel_ns);
     fprintf(out, ", \"kernel_us\": %s", buf);
+    dt_format_us(buf, r->collective_ns);
+    fprintf(out, ", \"communication_us\": %s", buf);
     dt_format_us(buf, r->unlinked_device_ns);
     fprintf(out, ", \"unlinked_device_us\": %s", buf);
     const dt_link_stats *st = &r->link;

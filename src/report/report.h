@@ -6,7 +6,7 @@
  * Memory: the file is read in 1 MiB pieces; what is kept grows with what is aggregated, not
  * with the file's size: one entry per distinct name, 8 bytes per kernel (its duration, for the
  * exact median), 16 per device event (the stream's intervals, for busy time and gaps) and 32
- * more per kernel, copy and set, 48 per cpu_op and per runtime call with a correlation (to
+ * more per kernel, copy and set, 40 per cpu_op and per runtime call with a correlation (to
  * link device work to the ops around its launch once the whole trace is read). */
 #ifndef DT_REPORT_H
 #define DT_REPORT_H
@@ -154,7 +154,8 @@ typedef struct dt_report {
     uint64_t nsteps;
     int64_t steps_from_ns, steps_to_ns;
     /* The straggler view (compare.h): the collectives' kernel time (kernels named like NCCL's,
-     * RCCL's, hccl:: or xccl::), each step's span in time order, and each collective kernel. */
+     * RCCL's, hccl (MTIA's hccl::, devtrace's hccl:) or xccl::), each step's span in time
+     * order, and each collective kernel. */
     int64_t collective_ns;
     struct dt_span {
         int64_t start, end;
@@ -200,6 +201,10 @@ int dt_report_end(dt_report *r, char *err, size_t errlen);
  * lies inside its steps' span: host events by their start, device events by their runtime
  * call's start (their own start when no runtime call has their correlation). */
 int dt_report_read_steps(dt_report *r, const dt_report *whole, char *err, size_t errlen);
+/* The same over the trace's text in memory (whole read with dt_report_read_buffer: the fuzz
+ * target). */
+int dt_report_read_steps_buffer(dt_report *r, const dt_report *whole, const void *data, size_t len, char *err,
+                                size_t errlen);
 void dt_report_free(dt_report *r);
 /* One line (no newline) saying how many events were skipped and why, with the first's offset:
  * "skipped 3 events: 1 without dur (first at byte 812), ...". Empty when none was. */

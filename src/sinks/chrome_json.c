@@ -150,6 +150,13 @@ static char *put_external(char *p, const devtrace_event *ev)
         p = dt_jsonw_put_u64(p, ev->external_id);
         p = DT_JSONW_PUT_LIT(p, ", ");
     }
+    /* Kineto's trace has no key of its own for a user correlation (its CUPTI path links such
+     * work to GPU user annotations): devtrace names it beside the op's. */
+    if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL) {
+        p = DT_JSONW_PUT_LIT(p, "\"User external id\": ");
+        p = dt_jsonw_put_u64(p, ev->user_external_id);
+        p = DT_JSONW_PUT_LIT(p, ", ");
+    }
     return p;
 }
 
@@ -570,6 +577,10 @@ static void write_processes(writer *wr)
         put_counter(w, "events", p->events);
         put_counter(w, "ended", (uint64_t)(p->ended != 0));
         put_counter(w, "crash_signal", (uint64_t)p->crash_signal);
+        DT_JSONW_LIT(w, ", \"rank\": ");
+        dt_jsonw_i64(w, p->rank);
+        DT_JSONW_LIT(w, ", \"world_size\": ");
+        dt_jsonw_i64(w, p->world_size);
         DT_JSONW_LIT(w, "}");
     }
     DT_JSONW_LIT(w, "]");
@@ -628,37 +639,6 @@ static void write_metadata_event(writer *wr, const char *name, uint32_t pid, uin
     DT_JSONW_LIT(w, "}},\n");
 }
 
-/* The traced process whose device lanes hold device (the highest base at or below it), or
- * NULL (a session not recorded from a process tree). */
-static const dt_traced_process *device_owner(const dt_session *s, uint32_t device)
-{
-    const dt_traced_process *owner = NULL;
-    for (size_t i = 0; i < s->nprocesses; i++)
-        if (s->processes[i].device_base <= device && (!owner || s->processes[i].device_base > owner->device_base))
-            owner = &s->processes[i];
-    return owner;
-}
-
-static const dt_traced_process *traced_process(const dt_session *s, uint32_t pid)
-{
-    for (size_t i = 0; i < s->nprocesses; i++)
-        if (s->processes[i].pid == pid)
-            return &s->processes[i];
-    return NULL;
-}
-
-/* The program's name: the command's first word after its last '/'. */
-static void program_name(const char *command, char *out, size_t cap)
-{
-    size_t len = strcspn(command, " ");
-    const char *start = command;
-    for (size_t i = 0; i < len; i++)
-        if (command[i] == '/')
-            start = command + i + 1;
-    size_t n = (size_t)(command + len - start);
-    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), start);
-}
-
 /* process_name/labels/sort_index for each device, thread_name for each stream and host
  * thread: the lanes finalise gathered (device streams by device and stream, then host
  * threads by process and thread). In a trace of several processes each device lane names
@@ -672,23 +652,25 @@ static void write_metadata(writer *wr)
         int first_of_lane = i == 0 || device != (uint32_t)(s->lanes[i - 1] >> 32) || i == s->ndevice_lanes;
         if (i < s->ndevice_lanes) {
             if (first_of_lane) {
-                const dt_traced_process *p = s->nprocesses > 1 ? device_owner(s, device) : NULL;
-                if (p)
-                    snprintf(text, sizeof text, "GPU %u (pid %u)", device - p->device_base, p->pid);
-                else
-                    snprintf(text, sizeof text, "GPU %u", device);
+                dt_device_lane_name(s, device, text, sizeof text);
                 write_metadata_event(wr, "process_name", device, 0, "name", text, 0);
+                const dt_traced_process *owner = s->ranks_differ ? dt_device_owner(s, device) : NULL;
+                if (owner) /* the rank of the process whose device this is */
+                    snprintf(text + strlen(text), sizeof text - strlen(text), ", rank %d", (int)owner->rank);
                 write_metadata_event(wr, "process_labels", device, 0, "labels", text, 0);
                 write_metadata_event(wr, "process_sort_index", device, 0, "sort_index", NULL,
                                      5000000 + (int64_t)device);
             }
             snprintf(text, sizeof text, "stream %u", stream);
         } else {
-            const dt_traced_process *p = first_of_lane && s->nprocesses > 1 ? traced_process(s, device) : NULL;
+            const dt_traced_process *p = first_of_lane && s->nprocesses > 1 ? dt_traced_process_of(s, device) : NULL;
             if (p) {
-                program_name(p->command, name, sizeof name);
+                dt_program_name(p->command, name, sizeof name);
                 write_metadata_event(wr, "process_name", device, 0, "name", name, 0);
-                snprintf(text, sizeof text, "pid %u", p->pid);
+                if (s->ranks_differ)
+                    snprintf(text, sizeof text, "pid %u, rank %d", p->pid, (int)p->rank);
+                else
+                    snprintf(text, sizeof text, "pid %u", p->pid);
                 write_metadata_event(wr, "process_labels", device, 0, "labels", text, 0);
             }
             snprintf(text, sizeof text, "thread %u", stream);

@@ -11,7 +11,9 @@
  * bytes), then come the track descriptors (a track per device, "GPU 0", with a child per
  * stream; a process track per host process with a thread track per thread; a "devtrace"
  * track for the capture's facts), then each event as a slice: a BEGIN packet at its start
- * (name, category, args as debug annotations, flows) and an END packet at its end. The
+ * (name, category, args as debug annotations, flows) and an END packet at its end; markers
+ * as user_annotation slices on their thread or gpu_user_annotation slices on their stream,
+ * memory events as values of a counter track per process and device (bytes allocated). The
  * events are made in pieces of 1024 by the same pipeline as the Chrome trace, in parallel;
  * a piece refers only to what the first packets defined, so the bytes are the same for any
  * count of threads. Flows: each runtime call and device event of a flow pair carry the
@@ -34,6 +36,9 @@
 #include "sinks.h"
 
 /* ------------------------------------------------------------------ events */
+
+#define SLICE_MAX 1024 /* bytes an event's two packets take at most, beyond its flows (and a domain) */
+#define FLOW_BYTES 11  /* one flow id */
 
 /* A debug annotation with an interned name and an unsigned value (all under 128 bytes). */
 static char *put_arg_uint(char *p, uint32_t name_iid, uint64_t v)
@@ -152,6 +157,47 @@ static char *put_host_args(char *p, const devtrace_event *ev)
     return put_arg_uint(p, ARG_CORRELATION, ev->correlation);
 }
 
+/* A marker's args, as the Chrome trace has them: its id, its domain (when not the default),
+ * "mark": 1 for a mark (an instant). Room: SLICE_MAX + 3 * the domain's length. */
+static char *put_marker_args(const writer *wr, char *p, const devtrace_event *ev)
+{
+    p = put_arg_uint(p, ARG_MARKER_ID, ev->u.marker.id);
+    if (ev->u.marker.domain_id) {
+        const char *domain = dt_intern_get(&wr->s->names, ev->u.marker.domain_id);
+        char *ann, *text;
+        p = dt_pb_open(p, EVENT_DEBUG_ANNOTATIONS, &ann);
+        p = dt_pb_uint(p, ANN_NAME_IID, ARG_DOMAIN);
+        p = dt_pb_open(p, ANN_STRING, &text);
+        p = put_utf8(p, domain, strlen(domain));
+        p = dt_pb_close(text, p);
+        p = dt_pb_close(ann, p);
+    }
+    if (ev->u.marker.phase == DEVTRACE_MARKER_INSTANT)
+        p = put_arg_uint(p, ARG_MARK, 1);
+    return p;
+}
+
+/* A memory event as a value of its process's counter track for the device: the running
+ * total allocated there after it (the Chrome trace's "Total Allocated"). */
+static void write_memory_counter(writer *wr, const devtrace_event *ev)
+{
+    dt_jsonw *w = &wr->w;
+    size_t need = SLICE_MAX + 2 * DESCRIPTOR_MAX;
+    if (w->cap - w->len < need && dt_jsonw_reserve(w, need) != 0)
+        return;
+    char *p = w->buf + w->len, *packet, *event;
+    uint64_t track = dt_pf_memory_track_of(wr, &p, ev);
+    p = packet_open(p, &packet);
+    p = dt_pb_uint(p, PACKET_TIMESTAMP, ev->start_ns);
+    p = dt_pb_open(p, PACKET_TRACK_EVENT, &event);
+    p = dt_pb_uint(p, EVENT_TYPE, TYPE_COUNTER);
+    p = dt_pb_uint(p, EVENT_TRACK_UUID, track);
+    p = dt_pb_int(p, EVENT_COUNTER_VALUE, ev->u.memory.total);
+    p = dt_pb_close(event, p);
+    p = packet_close(packet, p, 0);
+    w->len = (size_t)(p - w->buf);
+}
+
 /* The flow ids ev carries: its own for a device event, its device events' for a call. */
 static const flow_slot *flow_partners(const writer *wr, const devtrace_event *ev, size_t *count)
 {
@@ -189,9 +235,6 @@ static uint32_t name_iid(const writer *wr, const devtrace_event *ev)
     return t->name_iids[ev->name_id < t->ninterned ? ev->name_id : 0];
 }
 
-#define SLICE_MAX 1024 /* bytes an event's two packets take at most, beyond its flows */
-#define FLOW_BYTES 11  /* one flow id */
-
 /* The interned name of ev's slice, and its category in *category. */
 static uint32_t event_name_iid(const writer *wr, const devtrace_event *ev, uint32_t *category)
 {
@@ -205,6 +248,9 @@ static uint32_t event_name_iid(const writer *wr, const devtrace_event *ev, uint3
     case DEVTRACE_KIND_MEMSET:
         *category = CAT_MEMSET;
         return MEMSET_NAME_IID;
+    case DEVTRACE_KIND_MARKER:
+        *category = ev->u.marker.device ? CAT_GPU_USER_ANNOTATION : CAT_USER_ANNOTATION;
+        return name_iid(wr, ev);
     default:
         *category = ev->kind == DEVTRACE_KIND_RUNTIME ? CAT_RUNTIME : CAT_CPU_OP;
         return name_iid(wr, ev);
@@ -215,10 +261,16 @@ static uint32_t event_name_iid(const writer *wr, const devtrace_event *ev, uint3
 static void write_event(writer *wr, size_t index)
 {
     const devtrace_event *ev = wr->s->sorted[index];
+    if (ev->kind == DEVTRACE_KIND_MEMORY) {
+        write_memory_counter(wr, ev);
+        return;
+    }
     size_t nflows;
     const flow_slot *partners = flow_partners(wr, ev, &nflows);
     dt_jsonw *w = &wr->w;
     size_t need = SLICE_MAX + 2 * DESCRIPTOR_MAX + nflows * FLOW_BYTES;
+    if (ev->kind == DEVTRACE_KIND_MARKER && ev->u.marker.domain_id)
+        need += 3 * strlen(dt_intern_get(&wr->s->names, ev->u.marker.domain_id));
     if (w->cap - w->len < need && dt_jsonw_reserve(w, need) != 0)
         return;
     char *p = w->buf + w->len;
@@ -239,6 +291,8 @@ static void write_event(writer *wr, size_t index)
         p = put_kernel_args(wr, p, ev);
     else if (is_device_kind(ev->kind))
         p = put_copy_or_set_args(p, ev);
+    else if (ev->kind == DEVTRACE_KIND_MARKER)
+        p = put_marker_args(wr, p, ev);
     else
         p = put_host_args(p, ev);
     p = dt_pb_close(event, p);

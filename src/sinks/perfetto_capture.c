@@ -27,27 +27,12 @@ static const char *const arg_names[ARG_END] = {
     "cbid",
     "Sequence number",
     "Fwd thread id",
+    "marker id",
+    "domain",
+    "mark",
 };
 
 /* ------------------------------------------------------------------ the first packets */
-
-/* text as valid UTF-8 (each byte that starts no valid sequence becomes U+FFFD, as the
- * Chrome trace writes it); room: 3 * n. */
-static char *put_utf8(char *p, const char *text, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    for (size_t i = 0; i < n;) {
-        size_t len = dt_utf8_sequence(s + i, n - i);
-        if (len) {
-            memcpy(p, s + i, len);
-            p += len, i += len;
-        } else {
-            p = DT_JSONW_PUT_LIT(p, "\xEF\xBF\xBD");
-            i++;
-        }
-    }
-    return p;
-}
 
 /* One interned entry (EventName, EventCategory, DebugAnnotationName: iid 1, name 2). */
 static void put_interned(dt_jsonw *w, uint32_t field, uint64_t iid, const char *name)
@@ -93,13 +78,14 @@ static void interned_close(dt_jsonw *w, size_t packet, size_t data, uint32_t fla
  * state and holding the categories and the args' names too. */
 void dt_pf_write_interned(writer *wr)
 {
-    static const char *const category_names[] = {NULL, "kernel", "gpu_memcpy", "gpu_memset", NULL, "cpu_op"};
+    static const char *const category_names[] = {NULL, "kernel", "gpu_memcpy",      "gpu_memset",
+                                                 NULL, "cpu_op", "user_annotation", "gpu_user_annotation"};
     dt_jsonw *w = &wr->w;
     dt_session *s = wr->s;
     size_t packet, data;
     if (interned_open(w, &packet, &data) != 0)
         return;
-    for (uint32_t c = CAT_KERNEL; c <= CAT_CPU_OP; c++)
+    for (uint32_t c = CAT_KERNEL; c <= CAT_GPU_USER_ANNOTATION; c++)
         put_interned(w, INTERNED_CATEGORIES, c, c == CAT_RUNTIME ? s->runtime_category : category_names[c]);
     for (uint32_t a = ARG_EXTERNAL; a < ARG_END; a++)
         put_interned(w, INTERNED_ANNOTATION_NAMES, a, arg_names[a]);
@@ -162,6 +148,10 @@ static char *put_kind_counts(char *p, const char *name, const uint64_t *counts)
     p = put_named_open(p, EVENT_DEBUG_ANNOTATIONS, name, &dict);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         p = put_named_uint(p, ANN_DICT_ENTRIES, devtrace_kind_name(kinds[i]), counts[kinds[i]]);
+    static const int more[] = {DEVTRACE_KIND_MARKER, DEVTRACE_KIND_MEMORY}; /* only where there are some */
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        if (counts[more[i]])
+            p = put_named_uint(p, ANN_DICT_ENTRIES, devtrace_kind_name(more[i]), counts[more[i]]);
     return dt_pb_close(dict, p);
 }
 
@@ -240,6 +230,8 @@ static char *put_processes(char *p, const dt_session *s)
         p = put_named_uint(p, ANN_DICT_ENTRIES, "events", proc->events);
         p = put_named_uint(p, ANN_DICT_ENTRIES, "ended", proc->ended != 0);
         p = put_named_uint(p, ANN_DICT_ENTRIES, "crash_signal", (uint64_t)proc->crash_signal);
+        p = put_named_int(p, ANN_DICT_ENTRIES, "rank", proc->rank);
+        p = put_named_int(p, ANN_DICT_ENTRIES, "world_size", proc->world_size);
         p = dt_pb_close(entry, p);
     }
     if (list_processes)

@@ -118,6 +118,8 @@ static int facts_add_event(trace_facts *t, size_t index, nest_stack *stacks, lan
 {
     const dt_session *s = t->s;
     const devtrace_event *ev = s->sorted[index];
+    if (ev->kind == DEVTRACE_KIND_MEMORY)
+        return 0; /* a counter's value: no name, no slice on its lane */
     uint32_t id = ev->name_id < t->ninterned ? ev->name_id : 0;
     if (ev->kind != DEVTRACE_KIND_MEMCPY && ev->kind != DEVTRACE_KIND_MEMSET && !t->name_iids[id]) {
         t->name_iids[id] = NAME_IID_BASE + t->nnames;

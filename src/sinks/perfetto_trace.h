@@ -36,9 +36,11 @@
 #define EVENT_TRACK_UUID 11
 #define EVENT_NAME 23
 #define EVENT_FLOW_IDS 47 /* fixed64 */
+#define EVENT_COUNTER_VALUE 30
 #define TYPE_SLICE_BEGIN 1
 #define TYPE_SLICE_END 2
 #define TYPE_INSTANT 3
+#define TYPE_COUNTER 4
 /* DebugAnnotation */
 #define ANN_NAME_IID 1
 #define ANN_UINT 3
@@ -60,10 +62,16 @@
 #define TRACK_PROCESS 3
 #define TRACK_THREAD 4
 #define TRACK_PARENT_UUID 5
+#define TRACK_COUNTER 8
 #define TRACK_CHILD_ORDERING 11
 #define TRACK_SIBLING_ORDER_RANK 12
 #define CHILD_ORDERING_EXPLICIT 3
+/* CounterDescriptor */
+#define COUNTER_UNIT 3
+#define COUNTER_UNIT_SIZE_BYTES 3
 #define PROCESS_PID 1
+#define PROCESS_NAME 6
+#define PROCESS_LABELS 8
 #define THREAD_PID 1
 #define THREAD_TID 2
 #define THREAD_NAME 5
@@ -71,7 +79,7 @@
 #define SEQUENCE_ID 1
 
 /* Interned categories (iids from 1), in the order of category_names. */
-enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_CPU_OP };
+enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_CPU_OP, CAT_USER_ANNOTATION, CAT_GPU_USER_ANNOTATION };
 
 /* Interned arg names (iids from 1), in the order of arg_names: the Chrome trace's keys. */
 enum {
@@ -93,6 +101,9 @@ enum {
     ARG_CBID,
     ARG_SEQUENCE,
     ARG_FWD_THREAD,
+    ARG_MARKER_ID,
+    ARG_DOMAIN,
+    ARG_MARK,
     ARG_END
 };
 /* Interned event names: the copies by direction (iid 1 + direction, as dt_memcpy_name
@@ -164,6 +175,7 @@ typedef struct writer {
     dt_jsonw w;
     size_t piece; /* the piece being made */
     lane_memo lanes[LANE_MEMO_SLOTS];
+    lane_memo counters[LANE_MEMO_SLOTS]; /* the memory counter tracks described in the piece */
     dt_occ_memo occ[DT_OCC_MEMO_SLOTS];
 } writer;
 
@@ -176,7 +188,7 @@ typedef struct writer {
 
 #define PREFETCH_AHEAD 8 /* events read ahead of the one at hand */
 
-#define DESCRIPTOR_MAX 128 /* bytes a group or lane descriptor takes at most */
+#define DESCRIPTOR_MAX 192 /* bytes a group or lane descriptor takes at most */
 
 static inline int is_device_kind(int kind)
 {
@@ -244,6 +256,24 @@ static inline char *put_string(char *p, uint32_t field, const char *text)
     return dt_pb_bytes(p, field, text, strlen(text));
 }
 
+/* text as valid UTF-8 (each byte that starts no valid sequence becomes U+FFFD, as the
+ * Chrome trace writes it); room: 3 * n. */
+static inline char *put_utf8(char *p, const char *text, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)text;
+    for (size_t i = 0; i < n;) {
+        size_t len = dt_utf8_sequence(u + i, n - i);
+        if (len) {
+            memcpy(p, u + i, len);
+            p += len, i += len;
+        } else {
+            p = DT_JSONW_PUT_LIT(p, "\xEF\xBF\xBD");
+            i++;
+        }
+    }
+    return p;
+}
+
 /* A packet's key and the sequence it is on; *len_at for closing it. */
 static inline char *packet_open(char *p, char **len_at)
 {
@@ -266,6 +296,10 @@ uint64_t dt_pf_track_of(writer *wr, char **pp, const devtrace_event *ev, size_t 
 /* The track descriptors: the devtrace track, then each named lane after its device's or
  * process's track, and the lane's overlapping tracks. */
 void dt_pf_write_descriptors(writer *wr);
+/* The uuid of the counter track of a memory event's process and device (the running total
+ * of its allocations there, in bytes, below the process's track), writing at *pp its
+ * descriptors the first time this piece meets it. Room: 2 * DESCRIPTOR_MAX. */
+uint64_t dt_pf_memory_track_of(writer *wr, char **pp, const devtrace_event *ev);
 
 /* ---- the first packets and the tail (perfetto_capture.c) ---- */
 

@@ -51,6 +51,14 @@ typedef struct dt_device_field {
 void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS]);
 /* The name of a copy in a direction (devtrace_memcpy_dir), as Kineto names it. */
 const char *dt_memcpy_name(uint32_t direction);
+/* A trace of several processes (devtrace record): the traced process whose device lanes hold
+ * device (the highest base at or below it), the one of pid, or NULL. */
+const dt_traced_process *dt_device_owner(const dt_session *s, uint32_t device);
+const dt_traced_process *dt_traced_process_of(const dt_session *s, uint32_t pid);
+/* A device lane's name: "GPU 0", or in a trace of several processes "GPU 0 (pid P)". */
+void dt_device_lane_name(const dt_session *s, uint32_t device, char *out, size_t cap);
+/* A program's name: its command's first word after its last '/'. */
+void dt_program_name(const char *command, char *out, size_t cap);
 
 /* The whole Perfetto trace into a malloc'd buffer (for tests and benchmarks). */
 int dt_perfetto_write_buffer(dt_session *s, char **out, size_t *outlen);

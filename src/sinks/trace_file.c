@@ -75,6 +75,43 @@ const char *dt_memcpy_name(uint32_t direction)
     }
 }
 
+const dt_traced_process *dt_device_owner(const dt_session *s, uint32_t device)
+{
+    const dt_traced_process *owner = NULL;
+    for (size_t i = 0; i < s->nprocesses; i++)
+        if (s->processes[i].device_base <= device && (!owner || s->processes[i].device_base > owner->device_base))
+            owner = &s->processes[i];
+    return owner;
+}
+
+const dt_traced_process *dt_traced_process_of(const dt_session *s, uint32_t pid)
+{
+    for (size_t i = 0; i < s->nprocesses; i++)
+        if (s->processes[i].pid == pid)
+            return &s->processes[i];
+    return NULL;
+}
+
+void dt_device_lane_name(const dt_session *s, uint32_t device, char *out, size_t cap)
+{
+    const dt_traced_process *p = s->nprocesses > 1 ? dt_device_owner(s, device) : NULL;
+    if (p)
+        snprintf(out, cap, "GPU %u (pid %u)", device - p->device_base, p->pid);
+    else
+        snprintf(out, cap, "GPU %u", device);
+}
+
+void dt_program_name(const char *command, char *out, size_t cap)
+{
+    size_t len = strcspn(command, " ");
+    const char *start = command;
+    for (size_t i = 0; i < len; i++)
+        if (command[i] == '/')
+            start = command + i + 1;
+    size_t n = (size_t)(command + len - start);
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), start);
+}
+
 void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS])
 {
     const dt_device_field fields[DT_DEVICE_FIELDS] = {

@@ -208,6 +208,12 @@ typedef struct emu_vendor {
     uint32_t dtype[WL_DTYPE_COUNT];             /* the vendor's data type number, by wl_dtype */
     uint32_t marker_start, marker_end;          /* the vendor's marker flags (host side) */
     uint32_t memory_allocation, memory_release; /* the vendor's memory operation numbers */
+    /* A launch with levels= is also recorded at those API levels below the call, in the API
+     * record layout, with the call's correlation id, nested inside it, around the device
+     * work's placement: the record kind of each level (0: the vendor has none) and the name
+     * of the launch there (NULL: the kernel's name). */
+    uint32_t level_kind[WL_LEVEL_COUNT];
+    const char *level_name[WL_LEVEL_COUNT];
 } emu_vendor;
 
 /* ---- faults ---- */

@@ -159,6 +159,9 @@ typedef struct call_ctx {
     uint64_t queued;             /* when the device work was placed */
     uint64_t dev_start, dev_end; /* the device work, vendor clock */
     int has_device_work;
+    uint32_t levels;                      /* the launch's levels= the vendor has (1u << wl_level) */
+    uint64_t level_start[WL_LEVEL_COUNT]; /* ... and their records' times, vendor clock */
+    uint64_t level_end[WL_LEVEL_COUNT];
     int return_value;          /* what the emulated call returns (always 0) */
     uint64_t correlation_data; /* the subscriber's per-call slot */
     /* The callback data, written at the call's first callback and handed to both, as a
@@ -188,6 +191,7 @@ static void call_ctx_init(call_ctx *c, int call, const wl_stmt *st, uint8_t *cb_
     c->correlation = next_correlation();
     c->start = c->end = c->queued = c->dev_start = c->dev_end = 0;
     c->has_device_work = 0;
+    c->levels = 0;
     c->return_value = 0;
     c->correlation_data = 0;
     c->cb_block = cb_block;
@@ -301,6 +305,50 @@ static void emit_api_record(const call_ctx *c)
         v[EMU_F_NAME] = (uintptr_t)c->st->u.collective.call; /* the collective's own call */
     emu__write_and_append(&emu__vendor->api, v);
     emu__count(&emu__stats.api_records);
+    for (int l = 0; l < WL_LEVEL_COUNT; l++) { /* the launch at the levels below the call */
+        uint32_t kind = emu__vendor->level_kind[l];
+        if (!(c->levels & (1u << l)) || !emu__kind_on(kind))
+            continue;
+        const char *name = emu__vendor->level_name[l];
+        v[EMU_F_KIND] = kind;
+        v[EMU_F_START] = c->level_start[l];
+        v[EMU_F_END] = c->level_end[l];
+        v[EMU_F_NAME] = (uintptr_t)(name ? name : c->st->u.launch.kernel);
+        emu__write_and_append(&emu__vendor->api, v);
+        emu__count(&emu__stats.api_records);
+    }
+}
+
+#define LEVEL_GAP_NS 200 /* between the starts (and the ends) of nested levels: apart in any trace */
+
+/* The launch's levels below the call, outermost first, entered before its device work is
+ * placed and left, innermost first, after; each level starts and ends LEVEL_GAP_NS inside
+ * the one around it. */
+static void enter_levels(call_ctx *c)
+{
+    if (!c->st || c->st->kind != WL_STMT_LAUNCH || !c->st->u.launch.levels)
+        return;
+    uint64_t around = c->start;
+    for (int l = 0; l < WL_LEVEL_COUNT; l++)
+        if ((c->st->u.launch.levels & (1u << l)) && emu__vendor->level_kind[l]) {
+            c->levels |= 1u << l;
+            emu__wait_until(around + LEVEL_GAP_NS);
+            around = c->level_start[l] = emu_now();
+        }
+}
+
+static void leave_levels(call_ctx *c)
+{
+    if (!c->levels)
+        return;
+    uint64_t inner = 0;
+    for (int l = WL_LEVEL_COUNT - 1; l >= 0; l--)
+        if (c->levels & (1u << l)) {
+            if (inner)
+                emu__wait_until(inner + LEVEL_GAP_NS);
+            inner = c->level_end[l] = emu_now();
+        }
+    emu__wait_until(inner + LEVEL_GAP_NS); /* before the call's own end */
 }
 
 /* The kernel kind records are written with: CONCURRENT_KERNEL when enabled, else KERNEL, else 0. */
@@ -605,7 +653,9 @@ int emu_runtime_call(int call, const wl_stmt *st)
     fire_callback(&c, emu__vendor->callback_site_enter);
     c.start = emu_now();
     emit_external_correlations(&c);
+    enter_levels(&c);
     run_device_work(&c);
+    leave_levels(&c);
     c.end = emu_now();
     emit_api_record(&c);
     emit_device_record(&c);

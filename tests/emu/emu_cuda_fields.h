@@ -1,9 +1,9 @@
 /* emu_cuda_fields.h: where the CUDA-shaped records the emulated runtime writes keep the
  * fields it writes, as CUPTI's structs have them (CUDA 13.0 headers: cupti_activity.h,
  * cupti_callbacks.h), for the vendor tables whose records are CUPTI's layouts: cupti_table.c,
- * and musa_table.c (MUPTI's structs are CUPTI's of the same name [I]). A table gives each
- * list its own struct name and record size (EMU_LAYOUT); each table uses every list here.
- * A vendor whose fields sit elsewhere (MCPTI, MSPTI) has its own lists. */
+ * musa_table.c (MUPTI's structs are CUPTI's of the same name [I]) and mcpti_table.c (all but
+ * its kernel record). A table gives each list its own struct name and record size
+ * (EMU_LAYOUT). A vendor whose fields sit elsewhere (MSPTI, ROCtracer) has its own lists. */
 #ifndef DEVEMU_EMU_CUDA_FIELDS_H
 #define DEVEMU_EMU_CUDA_FIELDS_H
 

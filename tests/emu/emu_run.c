@@ -1,12 +1,19 @@
 /* emu_run.c: emu-run, the application that plays a workload against a vendor emulator.
  *
- *   emu-run --lib PATH_TO_EMULATOR.so WORKLOAD.wl [--threads N] [--repeat M]
+ *   emu-run --lib PATH_TO_EMULATOR.so WORKLOAD.wl [--threads N] [--repeat M] [--ranks R]
  *
  * dlopens the emulator (RTLD_NOW | RTLD_GLOBAL, as a program linked against the vendor
  * runtime would have it), loads the workload and runs it M times on each of N threads.
+ * With --ranks R (R > 1) it runs none itself: it starts R copies of itself at once, each
+ * with RANK (0 .. R-1) and WORLD_SIZE set, as a launcher starts the ranks of a job, and
+ * waits for them (a launcher built like the rest, where a shell would not be: under
+ * sanitizers an uninstrumented program cannot load the tracer a recorder preloads).
  * A tracer attaches the way it does to a real program: through the vendor's injection
  * variable (CUDA_INJECTION64_PATH for CUPTI) or by being preloaded. Exit status: 0 on
  * success, 1 when a run failed, 2 for a usage error, a bad library or a bad workload. */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -15,12 +22,14 @@
 #include <string.h>
 
 #define EMU_RUN_MAX_THREADS 1024
+#define EMU_RUN_MAX_RANKS 64
 
 typedef struct options {
     const char *lib;
     const char *workload;
     unsigned long threads;
     unsigned long repeat;
+    unsigned long ranks;
 } options;
 
 typedef struct driver {
@@ -36,11 +45,12 @@ typedef struct worker {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: emu-run --lib PATH_TO_EMULATOR.so WORKLOAD.wl [--threads N] [--repeat M]\n"
+    fprintf(out, "usage: emu-run --lib PATH_TO_EMULATOR.so WORKLOAD.wl [--threads N] [--repeat M] [--ranks R]\n"
                  "Runs a devtrace workload file through a vendor ABI emulator (libcupti-emu.so, ...).\n"
                  "  --lib PATH     the emulator library to load\n"
                  "  --threads N    run the workload on N threads at once (default 1)\n"
                  "  --repeat M     each thread runs the workload M times (default 1)\n"
+                 "  --ranks R      run R processes of it at once, with RANK 0..R-1 and WORLD_SIZE R (default 1)\n"
                  "Environment: DEVEMU_FAULTS (fault injection, see tests/emu/README.md),\n"
                  "CUDA_INJECTION64_PATH (a tracer's injection library, for the CUPTI emulator).\n");
 }
@@ -69,7 +79,7 @@ static int parse_count(const char *flag, const char *text, unsigned long max, un
 /* 0: run; 1: --help was printed; -1: usage error (printed). */
 static int parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){.threads = 1, .repeat = 1};
+    *o = (options){.threads = 1, .repeat = 1, .ranks = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -85,6 +95,9 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
         } else if (strcmp(a, "--repeat") == 0) {
             if (parse_count(a, ++i < argc ? argv[i] : NULL, 1000000000ul, &o->repeat) < 0)
+                return -1;
+        } else if (strcmp(a, "--ranks") == 0) {
+            if (parse_count(a, ++i < argc ? argv[i] : NULL, EMU_RUN_MAX_RANKS, &o->ranks) < 0)
                 return -1;
         } else if (a[0] == '-') {
             return fail_usage("unknown option", a);
@@ -160,6 +173,53 @@ static int run_threads(const driver *drv, const options *o)
     return failed ? -1 : 0;
 }
 
+/* --ranks R: this program again, R times at once (the same arguments but --ranks), each with
+ * its RANK and WORLD_SIZE; 0 when every rank exited 0. */
+static int run_ranks(int argc, char **argv, unsigned long ranks)
+{
+    char *args[argc + 1];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--ranks") == 0) {
+            i++; /* and its value (parse_options checked it) */
+            continue;
+        }
+        args[n++] = argv[i];
+    }
+    args[n] = NULL;
+    pid_t pids[EMU_RUN_MAX_RANKS];
+    unsigned long started = 0;
+    int failed = 0;
+    for (; started < ranks; started++) {
+        char rank[24], world[24];
+        snprintf(rank, sizeof rank, "%lu", started);
+        snprintf(world, sizeof world, "%lu", ranks);
+        pids[started] = fork();
+        if (pids[started] == 0) {
+            setenv("RANK", rank, 1);
+            setenv("WORLD_SIZE", world, 1);
+            execv("/proc/self/exe", args);
+            fprintf(stderr, "emu-run: cannot run rank %s: %s\n", rank, strerror(errno));
+            _exit(127);
+        }
+        if (pids[started] < 0) {
+            fprintf(stderr, "emu-run: cannot start rank %lu: %s\n", started, strerror(errno));
+            failed = 1;
+            break;
+        }
+    }
+    for (unsigned long i = 0; i < started; i++) {
+        int status = 0;
+        while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "emu-run: rank %lu failed\n", i);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -168,6 +228,8 @@ int main(int argc, char **argv)
     int parsed = parse_options(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
+    if (o.ranks > 1)
+        return run_ranks(argc, argv, o.ranks);
     if (bind_driver(o.lib, &drv) < 0)
         return 2;
     if (drv.load_workload(o.workload, err, sizeof err) < 0) {

@@ -5,6 +5,7 @@
  * say a record is "identical to CUPTI" up to some field, the offsets below are CUPTI's
  * (test_emu_layout.c checks them against the CUPTI headers); what lies beyond that prefix
  * is left zero rather than guessed. Nothing here is validated on MetaX hardware. */
+#include "emu_cuda_fields.h"
 #include "emu_vendors.h"
 
 /* The tables below are laid out by hand, a few fields a line. */
@@ -19,45 +20,6 @@ static const emu_field_at mcpti_kernel8[] = {
     {EMU_F_BLOCK_Y, 4, 68},      {EMU_F_BLOCK_Z, 4, 72},     {EMU_F_STATIC_SMEM, 4, 76},
     {EMU_F_DYNAMIC_SMEM, 4, 80}, {EMU_F_CORRELATION, 4, 92}, {EMU_F_GRID_ID, 8, 96},
     {EMU_F_NAME, 8, 104},
-};
-
-/* MCpti_ActivityMemcpy5, 88 bytes [U]. Offsets [I]: CUPTI's Memcpy5/6 prefix (copy kinds
- * as u8 @4..7, bytes@8, start@16, end@24, deviceId@32, contextId@36, streamId@40,
- * correlationId@44, runtimeCorrelationId@48). */
-static const emu_field_at mcpti_memcpy5[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_COPY_KIND, 1, 4}, {EMU_F_SRC_KIND, 1, 5},     {EMU_F_DST_KIND, 1, 6},
-    {EMU_F_FLAGS, 1, 7},    {EMU_F_BYTES, 8, 8},     {EMU_F_START, 8, 16},       {EMU_F_END, 8, 24},
-    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},  {EMU_F_STREAM, 4, 40},      {EMU_F_CORRELATION, 4, 44},
-    {EMU_F_RUNTIME_CORRELATION, 4, 48},
-};
-
-/* MCpti_ActivityMemset4, 88 bytes [U]: value u32@4 replaces memcpy's four u8 kind fields [U];
- * the rest [I] as CUPTI Memset4 (bytes@8 ... correlationId@44, flags u16@48, memoryKind u16@50). */
-static const emu_field_at mcpti_memset4[] = {
-    {EMU_F_KIND, 4, 0},    {EMU_F_VALUE, 4, 4},    {EMU_F_BYTES, 8, 8},        {EMU_F_START, 8, 16},
-    {EMU_F_END, 8, 24},    {EMU_F_DEVICE, 4, 32},  {EMU_F_CONTEXT, 4, 36},     {EMU_F_STREAM, 4, 40},
-    {EMU_F_CORRELATION, 4, 44}, {EMU_F_FLAGS, 2, 48}, {EMU_F_MEMORY_KIND, 2, 50},
-};
-
-/* The API record, 40 bytes, CUPTI's layout [U]. */
-static const emu_field_at mcpti_api[] = {
-    {EMU_F_KIND, 4, 0},     {EMU_F_CBID, 4, 4},    {EMU_F_START, 8, 8},        {EMU_F_END, 8, 16},
-    {EMU_F_PROCESS, 4, 24}, {EMU_F_THREAD, 4, 28}, {EMU_F_CORRELATION, 4, 32}, {EMU_F_RETURN_VALUE, 4, 36},
-};
-
-/* The external correlation record, 24 bytes, CUPTI's layout [U]. */
-static const emu_field_at mcpti_external_correlation[] = {
-    {EMU_F_KIND, 4, 0},
-    {EMU_F_EXTERNAL_KIND, 4, 4},
-    {EMU_F_EXTERNAL_ID, 8, 8},
-    {EMU_F_CORRELATION, 4, 16},
-};
-
-/* MCpti_CallbackData [I]: CUPTI's CUpti_CallbackData layout, 72 bytes. */
-static const emu_field_at mcpti_callback_data[] = {
-    {EMU_F_CB_SITE, 4, 0},           {EMU_F_CB_FUNCTION_NAME, 8, 8},     {EMU_F_CB_FUNCTION_PARAMS, 8, 16},
-    {EMU_F_CB_RETURN_VALUE_PTR, 8, 24}, {EMU_F_CB_SYMBOL_NAME, 8, 32},   {EMU_F_CB_CONTEXT_PTR, 8, 40},
-    {EMU_F_CB_CONTEXT_UID, 4, 48},   {EMU_F_CB_CORRELATION_DATA, 8, 56}, {EMU_F_CORRELATION, 4, 64},
 };
 
 const emu_vendor emu_mcpti_vendor = {
@@ -79,11 +41,18 @@ const emu_vendor emu_mcpti_vendor = {
                .not_initialized = 15, .queue_empty = 18, .invalid_kind = 21, .multiple_subscribers = 39,
                .unknown = 999},
     .kernel = EMU_LAYOUT("MCpti_ActivityKernel8", 200, mcpti_kernel8),
-    .memcpy = EMU_LAYOUT("MCpti_ActivityMemcpy5", 88, mcpti_memcpy5),
-    .memset = EMU_LAYOUT("MCpti_ActivityMemset4", 88, mcpti_memset4),
-    .api = EMU_LAYOUT("MCpti_ActivityAPI", 40, mcpti_api),
-    .external_correlation = EMU_LAYOUT("MCpti_ActivityExternalCorrelation", 24, mcpti_external_correlation),
-    .callback_data = EMU_LAYOUT("MCpti_CallbackData", 72, mcpti_callback_data),
+    /* The other records are CUPTI's layouts (emu_cuda_fields.h). MCpti_ActivityMemcpy5, 88 bytes
+     * [U], its fields [I] CUPTI's Memcpy5/6 prefix (copy kinds as u8 @4..7, bytes@8, start@16,
+     * end@24, deviceId@32, contextId@36, streamId@40, correlationId@44, runtimeCorrelationId@48).
+     * MCpti_ActivityMemset4, 88 bytes [U]: value u32@4 replaces memcpy's four u8 kind fields
+     * [U]; the rest [I] as CUPTI Memset4 (bytes@8 ... correlationId@44, flags u16@48,
+     * memoryKind u16@50). The API record, 40 bytes, and the external correlation record, 24
+     * bytes: CUPTI's layouts [U]. MCpti_CallbackData [I]: CUPTI's CUpti_CallbackData, 72 bytes. */
+    .memcpy = EMU_LAYOUT("MCpti_ActivityMemcpy5", 88, emu_cuda_memcpy_fields),
+    .memset = EMU_LAYOUT("MCpti_ActivityMemset4", 88, emu_cuda_memset_fields),
+    .api = EMU_LAYOUT("MCpti_ActivityAPI", 40, emu_cuda_api_fields),
+    .external_correlation = EMU_LAYOUT("MCpti_ActivityExternalCorrelation", 24, emu_cuda_external_correlation_fields),
+    .callback_data = EMU_LAYOUT("MCpti_CallbackData", 72, emu_cuda_callback_data_fields),
     /* [I] CUPTI's memcpy and memory kind numbers */
     .copy_kind = {0, 1, 2, 8},
     .src_memory_kind = {0, 1, 3, 3},

@@ -171,5 +171,11 @@ const emu_vendor emu_mspti_vendor = {
     .marker_end = 1 << 2,   /* MSPTI_ACTIVITY_FLAG_MARKER_END */
     .memory_allocation = 0,
     .memory_release = 1,
+    /* A launch with levels= is also a NODE_API 11 record named after its kernel (the operator
+     * the node delivers [I]) and a RUNTIME_API 12 record named rtKernelLaunch (CANN runtime's
+     * kernel launch [I]), with the ACL call's correlation id: MSPTI gives every level's record
+     * the calling thread's current id. */
+    .level_kind = {[WL_LEVEL_NODE] = 11, [WL_LEVEL_RUNTIME] = 12},
+    .level_name = {[WL_LEVEL_NODE] = NULL, [WL_LEVEL_RUNTIME] = "rtKernelLaunch"},
 };
 /* clang-format on */

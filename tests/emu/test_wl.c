@@ -102,6 +102,25 @@ static void test_blank_lines_comments_and_crlf_are_accepted(void **state)
     wl_free(&w);
 }
 
+/* levels= lists the API levels below the call a launch is also recorded at, in any order;
+ * without it, none. */
+static void test_launch_levels_are_parsed_as_a_set(void **state)
+{
+    static const char text[] = "launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=5 stream=0\n"
+                               "launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=5 stream=0 "
+                               "levels=runtime,node\n"
+                               "launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=5 stream=0 "
+                               "levels=runtime\n";
+    wl_workload w;
+    char err[512];
+    (void)state;
+    assert_int_equal(wl_parse_buffer(text, strlen(text), "ok.wl", &w, err, sizeof err), 0);
+    assert_int_equal(w.stmts[0].u.launch.levels, 0);
+    assert_int_equal(w.stmts[1].u.launch.levels, (1u << WL_LEVEL_NODE) | (1u << WL_LEVEL_RUNTIME));
+    assert_int_equal(w.stmts[2].u.launch.levels, 1u << WL_LEVEL_RUNTIME);
+    wl_free(&w);
+}
+
 static void test_generic_names_round_trip(void **state)
 {
     (void)state;
@@ -139,6 +158,12 @@ static const struct bad_case {
      "bad.wl:1: launch: bad value '1,0,1' for block= (expected x,y,z with each 1..2147483647)"},
     {"launch kernel=k grid=1,1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=1 stream=1\n",
      "bad.wl:1: launch: bad value '1,1,1,1' for grid= (expected x,y,z with each 1..2147483647)"},
+    {"launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=1 stream=1 levels=node,node\n",
+     "bad.wl:1: launch: bad value 'node,node' for levels= (expected node, runtime or node,runtime, each once)"},
+    {"launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=1 stream=1 levels=acl\n",
+     "bad.wl:1: launch: bad value 'acl' for levels= (expected node, runtime or node,runtime, each once)"},
+    {"launch kernel=k grid=1,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=1 stream=1 levels=runtime,\n",
+     "bad.wl:1: launch: bad value 'runtime,' for levels= (expected node, runtime or node,runtime, each once)"},
     {"memcpy dir=up bytes=4 dur_ns=1 stream=7\n",
      "bad.wl:1: memcpy: bad value 'up' for dir= (expected htod, dtoh or dtod)"},
     {"sync what=everything\n", "bad.wl:1: sync: bad value 'everything' for what= (expected stream or device)"},
@@ -260,6 +285,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parity_ops_attribute_to_the_innermost),
         cmocka_unit_test(test_parity_statements_keep_their_values),
         cmocka_unit_test(test_blank_lines_comments_and_crlf_are_accepted),
+        cmocka_unit_test(test_launch_levels_are_parsed_as_a_set),
         cmocka_unit_test(test_generic_names_round_trip),
         cmocka_unit_test(test_each_bad_input_gives_its_exact_message),
         cmocka_unit_test(test_missing_file_names_the_file),

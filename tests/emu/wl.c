@@ -359,9 +359,37 @@ static int parse_api(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
     return 0;
 }
 
+/* levels=node,runtime (optional): the API levels below the call the launch is also recorded at. */
+static int optional_levels(parser *ps, token *toks, size_t ntoks, uint32_t *out)
+{
+    static const char *const names[WL_LEVEL_COUNT] = {"node", "runtime"};
+    token *t = find_token(toks, ntoks, "levels");
+    *out = 0;
+    if (!t)
+        return 0;
+    span rest = t->val;
+    for (;;) {
+        const char *comma = memchr(rest.p, ',', rest.n);
+        span part = {rest.p, comma ? (size_t)(comma - rest.p) : rest.n};
+        int level = -1;
+        for (int i = 0; i < WL_LEVEL_COUNT; i++)
+            if (span_is(part, names[i]))
+                level = i;
+        if (level < 0 || (*out & (1u << level)))
+            return fail(ps, "%s: bad value '%.*s' for levels= (expected node, runtime or node,runtime, each once)",
+                        ps->stmt_name, shown_len(t->val), t->val.p);
+        *out |= 1u << level;
+        if (!comma)
+            return 0;
+        rest.n -= part.n + 1;
+        rest.p = comma + 1;
+    }
+}
+
 static int parse_launch(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
 {
-    static const char *const keys[] = {"kernel", "grid", "block", "regs", "smem", "dyn_smem", "dur_ns", "stream", NULL};
+    static const char *const keys[] = {"kernel",   "grid",   "block",  "regs",   "smem",
+                                       "dyn_smem", "dur_ns", "stream", "levels", NULL};
     wl_launch *l = &st->u.launch;
     if (check_keys(ps, toks, ntoks, keys) < 0 || need_dim3(ps, toks, ntoks, "grid", l->grid) < 0 ||
         need_dim3(ps, toks, ntoks, "block", l->block) < 0 ||
@@ -369,7 +397,8 @@ static int parse_launch(parser *ps, token *toks, size_t ntoks, wl_stmt *st)
         need_u32(ps, toks, ntoks, "smem", 0, UINT32_MAX, &l->smem) < 0 ||
         need_u32(ps, toks, ntoks, "dyn_smem", 0, UINT32_MAX, &l->dyn_smem) < 0 ||
         need_number(ps, toks, ntoks, "dur_ns", 0, WL_MAX_DUR_NS, &l->dur_ns) < 0 ||
-        need_u32(ps, toks, ntoks, "stream", 0, UINT32_MAX, &l->stream) < 0)
+        need_u32(ps, toks, ntoks, "stream", 0, UINT32_MAX, &l->stream) < 0 ||
+        optional_levels(ps, toks, ntoks, &l->levels) < 0)
         return -1;
     return need_string(ps, toks, ntoks, "kernel", &l->kernel);
 }

@@ -76,8 +76,13 @@ typedef struct wl_device {
     uint32_t max_threads_per_block;
 } wl_device;
 
+/* The API levels below the call a launch can also be recorded at (launch levels=), for
+ * vendors that record one call at several levels (MSPTI: node and runtime below ACL). */
+typedef enum wl_level { WL_LEVEL_NODE, WL_LEVEL_RUNTIME, WL_LEVEL_COUNT } wl_level;
+
 typedef struct wl_launch {
-    char *kernel; /* owned: the mangled name */
+    char *kernel;    /* owned: the mangled name */
+    uint32_t levels; /* 1u << wl_level for each level the launch is also recorded at; 0: none */
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t regs;     /* registers per thread, 0..65535 */

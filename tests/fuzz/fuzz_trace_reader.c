@@ -9,7 +9,8 @@
  * events. Then the report is built from it, and must hold together: the device time linked to
  * ops is the sum of the ops' device_self, each op's device_total is at least its device_self,
  * the unlinked causes add up to the unlinked time, the skipped causes to the skipped count; and
- * every diff table and the top changes are made (the report against itself: every delta 0).
+ * every diff table and the top changes are made (the report against itself: every delta 0);
+ * a trace with steps is read again within them (the per-step read) and holds together too.
  * Seeds: tests/fuzz/corpus/fuzz_trace_reader/. */
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rc == 0) {
         check_report(&r);
+        if (r.nsteps) { /* the per-step read: what lies inside the steps, a part of the whole */
+            dt_report steps;
+            if (dt_report_read_steps_buffer(&steps, &r, in.p, in.n, err, sizeof err) != 0)
+                fail("the per-step read of a trace read whole failed");
+            check_report(&steps);
+            if (steps.nskipped != r.nskipped || steps.nsteps != r.nsteps)
+                fail("the per-step read skipped other events or counted other steps");
+            dt_diff_options per = {1};
+            dt_table t;
+            dt_diff_top_table(&steps, &steps, (1u << DT_BY_COUNT) - 1, &per, &t);
+            dt_table_free(&t);
+            dt_report_free(&steps);
+        }
         FILE *null = fopen("/dev/null", "w");
         if (null) {
             dt_report_write(&r, DT_FORMAT_TABLE, null, 0);

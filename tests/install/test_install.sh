@@ -36,7 +36,7 @@ echo "installed: include/devtrace.h, $libdir/libdevtrace.so (SONAME $soname), li
 
 # pkg-config: shared, and static (--static adds the archive's own libraries).
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
-[[ "$(pkg-config --modversion devtrace)" == "0.1.0" ]] || fail "pkg-config --modversion devtrace: $(pkg-config --modversion devtrace)"
+[[ "$(pkg-config --modversion devtrace)" == "0.2.0" ]] || fail "pkg-config --modversion devtrace: $(pkg-config --modversion devtrace)"
 cc -std=c11 -Wall -Werror -o "$work/consumer_pc" "$src/consumer.c" $(pkg-config --cflags --libs devtrace) -lOpenCL \
    -Wl,-rpath,"$prefix/$libdir"
 cc -std=c11 -Wall -Werror -o "$work/consumer_pc_static" "$src/consumer.c" $(pkg-config --cflags devtrace) \

@@ -6,6 +6,8 @@
 #   mark pop                     the innermost marker range ends
 #   alloc addr= bytes= stream=   device memory allocated: one malloc call and a memory record
 #   free addr= bytes= stream=    the same memory released: one free call and a memory record
+#   launch ... levels=node,runtime  the launch (an ACL call) also recorded at the node and runtime API
+#                                levels below it (nested, one correlation id): the flow starts at runtime
 # Every allocation is freed before the end: each device's total returns to 0.
 device id=0 name=EmulatedAscend sms=24 warp=32 max_threads_per_sm=2048 max_blocks_per_sm=32 regs_per_sm=65536 smem_per_sm=196608 max_threads_per_block=1024
 api call=set_device
@@ -13,7 +15,7 @@ op push name=ProfilerStep#0 id=0
 mark push name=forward id=100
 op push name=aten::mm id=1
 alloc addr=4096 bytes=4194304 stream=7
-launch kernel=MatMulV2 grid=24,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=20000 stream=7
+launch kernel=MatMulV2 grid=24,1,1 block=1,1,1 regs=0 smem=0 dyn_smem=0 dur_ns=20000 stream=7 levels=node,runtime
 op pop
 op push name=c10d::allreduce_ id=2
 alloc addr=8392704 bytes=1048576 stream=8

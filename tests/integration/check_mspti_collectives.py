@@ -6,7 +6,10 @@ device memory (ascend_collectives.wl), each a process under the MSPTI emulator, 
 - every collective once, a kernel on its stream (tid and args.stream), named so that Holistic
   Trace Analysis counts it as communication (starts with hccl), the vendor's name, count,
   bytes, data type and communicator in args, and a flow from the call that issued it;
-- every runtime event carries its API level;
+- every runtime event carries its API level; the launch recorded at three levels (ACL
+  aclrtLaunchKernel, node MatMulV2, runtime rtKernelLaunch, one correlation id, nested) has
+  exactly one flow start, on the runtime-level event, and the kernel's flow end; no other
+  event of that id carries a flow; every flow id has exactly one start and one end;
 - each marker range is a user_annotation inside the op that was open when it was pushed, and
   the ops pushed inside it lie inside it;
 - the memory instants' running total per device returns to 0 at the end.
@@ -42,15 +45,44 @@ def fail(msg):
     sys.exit(1)
 
 
+LEVELS = {"MatMulV2": "node", "rtKernelLaunch": "runtime"}  # the others are ACL calls
+
+
+def check_launch_levels(events, runtime, starts):
+    """Per rank, the MatMulV2 launch: three runtime events of one correlation id, strictly nested
+    (acl around node around runtime: the emulator puts 200 ns between their starts and ends,
+    so the flow start's time tells which one it sits on), the flow start on the runtime one."""
+    kernels = [e for e in events if e.get("cat") == "kernel" and e["name"] == "MatMulV2"]
+    if len(kernels) != 2 or len({k["pid"] for k in kernels}) != 2:
+        fail("MatMulV2: %d kernels, want one per rank" % len(kernels))
+    for k in kernels:
+        corr = k["args"]["correlation"]
+        calls = sorted((r for r in runtime if r["args"]["correlation"] == corr), key=lambda r: r["ts"])
+        got = [(r["name"], r["args"]["level"]) for r in calls]
+        want = [("aclrtLaunchKernel", "acl"), ("MatMulV2", "node"), ("rtKernelLaunch", "runtime")]
+        if got != want:
+            fail("MatMulV2 (correlation %s): runtime events %s, want %s" % (corr, got, want))
+        acl, node, rt = calls
+        if not (acl["ts"] < node["ts"] < rt["ts"] and rt["ts"] + rt["dur"] < node["ts"] + node["dur"] <
+                acl["ts"] + acl["dur"]) or len({(r["pid"], r["tid"]) for r in calls}) != 1:
+            fail("MatMulV2: the levels' calls do not nest on one thread: %s" % calls)
+        s = starts.get(corr)
+        if s is None:
+            fail("MatMulV2 (correlation %s): no flow start" % corr)
+        if (s["pid"], s["tid"], s["ts"]) != (rt["pid"], rt["tid"], rt["ts"]):
+            fail("MatMulV2: the flow starts at %s, not on the runtime-level call %s" % (s, rt))
+        if not rt["ts"] <= k["ts"]:
+            fail("MatMulV2: the kernel starts before its runtime-level launch")
+
+
 def main():
     devtrace, emu_run, lib, workload, out = sys.argv[1:6]
     env = dict(os.environ)
     env["DEVTRACE_MSPTI_LIBRARY"] = lib
     env.pop("LD_PRELOAD", None)
-    ranks = "RANK=0 '%s' --lib '%s' '%s' & RANK=1 '%s' --lib '%s' '%s' & wait" % (
-        emu_run, lib, workload, emu_run, lib, workload)
-    r = subprocess.run([devtrace, "record", "--backend", "mspti", "-o", out, "--", "sh", "-c", ranks], env=env,
-                       capture_output=True, text=True, timeout=120)
+    # emu-run --ranks 2: two processes at once, RANK 0 and 1 (a launcher built like the rest)
+    r = subprocess.run([devtrace, "record", "--backend", "mspti", "-o", out, "--", emu_run, "--ranks", "2", "--lib",
+                        lib, workload], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail("devtrace record exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
     with open(out) as f:
@@ -65,10 +97,17 @@ def main():
     if len(pids) != 2:
         fail("expected the ops of two processes, got pids %s" % pids)
     for e in runtime:
-        if e["args"].get("level") != "acl":
-            fail("runtime event %s has level %r" % (e["name"], e["args"].get("level")))
-    starts = {e["id"]: e for e in events if e.get("ph") == "s"}
-    finishes = {e["id"] for e in events if e.get("ph") == "f"}
+        want = LEVELS.get(e["name"], "acl")
+        if e["args"].get("level") != want:
+            fail("runtime event %s has level %r, want %r" % (e["name"], e["args"].get("level"), want))
+    start_list = [e for e in events if e.get("ph") == "s"]
+    finish_list = [e for e in events if e.get("ph") == "f"]
+    starts = {e["id"]: e for e in start_list}
+    finishes = {e["id"] for e in finish_list}
+    if len(starts) != len(start_list) or len(finishes) != len(finish_list) or set(starts) != finishes:
+        fail("flow halves unpaired: %d starts (%d ids), %d ends (%d ids)" %
+             (len(start_list), len(starts), len(finish_list), len(finishes)))
+    check_launch_levels(events, runtime, starts)
     kernels = [e for e in events if e.get("cat") == "kernel"]
     comm = [e for e in kernels if e["name"].startswith(("hccl", "nccl")) or "ncclKernel" in e["name"]]
     if len(comm) != 2 * len(COLLECTIVES):

@@ -16,11 +16,15 @@ as a stack, names, categories and arg names through the sequence's interned data
 - tracks: the same lanes as the JSON's (a device's "GPU N" with its "stream S" lanes, a
   host process's threads by pid and tid), named as the JSON names them;
 - flows: the same (launch slice, device slice) pairs as the JSON's ac2g "s"/"f" events;
+- memory: the counter tracks' values (bytes, a track per process and device below the
+  process's track, named "GPU N memory allocated") the same multiset of (pid, device, time,
+  value) as the JSON's "[memory]" instants' (pid, Device Id, time, Total Allocated);
 - the capture's facts: the "devtrace" instant's args equal the JSON's devtrace object,
   deviceProperties and distributedInfo; "Record Window End" at the same time.
 
---expect kernel=17,memcpy=1,... also asserts the count of slices of each kind named, and
-of lanes, overlapping tracks and flow pairs (lanes=, overlapping=, flows=).
+--expect kernel=17,memcpy=1,... also asserts the count of slices of each kind named (marker=
+for user_annotation and gpu_user_annotation), and of lanes, overlapping tracks, flow pairs,
+counter values and counter tracks (lanes=, overlapping=, flows=, counters=, counter_tracks=).
 Prints the counts compared; exits 1 with the first difference.
 """
 import json
@@ -29,7 +33,9 @@ import sys
 from collections import Counter
 from decimal import Decimal
 
-CATEGORY_KIND = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset", "cpu_op": "cpu_op"}
+CATEGORY_KIND = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset", "cpu_op": "cpu_op",
+                 "user_annotation": "marker", "gpu_user_annotation": "marker"}
+DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
 
 
 def fail(message):
@@ -208,7 +214,7 @@ def load_perfetto(packets):
                 fail("packet %d uses interned data without SEQ_NEEDS_INCREMENTAL_STATE" % index)
             timed.append((one(packet, "timestamp"), index, event))
     timed.sort(key=lambda t: (t[0], t[1]))
-    slices, instants, open_slices = [], [], {}
+    slices, instants, counters, open_slices = [], [], [], {}
     for ts, index, event in timed:
         uuid = one(event, "track_uuid")
         if uuid not in tracks:
@@ -228,6 +234,10 @@ def load_perfetto(packets):
             s = open_slices[uuid].pop()
             s["dur"] = ts - s["ts"]
             slices.append(s)
+        elif kind == "TYPE_COUNTER":
+            if "name_iid" in event or "category_iids" in event or "counter_value" not in event:
+                fail("packet %d: a counter value with a name or category, or without a value" % index)
+            counters.append({"ts": ts, "track": uuid, "value": one(event, "counter_value")})
         elif kind == "TYPE_INSTANT":
             instants.append({"ts": ts, "name": one(event, "name"), "track": uuid,
                              "args": annotations_dict(event.get("debug_annotations", []), arg_names)})
@@ -236,7 +246,7 @@ def load_perfetto(packets):
     left = sum(len(v) for v in open_slices.values())
     if left:
         fail("%d slices never end" % left)
-    return slices, instants, tracks
+    return slices, instants, counters, tracks
 
 
 def number_after(prefix, name):
@@ -268,7 +278,7 @@ def load_json(path):
         trace = json.load(f, parse_float=Decimal)
     base = trace["baseTimeNanoseconds"]
     process_names, thread_names = {}, {}
-    slices, flows, previous = [], [], None
+    slices, flows, memory, previous = [], [], [], None
     for ev in trace["traceEvents"]:
         ph = ev["ph"]
         if ph == "M":
@@ -280,16 +290,35 @@ def load_json(path):
             previous = {"cat": ev["cat"], "name": ev["name"], "pid": ev["pid"], "tid": ev["tid"],
                         "ts": base + int(ev["ts"] * 1000), "dur": int(ev["dur"] * 1000), "args": ev["args"]}
             slices.append(previous)
+        elif ph == "i" and ev["name"] == "[memory]":
+            memory.append({"pid": ev["pid"], "tid": ev["tid"], "device": ev["args"]["Device Id"],
+                           "ts": base + int(ev["ts"] * 1000), "value": ev["args"]["Total Allocated"]})
         elif ph in ("s", "f"):
             if previous is None or (previous["pid"], previous["tid"]) != (ev["pid"], ev["tid"]) or \
                     previous["ts"] != base + int(ev["ts"] * 1000):
                 fail("JSON flow %s %s does not follow its event" % (ph, ev["id"]))
             flows.append((ph, ev["id"], previous))
-    return trace, slices, flows, process_names, thread_names
+    return trace, slices, flows, memory, process_names, thread_names
 
 
 def json_lane(ev):
-    return ("device" if ev["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") else "host", ev["pid"], ev["tid"])
+    return ("device" if ev["cat"] in DEVICE_CATEGORIES else "host", ev["pid"], ev["tid"])
+
+
+def counter_key(tracks, counter):
+    """(pid, device, ts, value) of a counter value, checking its track: bytes, below its
+    process's track, named after its device."""
+    track = tracks[counter["track"]]
+    if one(one(track, "counter"), "unit") != "UNIT_SIZE_BYTES":
+        fail("counter track %d does not count bytes" % counter["track"])
+    parent = tracks.get(one(track, "parent_uuid"))
+    if parent is None or one(parent, "process") is None:
+        fail("counter track %d is not below a process's track" % counter["track"])
+    name = one(track, "name") or ""
+    if not name.endswith(" memory allocated"):
+        fail("counter track named %r" % name)
+    device = number_after("GPU ", name[:-len(" memory allocated")])
+    return (one(one(parent, "process"), "pid"), device, counter["ts"], counter["value"])
 
 
 def slice_key(cat, name, lane, ts, dur, args):
@@ -308,8 +337,8 @@ def main():
         sys.exit(2)
     protoc, proto_file, pftrace, json_path = args
     proto = proto_file.rsplit("/", 1) if "/" in proto_file else (".", proto_file)
-    slices, instants, tracks = load_perfetto(read_proto(protoc, proto, pftrace))
-    trace, jslices, jflows, process_names, thread_names = load_json(json_path)
+    slices, instants, counters, tracks = load_perfetto(read_proto(protoc, proto, pftrace))
+    trace, jslices, jflows, jmemory, process_names, thread_names = load_json(json_path)
 
     # Slices, with their lanes, names, times and args.
     proto_keys = Counter()
@@ -337,14 +366,16 @@ def main():
     if kinds != jkinds:
         fail("slices per kind: %s in the .pftrace, %s in the JSON" % (dict(kinds), dict(jkinds)))
     for kind, n in expect.items():
-        if kind in ("kernel", "memcpy", "memset", "runtime", "cpu_op") and kinds[kind] != n:
+        if kind in ("kernel", "memcpy", "memset", "runtime", "cpu_op", "marker") and kinds[kind] != n:
             fail("%d %s slices, expected %d" % (kinds[kind], kind, n))
 
     # Tracks: the lanes of the JSON's events, each named as the JSON names it (the JSON
     # names the first 4096 lanes only), and no other.
-    proto_lanes = dict(lane_of_track(tracks, u) for u, t in tracks.items() if one(t, "parent_uuid") is not None)
+    counter_tracks = {u for u, t in tracks.items() if one(t, "counter") is not None}
+    proto_lanes = dict(lane_of_track(tracks, u) for u, t in tracks.items()
+                       if one(t, "parent_uuid") is not None and u not in counter_tracks)
     overlapping = sum(1 for t in tracks.values() if "(overlapping " in (one(t, "name") or ""))
-    json_lanes = {ev["lane"] for ev in jslices}
+    json_lanes = {ev["lane"] for ev in jslices} | {("host", m["pid"], m["tid"]) for m in jmemory}
     if set(proto_lanes) != json_lanes:
         fail("lanes differ: only in the .pftrace %s, only in the JSON %s" % (
             sorted(map(str, set(proto_lanes) - json_lanes))[:3], sorted(map(str, json_lanes - set(proto_lanes)))[:3]))
@@ -388,6 +419,13 @@ def main():
         fail("flow pairs differ: %d in the .pftrace, %d in the JSON" % (sum(proto_pairs.values()),
                                                                       sum(json_pairs.values())))
 
+    # Memory: the counters' values, the JSON's running totals.
+    proto_memory = Counter(counter_key(tracks, c) for c in counters)
+    json_memory = Counter((m["pid"], m["device"], m["ts"], m["value"]) for m in jmemory)
+    if proto_memory != json_memory:
+        fail("memory differs: only in the .pftrace %s, only in the JSON %s" % (
+            sorted(proto_memory - json_memory)[:3], sorted(json_memory - proto_memory)[:3]))
+
     # The capture's facts and the window's end.
     facts = [i for i in instants if i["name"] == "devtrace"]
     ends = [i for i in instants if i["name"] == "Record Window End"]
@@ -406,13 +444,15 @@ def main():
     if ends[0]["ts"] != trace["baseTimeNanoseconds"] + int(jend["ts"] * 1000):
         fail("Record Window End at %d, the JSON's at %s" % (ends[0]["ts"], jend["ts"]))
 
-    figures = {"overlapping": overlapping, "lanes": len(proto_lanes), "flows": sum(proto_pairs.values())}
+    figures = {"overlapping": overlapping, "lanes": len(proto_lanes), "flows": sum(proto_pairs.values()),
+               "counters": len(counters), "counter_tracks": len({c["track"] for c in counters})}
     for key, n in expect.items():
         if key in figures and figures[key] != n:
             fail("%d %s, expected %d" % (figures[key], key, n))
     print("same as the JSON: %d slices (%s), %d lanes (%d named in the JSON; and %d overlapping tracks), "
-          "%d flow pairs, the capture's facts" % (len(slices), ", ".join("%s %d" % kv for kv in sorted(kinds.items())),
-                                                  len(proto_lanes), named, overlapping, sum(proto_pairs.values())))
+          "%d flow pairs, %d memory values on %d counter tracks, the capture's facts" % (
+              len(slices), ", ".join("%s %d" % kv for kv in sorted(kinds.items())), len(proto_lanes), named,
+              overlapping, sum(proto_pairs.values()), figures["counters"], figures["counter_tracks"]))
 
 
 if __name__ == "__main__":

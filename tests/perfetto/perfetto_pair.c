@@ -11,7 +11,10 @@
  * time); two kernels with the same start (nested); a CPU op that starts inside a runtime
  * call and outlasts it, and two more each overlapping the one before, on one thread (they
  * cannot nest on one track); a name that is not valid UTF-8; a note; and 4100 threads with
- * one call each, so that lanes go past the 4096 the trace names. The first .pftrace is
+ * one call each, so that lanes go past the 4096 the trace names; markers (a host range in a
+ * domain, a host mark, a device range on a stream, a range whose end is missing) and memory
+ * events of two processes on their device 0, interleaved, and of one on its device 1 (a
+ * counter track each). The first .pftrace is
  * made by the calling thread alone, the second by four threads. Exit 0, or 1 with a message. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +103,55 @@ static void add_launches(dt_session *s)
     }
 }
 
+static devtrace_event marker(dt_session *s, uint64_t t, uint64_t id, uint32_t phase, int device, const char *name)
+{
+    devtrace_event ev = ut_runtime(t, t, 0);
+    ev.kind = DEVTRACE_KIND_MARKER;
+    ev.name_id = name ? dt_session_intern(s, name) : 0;
+    ev.u.marker.id = id;
+    ev.u.marker.phase = phase;
+    ev.u.marker.device = (uint32_t)device;
+    if (device) { /* device 0, stream 7 */
+        ev.device = 0;
+        ev.stream = 7;
+    }
+    return ev;
+}
+
+static devtrace_event memory(uint64_t t, uint32_t pid, uint32_t dev, uint64_t bytes, int release)
+{
+    devtrace_event ev = ut_runtime(t, t, 0);
+    ev.kind = DEVTRACE_KIND_MEMORY;
+    ev.device = ev.stream = pid;
+    ev.u.memory.address = 0x10000 + bytes;
+    ev.u.memory.bytes = bytes;
+    ev.u.memory.release = (uint32_t)release;
+    ev.u.memory.device_id = dev;
+    ev.u.memory.stream_id = release ? UINT32_MAX : 7;
+    return ev;
+}
+
+/* 3 marker slices (2 user_annotation, 1 gpu_user_annotation) and 7 memory counter values
+ * on 3 counter tracks (processes 100 and 101 on device 0, 100 on device 1). */
+static void add_markers_and_memory(dt_session *s, uint64_t t)
+{
+    devtrace_event start = marker(s, t, 1, DEVTRACE_MARKER_START, 0, "forward");
+    start.u.marker.domain_id = dt_session_intern(s, "training \xff domain");
+    emit(s, start);
+    emit(s, marker(s, t + 30, 2, DEVTRACE_MARKER_INSTANT, 0, "checkpoint"));
+    emit(s, marker(s, t + 90, 1, DEVTRACE_MARKER_END, 0, NULL));
+    emit(s, marker(s, t + 10, 1, DEVTRACE_MARKER_START, 1, "device range"));
+    emit(s, marker(s, t + 80, 1, DEVTRACE_MARKER_END, 1, NULL));
+    emit(s, marker(s, t + 40, 3, DEVTRACE_MARKER_START, 0, "never ends"));
+    emit(s, memory(t + 5, 100, 0, 4096, 0));
+    emit(s, memory(t + 15, 101, 0, 1000, 0));
+    emit(s, memory(t + 25, 100, 1, 64, 0));
+    emit(s, memory(t + 35, 100, 0, 512, 0));
+    emit(s, memory(t + 45, 101, 0, 1000, 1));
+    emit(s, memory(t + 55, 100, 0, 4096, 1));
+    emit(s, memory(t + 65, 100, 1, 64, 1));
+}
+
 static void add_edge_cases(dt_session *s)
 {
     uint64_t t = BASE + 10000 + LAUNCHES * 1000ull;
@@ -120,6 +172,7 @@ static void add_edge_cases(dt_session *s)
     /* A name that is not UTF-8, and a note. */
     emit(s, launched_kernel(s, t + 5000, t + 5100, 0, 7, "bad\xff\xfe name"));
     dt_add_note(s, "a note with \"quotes\" and a tab\there");
+    add_markers_and_memory(s, t + 5200);
     /* Lanes past the 4096 named: one call on each of 4100 more threads. */
     for (uint32_t k = 0; k < EXTRA_THREADS; k++) {
         devtrace_event c = call(s, t + 6000 + k, t + 6000 + k + 1, 0, "cudaGetDevice");

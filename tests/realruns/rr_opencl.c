@@ -3,7 +3,7 @@
  * pause between them, then an ending chosen on the command line (a crash, _exit, SIGKILL).
  *
  *   rr_opencl [--kernels N] [--pause-ms MS] [--work W] [--annotate NAME]
- *             [--pending K] [--fork F] [--then exit|segv|abort|_exit|kill] [--linger-ms MS]
+ *             [--pending K] [--fork F] [--then exit|segv|abort|build-abort|_exit|kill] [--linger-ms MS]
  *
  * Each iteration i (0..N-1) is annotated NAME with id i when --annotate is given
  * (devtrace_annotate_push/pop), enqueues the kernel `spin` (W iterations of arithmetic per
@@ -12,8 +12,11 @@
  * clFinish, so the kernel's device times lie between them. --pending K then enqueues K more
  * kernels and does not wait for them; --fork F forks F children that exit without exec
  * (and waits for them); --linger-ms sleeps before the ending; `ready` is
- * printed (and stdout flushed) before the loop, `done` after it. Exit 0, or the ending's
- * signal; 77 when there is no OpenCL device. */
+ * printed (and stdout flushed) before the loop, `done` after it. `--then build-abort` builds
+ * a second program of the same source and aborts as soon as the build returns; the build's notify callback
+ * installs a SIGABRT handler as LLVM's (which PoCL loads) does: on the signal it puts back the
+ * handler it displaced and returns, so that abort() ends the process with the default action.
+ * Exit 0, or the ending's signal; 77 when there is no OpenCL device. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <signal.h>
@@ -105,6 +108,23 @@ static void parse(int argc, char **argv, options *o)
     }
 }
 
+static struct sigaction displaced; /* what the build's handler displaced */
+
+static void llvm_like_handler(int sig)
+{
+    sigaction(sig, &displaced, NULL); /* as LLVM's UnregisterHandlers, then return */
+}
+
+static void CL_CALLBACK install_handler_in_build(cl_program program, void *user)
+{
+    (void)program, (void)user;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = llvm_like_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGABRT, &sa, &displaced);
+}
+
 static void end_as_asked(const char *then)
 {
     fflush(stdout);
@@ -183,6 +203,13 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (o.linger_ms)
         sleep_ms(o.linger_ms);
+    if (!strcmp(o.then, "build-abort")) {
+        cl_program again = clCreateProgramWithSource(ctx, 1, &src, NULL, &rc);
+        if (rc != CL_SUCCESS ||
+            (rc = clBuildProgram(again, 1, &device, NULL, install_handler_in_build, NULL)) != CL_SUCCESS)
+            fail("building the kernel again", rc);
+        abort();
+    }
     end_as_asked(o.then);
     clFinish(q);
     clReleaseMemObject(out);

@@ -15,6 +15,7 @@ Writes OUT/symlinks.md.
 """
 import os
 import pwd
+import shutil
 import stat
 import subprocess
 import sys
@@ -291,4 +292,6 @@ cases.run("replay_tmp_link", S, "a link at replay's -o .tmp", replay_tmp)
 cases.run("convert_tmp_link", S, "a link at convert's output .tmp", convert_tmp)
 cases.run("folder_link", S, "the other user's link as the output's folder", folder_link)
 cases.run("control_socket_folder", S, "TMPDIR in the other user's folder", control_socket_folder)
-sys.exit(cases.finish("symlinks.md"))
+code = cases.finish("symlinks.md")
+shutil.rmtree(base, ignore_errors=True)
+sys.exit(code)

@@ -326,7 +326,9 @@ static void test_calls_out_of_order_are_state_errors(void **state)
     assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE); /* already running */
     assert_int_equal(devtrace_stop(s), 0);
     assert_int_equal(devtrace_stop(s), DEVTRACE_ESTATE);  /* already stopped */
-    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE); /* no restart */
+    assert_int_equal(devtrace_start(s), 0);               /* a restart: a new capture window */
+    assert_int_equal(devtrace_start(s), DEVTRACE_ESTATE); /* already running */
+    assert_int_equal(devtrace_stop(s), 0);
     devtrace_close(s);
 }
 
@@ -340,6 +342,43 @@ static void test_null_session_arguments(void **state)
     assert_null(devtrace_stats_get(NULL));
     assert_string_equal(devtrace_backend_name(NULL), "");
     assert_string_equal(devtrace_unavailable_reason(NULL), "no session");
+}
+
+typedef struct name_check {
+    devtrace_session *s;
+    int events, same;
+} name_check;
+
+static void check_name_text(const devtrace_event *ev, const char *name, void *user)
+{
+    name_check *c = user;
+    c->events++;
+    c->same += strcmp(devtrace_interned_name(c->s, ev->name_id), name) == 0;
+}
+
+/* An event's name id reads back as the name the drain gives with it; 0, unknown ids and no
+ * session read as "". */
+static void test_name_text_of_an_event_id_is_its_name(void **state)
+{
+    (void)state;
+    setenv("DEVTRACE_BACKEND", "none", 1);
+    devtrace_error err = {0, ""};
+    devtrace_session *s = devtrace_open(NULL, &err);
+    assert_non_null(s);
+    assert_int_equal(devtrace_start(s), 0);
+    assert_int_equal(devtrace_range_push(s, "aten::mm", 7), 0);
+    assert_int_equal(devtrace_range_push(s, "aten::addmm", 8), 0);
+    assert_int_equal(devtrace_range_pop(s), 0);
+    assert_int_equal(devtrace_range_pop(s), 0);
+    assert_int_equal(devtrace_stop(s), 0);
+    name_check c = {s, 0, 0};
+    assert_int_equal(devtrace_drain(s, check_name_text, &c), 2);
+    assert_int_equal(c.events, 2);
+    assert_int_equal(c.same, 2);
+    assert_string_equal(devtrace_interned_name(s, 0), "");
+    assert_string_equal(devtrace_interned_name(s, 0xfffffffu), "");
+    assert_string_equal(devtrace_interned_name(NULL, 1), "");
+    devtrace_close(s);
 }
 
 static void test_annotation_without_a_default_session_is_a_state_error(void **state)
@@ -383,6 +422,7 @@ int main(void)
         T(test_rank_and_world_size_come_from_the_environment),
         T(test_calls_out_of_order_are_state_errors),
         T(test_null_session_arguments),
+        T(test_name_text_of_an_event_id_is_its_name),
         T(test_annotation_without_a_default_session_is_a_state_error),
         T(test_kind_names),
     };

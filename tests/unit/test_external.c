@@ -27,8 +27,11 @@
 _Static_assert(__builtin_types_compatible_p(__typeof__(&devtrace_op_enter), devtrace_op_enter_fn) &&
                    __builtin_types_compatible_p(__typeof__(&devtrace_op_exit), devtrace_op_exit_fn),
                "python/devtrace/observer_api.h must match devtrace.h");
+/* Two headers' spellings of one value: equal is what is checked. */
+/* NOLINTBEGIN(misc-redundant-expression) */
 _Static_assert(DEVTRACE_OBSERVER_SEQUENCE_FROM_CHILD == DEVTRACE_SEQUENCE_FROM_CHILD,
                "python/devtrace/observer_api.h must match devtrace.h");
+/* NOLINTEND(misc-redundant-expression) */
 
 typedef struct drained {
     size_t n;

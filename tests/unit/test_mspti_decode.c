@@ -249,6 +249,7 @@ static void every_api_record_level_is_a_runtime_event_named_by_its_string(void *
     ut_decoder_fixture *f = *state;
     static const char *const names[] = {"aclrtMemcpy", "aclrtMalloc", "GraphNode", "rtKernelLaunch"};
     static const uint32_t kinds[] = {K_API, K_ACL_API, K_NODE_API, K_RUNTIME_API};
+    static const uint32_t depths[] = {2, 1, 3, 4}; /* the launch is the deepest: runtime, node, api, acl */
     uint8_t *b = f->buf;
     for (int i = 0; i < 4; i++)
         b += w_api(b, kinds[i], T0 + 10 * (uint64_t)i, T0 + 10 * (uint64_t)i + 5, BIG + (uint64_t)i, names[i]);
@@ -260,6 +261,8 @@ static void every_api_record_level_is_a_runtime_event_named_by_its_string(void *
         assert_non_null(a);
         assert_string_equal(ut_decoded_name(f, a), names[i]);
         assert_int_equal(a->correlation, BIG + (uint64_t)i);
+        assert_true(a->flags & DEVTRACE_EVENT_HAS_LEVEL);
+        assert_int_equal(a->u.runtime.depth, depths[i]);
     }
 }
 
@@ -293,10 +296,11 @@ static void bad_records_are_counted_and_skipped_by_their_size(void **state)
     b += w_api(b, K_ACL_API, T0, T0 + 5, 3, NULL);        /* no name: malformed */
     b += w_memcpy(b, 2, 8, T0 + 9, T0 + 1, 4);            /* backwards: malformed */
     b += w_memset(b, 0, 8, T0 + 9, T0 + 1, 5);            /* backwards: malformed */
-    b += w_extcorr(b, CUSTOM1, 77, 6);                    /* another tool's external kind: ignored */
-    b += w_extcorr(b, CUSTOM0, 77, 0);                    /* no correlation: malformed */
-    b += w_kernel(b, T0, T0 + 1, 8, NULL);                /* no name: kept, "(unnamed kernel)" */
-    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name);    /* still read after all that */
+    b += w_extcorr(b, CUSTOM1 + 1, 77,
+                   6); /* CUSTOM2, another tool's external kind (CUSTOM1 is the user correlation): ignored */
+    b += w_extcorr(b, CUSTOM0, 77, 0);                 /* no correlation: malformed */
+    b += w_kernel(b, T0, T0 + 1, 8, NULL);             /* no name: kept, "(unnamed kernel)" */
+    b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name); /* still read after all that */
     f->used = (size_t)(b - f->buf);
     dt_cf_walk_counts c = walk(f);
     assert_int_equal(c.records, 9);

@@ -87,7 +87,7 @@ static void validation_and_category_are_the_traces(void **state)
 {
     devtrace_session *s = open_none();
     char expected[256];
-    dt_backend_validation_text(&dt_backend_unavailable, expected, sizeof expected);
+    dt_backend_validation_text(&dt_backend_none, expected, sizeof expected);
     assert_string_equal(devtrace_validation(s), expected);
     assert_true(strlen(expected) > 0);
     assert_string_equal(devtrace_runtime_category(s), "cuda_runtime"); /* the none backend's default */

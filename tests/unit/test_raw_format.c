@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,14 +379,30 @@ static void write_failures_are_reported(void **state)
     assert_null(dt_raw_open(temp_path("long"), longname, 18, &err));
     assert_int_equal(err.code, DEVTRACE_EINVAL);
     assert_int_equal(dt_raw_close(NULL, &err), 0);
-    /* a device that is always full: every chunk fails; close says so */
-    dt_raw_writer *w = dt_raw_open("/dev/full", "mcpti", 18, &err);
-    if (!w)
-        skip();
+    /* not a regular file (a device, a link): refused, never written through */
+    assert_null(dt_raw_open("/dev/full", "mcpti", 18, &err));
+    assert_string_equal(err.message, "cannot write the raw capture /dev/full: it is not a regular file; choose another "
+                                     "path");
+    /* a disk that fills up (a file size limit of 100 bytes, SIGXFSZ ignored): close says so */
+    struct rlimit old_limit, limit = {100, 100};
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    limit.rlim_max = old_limit.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    const char *full = temp_path("full");
+    dt_raw_writer *w = dt_raw_open(full, "mcpti", 18, &err);
+    assert_non_null(w);
     uint8_t buf[64] = {0};
-    dt_raw_buffer(w, buf, sizeof buf);
-    assert_int_equal(dt_raw_close(w, &err), DEVTRACE_EIO);
-    assert_non_null(strstr(err.message, "writing the raw capture /dev/full failed"));
+    for (int i = 0; i < 4; i++)
+        dt_raw_buffer(w, buf, sizeof buf);
+    int rc = dt_raw_close(w, &err);
+    setrlimit(RLIMIT_FSIZE, &old_limit);
+    signal(SIGXFSZ, old_handler);
+    assert_int_equal(rc, DEVTRACE_EIO);
+    char want[600];
+    snprintf(want, sizeof want, "writing the raw capture %s failed", full);
+    assert_non_null(strstr(err.message, want));
+    unlink(full);
 }
 
 int main(void)

@@ -9,6 +9,7 @@
  * the chunks it handed over, alone and while dt_store_hand_partial runs. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -849,6 +850,48 @@ static void test_destroy_accepts_null_and_a_zeroed_store(void **state)
     dt_store_destroy(&st); /* twice: the first left it zeroed */
 }
 
+/* The threads of this process (/proc/self/task). */
+static int threads_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* At exit (the destructor's dt_store_provider_stop) the provider thread ends: nothing of
+ * devtrace's is still allocating while the exit's own work (LeakSanitizer's check) runs. A
+ * store appends on with malloc'd chunks after. Run last: the provider is one for the process. */
+static void test_the_provider_thread_ends_when_the_process_exits(void **state)
+{
+    (void)state;
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    uint64_t seq = 0;
+    for (; seq <= DT_CHUNK_EVENTS; seq++) {
+        devtrace_event ev = seq_event(0, seq);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(provider_now().state, 1);
+    int with_provider = threads_now(); /* this one, the provider (and a sanitizer's own) */
+    dt_store_provider_stop();
+    assert_int_equal(provider_now().state, -1);
+    for (int i = 0; i < 1000 && threads_now() != with_provider - 1; i++)
+        usleep(1000);
+    assert_int_equal(threads_now(), with_provider - 1);
+    uint64_t handed = provider_now().handed;
+    for (; seq < 3 * DT_CHUNK_EVENTS; seq++) {
+        devtrace_event ev = seq_event(0, seq);
+        assert_int_equal(dt_store_append(&st, &ev), 0);
+    }
+    assert_int_equal(dt_store_count(&st), 3 * DT_CHUNK_EVENTS);
+    assert_int_equal(provider_now().handed, handed); /* malloc'd chunks */
+    dt_store_destroy(&st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -876,6 +919,7 @@ int main(void)
         cmocka_unit_test(test_recycling_while_hand_partial_runs_hands_every_event_once),
         cmocka_unit_test(test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each),
         cmocka_unit_test(test_destroy_accepts_null_and_a_zeroed_store),
+        cmocka_unit_test(test_the_provider_thread_ends_when_the_process_exits), /* last */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,8 @@
  * gets DT_EVENT_FLOW on both and one "s"/"f" pair in the trace (the set of "s" ids
  * equals the set of "f" ids), a pair with one half outside gets no flow and counts one
  * unpaired half, a runtime call without device work gets no flow and counts nothing;
+ * one correlation id with runtime calls at several API levels: one "s", on the deepest
+ * level in the window (the first stored of equal ones);
  * drain order and flags; bad timestamps and unknown kinds counted; finalising twice. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -420,6 +422,123 @@ static void test_unpaired_flows_are_counted_exactly(void **state)
     devtrace_close(s);
 }
 
+/* A runtime call at an API level of the given depth (MSPTI: 1 ACL, 3 node, 4 runtime). */
+static devtrace_event runtime_level(uint64_t start, uint64_t end, uint64_t correlation, uint32_t depth)
+{
+    devtrace_event ev = ut_runtime(start, end, correlation);
+    ev.flags |= DEVTRACE_EVENT_HAS_LEVEL;
+    ev.u.runtime.depth = depth;
+    return ev;
+}
+
+/* The runtime events of the session that carry a flow, as "start ns-W0" text "a,b". */
+static const char *flow_runtime_starts(const dt_session *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->nsorted; i++) {
+        const devtrace_event *ev = s->sorted[i];
+        if (ev->kind == DEVTRACE_KIND_RUNTIME && (ev->flags & DT_EVENT_FLOW))
+            used += (size_t)snprintf(buf + used, len - used, "%s%llu", used ? "," : "",
+                                     (unsigned long long)(ev->start_ns - W0));
+    }
+    return buf;
+}
+
+/* One launch recorded at three API levels with one correlation id (the runtime level
+ * stored first, then the outer ones): the flow starts at the deepest, the runtime level,
+ * whatever the order they were stored in; the ACL and node calls carry no half and count
+ * as no unpaired half. */
+static void test_flow_starts_at_the_deepest_api_level_of_a_correlation(void **state)
+{
+    (void)state;
+    dt_session *s = window_session();
+    emit(s, runtime_level(W0 + 300, W0 + 500, 21, 4));
+    emit(s, runtime_level(W0 + 100, W0 + 900, 21, 1));
+    emit(s, runtime_level(W0 + 200, W0 + 800, 21, 3));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 1000, W0 + 1100, 21));
+    /* Another launch, its levels stored outermost first: node is the deepest there. */
+    emit(s, runtime_level(W0 + 2000, W0 + 2900, 22, 1));
+    emit(s, runtime_level(W0 + 2100, W0 + 2800, 22, 3));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 3000, W0 + 3100, 22));
+    assert_int_equal(dt_session_finalize(s), 0);
+    char starts[64];
+    assert_string_equal(flow_runtime_starts(s, starts, sizeof starts), "300,2100");
+    assert_int_equal(devtrace_stats_get(s)->unpaired_flows, 0);
+
+    uj_value *root = trace_of(s);
+    char sids[64], fids[64];
+    assert_string_equal(flow_ids(root, "s", sids, sizeof sids), "21,22");
+    assert_string_equal(flow_ids(root, "f", fids, sizeof fids), "21,22");
+    const uj_value *ev[8];
+    assert_int_equal(ut_events_with_ph(root, "s", ev, 8), 2);
+    assert_string_equal(uj_get_raw(ev[0], "ts"), "0.300");
+    assert_string_equal(uj_get_raw(ev[1], "ts"), "2.100");
+    uj_free(root);
+    devtrace_close(s);
+}
+
+/* Two calls of one level with one id: one half, on the first stored; a deeper level
+ * outside the window leaves the flow on the deepest inside it; calls without a level rank
+ * below every level. */
+static void test_one_flow_start_per_correlation_on_ties_and_at_the_window_edge(void **state)
+{
+    (void)state;
+    dt_session *s = window_session();
+    emit(s, runtime_level(W0 + 500, W0 + 600, 31, 4));
+    emit(s, runtime_level(W0 + 100, W0 + 200, 31, 4));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 1000, W0 + 1100, 31));
+    emit(s, runtime_level(W0 - 50, W0 + 50, 32, 4)); /* straddles the window start: dropped */
+    emit(s, runtime_level(W0 + 2000, W0 + 2100, 32, 1));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 3000, W0 + 3100, 32));
+    emit(s, ut_runtime(W0 + 4000, W0 + 4900, 33));
+    emit(s, runtime_level(W0 + 4200, W0 + 4300, 33, 1));
+    emit(s, device_at(DEVTRACE_KIND_KERNEL, W0 + 5000, W0 + 5100, 33));
+    assert_int_equal(dt_session_finalize(s), 0);
+    char starts[64];
+    assert_string_equal(flow_runtime_starts(s, starts, sizeof starts), "500,2000,4200");
+    assert_int_equal(devtrace_stats_get(s)->unpaired_flows, 0);
+    uj_value *root = trace_of(s);
+    char sids[64], fids[64];
+    assert_string_equal(flow_ids(root, "s", sids, sizeof sids), "31,32,33");
+    assert_string_equal(flow_ids(root, "f", fids, sizeof fids), "31,32,33");
+    uj_free(root);
+    devtrace_close(s);
+}
+
+/* A memory event of process pid on device dev at host time t (an allocation, or a release). */
+static devtrace_event memory_at(uint32_t pid, uint32_t dev, uint64_t t, uint64_t bytes, int release)
+{
+    devtrace_event ev = ut_event(DEVTRACE_KIND_MEMORY, t, t, 0);
+    ev.flags = DEVTRACE_EVENT_HOST_CLOCK;
+    ev.device = ev.stream = pid;
+    ev.u.memory.bytes = bytes;
+    ev.u.memory.release = (uint32_t)release;
+    ev.u.memory.device_id = dev;
+    ev.u.memory.stream_id = UINT32_MAX;
+    return ev;
+}
+
+/* Two processes of one trace, each on its device 0, interleaved, and one on its device 1:
+ * each running total is the process's own on that device. */
+static void test_memory_totals_are_per_process_and_device(void **state)
+{
+    (void)state;
+    dt_session *s = window_session();
+    emit(s, memory_at(100, 0, W0 + 100, 4096, 0));
+    emit(s, memory_at(101, 0, W0 + 200, 1000, 0));
+    emit(s, memory_at(100, 1, W0 + 300, 7, 0));
+    emit(s, memory_at(100, 0, W0 + 400, 4096, 1));
+    emit(s, memory_at(101, 0, W0 + 500, 24, 0));
+    emit(s, memory_at(101, 0, W0 + 600, 1024, 1));
+    assert_int_equal(dt_session_finalize(s), 0);
+    static const int64_t want[] = {4096, 1000, 7, 0, 1024, 0};
+    assert_int_equal(s->nsorted, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(s->sorted[i]->u.memory.total, want[i]);
+    devtrace_close(s);
+}
+
 static void test_drain_delivers_events_in_start_order_without_internal_flags(void **state)
 {
     (void)state;
@@ -523,6 +642,9 @@ int main(void)
         cmocka_unit_test(test_device_event_without_any_runtime_counts_one_unpaired),
         cmocka_unit_test(test_pair_entirely_outside_the_window_counts_no_unpaired_half),
         cmocka_unit_test(test_unpaired_flows_are_counted_exactly),
+        cmocka_unit_test(test_flow_starts_at_the_deepest_api_level_of_a_correlation),
+        cmocka_unit_test(test_one_flow_start_per_correlation_on_ties_and_at_the_window_edge),
+        cmocka_unit_test(test_memory_totals_are_per_process_and_device),
         cmocka_unit_test(test_drain_delivers_events_in_start_order_without_internal_flags),
         cmocka_unit_test(test_end_before_start_is_dropped_and_counted_as_bad_timestamp),
         cmocka_unit_test(test_event_of_unknown_kind_is_dropped_and_counted_as_malformed),
