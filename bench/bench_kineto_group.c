@@ -60,7 +60,8 @@ void bench_kineto(const bench_sizes *sz, const bench_paths *paths)
     }
     char note[320];
     snprintf(note, sizeof note,
-             "processTrace %.0f ns/event vs devtrace_write_chrome %.0f ns/event (CPU time, medians of %s); "
+             "the adaptor (processTrace, names, args) %.0f ns/event vs devtrace_write_chrome %.0f ns/event (CPU time, "
+             "medians of %s); "
              "the previous GenericTraceActivity way: %.0f ns/event",
              figure_of(out, "kineto.event_adaptor_ns"), figure_of(out, "kineto.event_devtrace_own_ns"), reps,
              figure_of(out, "kineto.event_generic_ns"));
