@@ -163,7 +163,11 @@ def the_same_program_under_torch_profiler_and_devtrace_gives_the_same():
         assert n <= tavg[key] <= n + d["folded"].get(key, 0), (key, tavg[key], n)
     tshaped = {(k, s): n for k, s, n in t["shaped"]}
     dshaped = {(k, s): n for k, s, n in d["shaped"]}
-    assert sorted(tshaped) == sorted(dshaped), sorted(set(tshaped) ^ set(dshaped))
+    # A same-name child torch kept apart (its microsecond clock did not nest it) keeps its own
+    # shapes in torch's table; devtrace folded it into its parent. Only such names may differ.
+    assert set(dshaped) <= set(tshaped), sorted(set(dshaped) - set(tshaped))
+    extra = sorted(k for k in set(tshaped) - set(dshaped) if k[0] not in d["folded"])
+    assert not extra, (extra, d["folded"])
     # The table: torch's header and footer, every sort key torch has, largest first.
     assert d["header"] == t["header"], (d["header"], t["header"])
     assert d["header"][1].split() == ["Name", "Self", "CPU", "%", "Self", "CPU", "CPU", "total", "%", "CPU", "total",
