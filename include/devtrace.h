@@ -45,12 +45,11 @@ DEVTRACE_EXPORT unsigned devtrace_version_number(void);
  * devtrace_push_user_correlation/pop_user_correlation (each thread has its own stacks),
  * devtrace_range_push/pop, devtrace_annotate_push/pop, devtrace_op_enter/op_exit and
  * devtrace_add_note, and make their own calls into the traced vendor runtime, while the
- * controlling thread starts the session or, with devtrace_flush, delivers events from it:
- * a flush reads only events already published to the store. Known limits in this version:
- * devtrace_stop racing a devtrace_op_enter on another thread, and devtrace_drain racing an
- * op_exit still in flight, are data races (ThreadSanitizer reports them): stop and drain
- * while no other thread is inside an op call. devtrace_close must not run while any other
- * call on the session is in flight. Different sessions are independent. The calls without a
+ * controlling thread starts, stops, flushes, drains or restarts the session: a flush or a
+ * drain reads only events already published to the store, and one published while it runs
+ * is delivered by the next flush. An op that ends while devtrace_stop runs is in the window
+ * or not, never half; one that is still open at stop has no cpu_op. devtrace_close must not
+ * run while any other call on the session is in flight. Different sessions are independent. The calls without a
  * session (devtrace_version*, devtrace_strerror/errname, devtrace_kind_name,
  * devtrace_backend_*, devtrace_event_size, devtrace_abi_*) are safe on any thread. */
 

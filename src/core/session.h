@@ -68,7 +68,7 @@ struct devtrace_session {
     char runtime_category[40];
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
-    dt_state state;
+    _Atomic dt_state state; /* written by the controlling thread, read by every thread inside an op or a callback */
     uint32_t kinds;              /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
     int flushed_final;           /* devtrace_flush delivered the last events of the window */
     uint64_t store_dropped_base; /* the store's drops before this capture window (a restarted session) */

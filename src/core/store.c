@@ -447,9 +447,13 @@ void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user)
     pthread_mutex_lock(&st->lock);
     for (dt_chunk *c = st->full; c; c = c->next)
         visit_chunk(c, fn, user);
-    for (dt_slot *s = st->slots; s; s = s->next)
-        if (s->current)
-            visit_chunk(s->current, fn, user);
+    /* A thread may be filing its current chunk meanwhile (replace_chunk): a chunk between
+     * the two is seen by the next visit, never twice. */
+    for (dt_slot *s = st->slots; s; s = s->next) {
+        dt_chunk *c = __atomic_load_n(&s->current, __ATOMIC_ACQUIRE);
+        if (c)
+            visit_chunk(c, fn, user);
+    }
     pthread_mutex_unlock(&st->lock);
 }
 
