@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -41,8 +42,9 @@ static struct {
     socklen_t addr_len;      /* 0: connected through an inherited descriptor instead */
 } col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .done = {-1, -1}};
 
-/* How long a signal handler waits for the final flush before the program dies of the signal
- * anyway (the flush itself waits at most $DEVTRACE_FLUSH_TIMEOUT_MS for the vendor). */
+/* How long after a SIGINT/SIGTERM/SIGHUP another one is still taken as a copy of it (the
+ * final flush is under way) rather than a request to end now (the flush itself waits at
+ * most $DEVTRACE_FLUSH_TIMEOUT_MS for the vendor). */
 #define DT_SIGNAL_FINISH_WAIT_MS 15000
 /* How long a fatal signal's handler waits while the shipper ships what was captured (no
  * vendor call, no stop: the program is broken) before the signal's default action. */
@@ -52,7 +54,8 @@ static struct {
 #define DT_WAKE_STOP 'S'  /* SIGINT/SIGTERM/SIGHUP: the final flush */
 #define DT_WAKE_CRASH 'C' /* a fatal signal: ship what was captured, then die */
 
-static void keep_fatal_handlers(void);
+static void keep_handlers(void);
+static void signal_after_flush(int sig);
 
 static void ship(uint32_t type, const void *p, size_t n)
 {
@@ -138,17 +141,26 @@ static void ship_final(dt_session *s)
     pthread_mutex_unlock(&col.ship_lock);
 }
 
+/* Held while the final flush runs: a second caller (the program exiting while the shipper
+ * flushes after a SIGINT) waits until the first has shipped, so that the process does not
+ * end mid-flush. */
+static pthread_mutex_t finish_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void dt_collector_finish(void)
 {
-    if (!col.session || getpid() != col.pid || atomic_exchange(&col.finished, 1))
+    if (!col.session || getpid() != col.pid)
         return;
-    if (col.session->state == DT_RUNNING)
-        devtrace_stop(col.session);
-    ship_final(col.session);
-    pthread_mutex_lock(&col.ship_lock);
-    close(col.fd);
-    col.fd = -1;
-    pthread_mutex_unlock(&col.ship_lock);
+    pthread_mutex_lock(&finish_lock);
+    if (!atomic_exchange(&col.finished, 1)) {
+        if (col.session->state == DT_RUNNING)
+            devtrace_stop(col.session);
+        ship_final(col.session);
+        pthread_mutex_lock(&col.ship_lock);
+        close(col.fd);
+        col.fd = -1;
+        pthread_mutex_unlock(&col.ship_lock);
+    }
+    pthread_mutex_unlock(&finish_lock);
 }
 
 /* On a fatal signal: what every thread published, the names and samples it needs, the loss
@@ -226,22 +238,21 @@ static void *shipper_main(void *arg)
         if (rc <= 0) {
             if (col.session && !atomic_load(&col.finished))
                 dt_store_hand_partial(&col.session->store);
-            keep_fatal_handlers();
+            keep_handlers();
             continue;
         }
         unsigned char why[2]; /* what for, and the signal: written at once, so read at once */
         if (read(col.wake[0], why, sizeof why) != (ssize_t)sizeof why)
             continue;
-        if (why[0] == DT_WAKE_CRASH) {
-            ship_at_crash(col.session, (int)why[1]);
-        } else {
+        if (why[0] != DT_WAKE_CRASH) {
             dt_collector_finish();
+            signal_after_flush((int)why[1]);
+            break;
         }
+        ship_at_crash(col.session, (int)why[1]);
         char done = 1;
         ssize_t ignored = write(col.done[1], &done, 1);
         (void)ignored;
-        if (why[0] != DT_WAKE_CRASH)
-            break;
     }
     return NULL;
 }
@@ -268,53 +279,114 @@ static void start_shipper(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Async-signal-safe: wakes the shipper for why. 0 when it was woken. */
+static int wake_shipper(char why, int sig)
+{
+    if (!atomic_load(&col.shipper) || getpid() != col.pid || syscall(SYS_gettid) == atomic_load(&col.shipper_tid))
+        return -1;
+    char msg[2] = {why, (char)sig};
+    return write(col.wake[1], msg, 2) == 2 ? 0 : -1;
+}
+
 /* Async-signal-safe: wakes the shipper for why, and waits for it at most wait_ms. */
 static void wake_shipper_and_wait(char why, int sig, int wait_ms)
 {
-    if (!atomic_load(&col.shipper) || getpid() != col.pid || syscall(SYS_gettid) == atomic_load(&col.shipper_tid))
-        return;
-    char msg[2] = {why, (char)sig};
-    if (write(col.wake[1], msg, 2) == 2) {
+    if (wake_shipper(why, sig) == 0) {
         struct pollfd p = {col.done[0], POLLIN, 0};
         poll(&p, 1, wait_ms);
     }
 }
 
-/* The first of SIGINT/SIGTERM/SIGHUP taken (0: none yet): the one the program dies of. */
+/* The first of SIGINT/SIGTERM/SIGHUP taken (0: none yet): the one the program dies of, and
+ * when (CLOCK_MONOTONIC ms); stop_flushed once its final flush has run. */
 static atomic_int stop_signal;
+static _Atomic int64_t stop_signal_ms;
+static atomic_int stop_flushed;
+
+static int64_t monotonic_ms_signal_safe(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe (POSIX) */
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void on_signal(int sig)
 {
-    /* Wake the shipper, wait (bounded) while it ships what was captured, then die of the
-     * signal as the program would have. The handler stays in place while the flush runs: a
-     * second signal (the recorder's forwarded copy of a Ctrl-C that also reached the whole
-     * process group, a second Ctrl-C, SIGTERM after SIGINT), on this thread or another,
-     * returns at once instead of killing the process mid-flush. */
+    /* Wake the shipper and return at once: it runs the final flush, then hands the signal on
+     * (signal_after_flush). The handler does not wait, because the flush may need the thread
+     * it interrupted (a PoCL worker thread that runs the device work the flush reads back, or
+     * a thread holding the runtime's lock): a handler that waited there held the flush up until
+     * its bound ran out, and the program died without its final flush. A second signal (the
+     * recorder's forwarded copy of a Ctrl-C that also reached the whole process group, a second
+     * Ctrl-C, SIGTERM after SIGINT) while the flush runs returns at once; one after the flush,
+     * or more than DT_SIGNAL_FINISH_WAIT_MS after the first, ends the program now. Without a
+     * shipper, the default action. */
     int saved = errno;
     int first = 0;
     if (!atomic_compare_exchange_strong(&stop_signal, &first, sig)) {
+        int64_t first_ms = atomic_load(&stop_signal_ms); /* 0: the first is just being taken */
+        if (atomic_load(&stop_flushed) ||
+            (first_ms && monotonic_ms_signal_safe() - first_ms > DT_SIGNAL_FINISH_WAIT_MS)) {
+            signal(sig, SIG_DFL);
+            raise(sig); /* blocked while this handler runs: the default action when it returns */
+        }
         errno = saved;
-        return; /* a flush is under way: the first signal's handler ends the program */
+        return;
     }
-    wake_shipper_and_wait(DT_WAKE_STOP, sig, DT_SIGNAL_FINISH_WAIT_MS);
-    /* Blocked on this thread while its handler runs: the raised signal stays pending until the
-     * handler returns, then the default action ends the process with it. */
-    signal(sig, SIG_DFL);
+    atomic_store(&stop_signal_ms, monotonic_ms_signal_safe());
+    if (wake_shipper(DT_WAKE_STOP, sig) != 0) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
     errno = saved;
-    raise(sig);
 }
 
-/* The fatal signals the collector flushes on, and, for each, the handler a library installed
- * over devtrace's after it started (LLVM, which PoCL loads, installs its own on the first
- * kernel build): devtrace's goes back on top, and that one runs after it. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-#define DT_NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+/* The signals devtrace handles and, for each, the handler a library installed over devtrace's
+ * after it started (LLVM, which PoCL loads, installs its own for all of these on the first
+ * kernel build): devtrace's goes back on top, and that one runs after it. LLVM's handlers
+ * are one-shot (SA_RESETHAND): left on top, a Ctrl-C that reached the process twice (the
+ * group's and the recorder's copy) found the default action between LLVM's handler starting
+ * and its putting devtrace's back, and the program died without its final flush. */
+static void on_fatal_signal(int sig);
+static const struct {
+    int sig;
+    void (*handler)(int);
+} kept_signals[] = {{SIGINT, on_signal},         {SIGTERM, on_signal},         {SIGHUP, on_signal},
+                    {SIGSEGV, on_fatal_signal}, {SIGBUS, on_fatal_signal},    {SIGFPE, on_fatal_signal},
+                    {SIGILL, on_fatal_signal},  {SIGABRT, on_fatal_signal}};
+#define DT_NKEPT (sizeof kept_signals / sizeof kept_signals[0])
 static struct {
     int installed;            /* devtrace's handler was installed (the program's was SIG_DFL) */
     struct sigaction chained; /* the handler found over devtrace's, run after it */
     volatile sig_atomic_t has_chained;
-} fatal[DT_NFATAL];
+} kept[DT_NKEPT];
 static volatile sig_atomic_t crash_flushed;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t kept_index(int sig)
+{
+    size_t i = 0;
+    while (i < DT_NKEPT && kept_signals[i].sig != sig)
+        i++;
+    return i;
+}
+
+/* After the final flush a SIGINT/SIGTERM/SIGHUP started: the handler devtrace's displaced
+ * gets the signal (LLVM's removes its files and ends the program), else the default action
+ * ends the program as it would have ended without devtrace. From the shipper, which blocks
+ * every signal: one of the program's threads takes it. */
+static void signal_after_flush(int sig)
+{
+    size_t i = kept_index(sig);
+    pthread_mutex_lock(&kept_lock);
+    if (i < DT_NKEPT && kept[i].has_chained)
+        sigaction(sig, &kept[i].chained, NULL);
+    else
+        signal(sig, SIG_DFL);
+    atomic_store(&stop_flushed, 1);
+    pthread_mutex_unlock(&kept_lock);
+    kill(getpid(), sig);
+}
 
 static void on_fatal_signal(int sig)
 {
@@ -326,78 +398,68 @@ static void on_fatal_signal(int sig)
     int saved = errno;
     int first = !crash_flushed;
     crash_flushed = 1;
-    size_t i = 0;
-    while (i < DT_NFATAL && fatal_signals[i] != sig)
-        i++;
+    size_t i = kept_index(sig);
     if (first) {
         wake_shipper_and_wait(DT_WAKE_CRASH, sig, DT_CRASH_SHIP_WAIT_MS);
     }
-    if (first && i < DT_NFATAL && fatal[i].has_chained)
-        sigaction(sig, &fatal[i].chained, NULL);
+    if (first && i < DT_NKEPT && kept[i].has_chained)
+        sigaction(sig, &kept[i].chained, NULL);
     else
         signal(sig, SIG_DFL);
     errno = saved;
     raise(sig);
 }
 
-static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* From the shipper, every tick, and from the calls after which a library may have installed
- * its own (dt_collector_keep_handlers): devtrace's fatal handlers back on top of any
- * installed over them since (the displaced one chained). */
-static void keep_fatal_handlers(void)
+ * its own (dt_collector_keep_handlers): devtrace's handlers back on top of any installed
+ * over them since (the displaced one chained); no longer once their signal was taken. */
+static void keep_handlers(void)
 {
-    pthread_mutex_lock(&fatal_lock);
-    for (size_t i = 0; i < DT_NFATAL; i++) {
+    pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < DT_NKEPT; i++) {
+        void (*mine)(int) = kept_signals[i].handler;
+        int taken = mine == on_signal ? atomic_load(&stop_signal) != 0 : crash_flushed;
         struct sigaction now;
-        if (!fatal[i].installed || crash_flushed || sigaction(fatal_signals[i], NULL, &now) != 0)
+        if (!kept[i].installed || taken || sigaction(kept_signals[i].sig, NULL, &now) != 0)
             continue;
-        if ((now.sa_flags & SA_SIGINFO) ? (void *)now.sa_sigaction == (void *)on_fatal_signal
-                                        : now.sa_handler == on_fatal_signal)
+        if ((now.sa_flags & SA_SIGINFO) ? (void *)now.sa_sigaction == (void *)mine : now.sa_handler == mine)
             continue;
         if (!(now.sa_flags & SA_SIGINFO) && (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN)) {
-            fatal[i].installed = 0; /* the program chose: leave it */
+            kept[i].installed = 0; /* the program chose: leave it */
             continue;
         }
-        fatal[i].has_chained = 0;
-        fatal[i].chained = now;
-        fatal[i].has_chained = 1;
+        kept[i].has_chained = 0;
+        kept[i].chained = now;
+        kept[i].has_chained = 1;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
+        sa.sa_handler = mine;
         sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
+        sigaction(kept_signals[i].sig, &sa, NULL);
     }
-    pthread_mutex_unlock(&fatal_lock);
+    pthread_mutex_unlock(&kept_lock);
 }
 
 void dt_collector_keep_handlers(void)
 {
     if (atomic_load(&col.shipper) && getpid() == col.pid)
-        keep_fatal_handlers();
-}
-
-static int install_handler(int sig, void (*handler)(int))
-{
-    struct sigaction old;
-    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = handler;
-        sigemptyset(&sa.sa_mask);
-        return sigaction(sig, &sa, NULL) == 0;
-    }
-    return 0;
+        keep_handlers();
 }
 
 /* Only where the program left the signal at its default: its own handlers are kept. */
 static void install_signal_handlers(void)
 {
-    const int stops[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
-        install_handler(stops[i], on_signal);
-    for (size_t i = 0; i < DT_NFATAL; i++)
-        fatal[i].installed = install_handler(fatal_signals[i], on_fatal_signal);
+    for (size_t i = 0; i < DT_NKEPT; i++) {
+        struct sigaction old;
+        int sig = kept_signals[i].sig;
+        if (sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = kept_signals[i].handler;
+        sigemptyset(&sa.sa_mask);
+        kept[i].installed = sigaction(sig, &sa, NULL) == 0;
+    }
 }
 
 static int recorder_fd(void)
