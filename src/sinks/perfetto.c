@@ -88,9 +88,14 @@ static char *put_arg_dim3(char *p, uint32_t name_iid, const int32_t *d)
     return p;
 }
 
+/* The op link, and the user correlation beside it (the Chrome trace's keys). */
 static char *put_external(char *p, const devtrace_event *ev)
 {
-    return ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL ? put_arg_uint(p, ARG_EXTERNAL, ev->external_id) : p;
+    if (ev->flags & DEVTRACE_EVENT_HAS_EXTERNAL)
+        p = put_arg_uint(p, ARG_EXTERNAL, ev->external_id);
+    if (ev->flags & DEVTRACE_EVENT_HAS_USER_EXTERNAL)
+        p = put_arg_uint(p, ARG_USER_EXTERNAL, ev->user_external_id);
+    return p;
 }
 
 static char *put_device_ids(char *p, const devtrace_event *ev)

@@ -30,6 +30,7 @@ static const char *const arg_names[ARG_END] = {
     "marker id",
     "domain",
     "mark",
+    "User external id",
 };
 
 /* ------------------------------------------------------------------ the first packets */

@@ -104,6 +104,7 @@ enum {
     ARG_MARKER_ID,
     ARG_DOMAIN,
     ARG_MARK,
+    ARG_USER_EXTERNAL,
     ARG_END
 };
 /* Interned event names: the copies by direction (iid 1 + direction, as dt_memcpy_name

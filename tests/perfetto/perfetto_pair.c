@@ -5,7 +5,7 @@
  *
  * The session holds what the Perfetto sink must get right beyond a plain workload: 3000
  * launches (a runtime call, then a kernel, copy or set on the device, with External ids,
- * launch shapes and occupancy) so that the events span several pieces; every copy
+ * launch shapes and occupancy; every 50th device event with a user correlation) so that the events span several pieces; every copy
  * direction and one that is not a direction; a call whose correlation has three kernels
  * (three flow pairs); a kernel that starts before its call (the flow runs backwards in
  * time); two kernels with the same start (nested); a CPU op that starts inside a runtime
@@ -99,6 +99,10 @@ static void add_launches(dt_session *s)
         }
         d.flags |= DEVTRACE_EVENT_HAS_EXTERNAL;
         d.external_id = c.external_id;
+        if (i % 50 == 0) { /* a user correlation (devtrace_push_user_correlation) on 60 pairs */
+            d.flags |= DEVTRACE_EVENT_HAS_USER_EXTERNAL;
+            d.user_external_id = 900000 + i;
+        }
         emit(s, d);
     }
 }
