@@ -19,6 +19,7 @@
 #include "devtrace.h"
 #include "record_capture.h"
 #include "record_options.h"
+#include "record_spill.h"
 #include "record_tree.h"
 #include "record_windows.h"
 #include "report/summary.h"
@@ -322,6 +323,58 @@ static int write_window(void *user, dt_session *s, uint32_t pid, int window, con
     return write_output(ww->o, s, path);
 }
 
+/* DEVTRACE_RECORDER_STATS=1: the recorder's memory at a point of its run, from
+ * /proc/self/status (VmHWM: its peak resident memory so far; RssAnon: its anonymous
+ * memory now, the events it holds among it), one line on stderr. */
+static void print_recorder_memory(const char *when)
+{
+    const char *on = getenv("DEVTRACE_RECORDER_STATS");
+    if (!on || strcmp(on, "1") != 0)
+        return;
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    long hwm = -1, anon = -1, file = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        sscanf(line, "VmHWM: %ld", &hwm);
+        sscanf(line, "RssAnon: %ld", &anon);
+        sscanf(line, "RssFile: %ld", &file);
+    }
+    if (f)
+        fclose(f);
+    fprintf(stderr, "devtrace record: memory %s: VmHWM %ld kB, RssAnon %ld kB, RssFile %ld kB\n", when, hwm, anon,
+            file);
+}
+
+/* The spill for the run (record_spill.h), beside the trace probe_path names; -1 (said)
+ * when it cannot be made. */
+static int open_spill(const dt_record_opts *o, const char *probe_path, int per_process, dt_spill *sp)
+{
+    dt_spill_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, DT_SPILL_MAGIC, sizeof h.magic);
+    h.version = DT_SPILL_VERSION;
+    h.wire_version = DT_WIRE_VERSION;
+    h.event_size = (uint32_t)sizeof(devtrace_event);
+    h.flags = (per_process ? DT_SPILL_PER_PROCESS : 0) | (o->capture.has_delay ? DT_SPILL_HAS_DELAY : 0) |
+              (o->capture.has_duration ? DT_SPILL_HAS_DURATION : 0);
+    h.delay_ns = o->capture.delay_ns;
+    h.duration_ns = o->capture.duration_ns;
+    snprintf(h.backend, sizeof h.backend, "%s", o->backend);
+    char why[PATH_MAX + 200];
+    if (dt_spill_create(sp, probe_path, &h, why, sizeof why) != 0) {
+        fprintf(stderr, "devtrace record: %s (DEVTRACE_RECORD_SPILL=0 keeps the events in memory instead)\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The program's start, in the spill's header (for 'devtrace convert' of a kept spill). */
+static void spill_set_start(dt_spill *sp, uint64_t program_start_ns)
+{
+    ssize_t w = pwrite(sp->fd, &program_start_ns, sizeof program_start_ns, offsetof(dt_spill_header, program_start_ns));
+    (void)w; /* a header that says 0: convert applies no --delay/--duration window */
+}
+
 int dt_cmd_record(int argc, char **argv)
 {
     dt_record_opts o;
@@ -359,6 +412,15 @@ int dt_cmd_record(int argc, char **argv)
         dt_tree_close(&tree);
         return DT_EXIT_FAILURE;
     }
+    const char *spill_env = getenv("DEVTRACE_RECORD_SPILL");
+    dt_spill spill = {.fd = -1};
+    if (!o.capture.on_demand && !(spill_env && !strcmp(spill_env, "0"))) {
+        if (open_spill(&o, probe_path, per_process, &spill) != 0) {
+            dt_tree_close(&tree);
+            return DT_EXIT_FAILURE;
+        }
+        tree.spill = &spill;
+    }
     window_writer ww = {&o, 0};
     dt_windows windows = {.listen_fd = -1, .client_fd = -1};
     if (o.capture.on_demand && (dt_tree_set_windowed(&tree) != 0 ||
@@ -384,9 +446,12 @@ int dt_cmd_record(int argc, char **argv)
     close(errp[1]);
     if (pid < 0) {
         fprintf(stderr, "devtrace record: cannot start %s: %s\n", o.argv[0], strerror(errno));
+        dt_spill_close(&spill, 1);
         dt_tree_close(&tree);
         return DT_EXIT_FAILURE;
     }
+    if (tree.spill)
+        spill_set_start(&spill, program_start_ns);
     child_pid = pid;
     ww.top = pid;
     child_result res = {0, 0};
@@ -394,12 +459,23 @@ int dt_cmd_record(int argc, char **argv)
         waitpid(pid, NULL, 0);
         fprintf(stderr, "devtrace record: cannot run '%s': %s%s\n", o.argv[0], strerror(res.exec_errno),
                 res.exec_errno == ENOENT ? " (check the name and $PATH)" : "");
+        dt_spill_close(&spill, 1);
         dt_tree_close(&tree);
         return DT_EXIT_CANNOT_RUN;
     }
     close(errp[0]);
 
-    dt_tree_receive(&tree, pid, &res.status);
+    int built = dt_tree_receive(&tree, pid, &res.status, why, sizeof why);
+    print_recorder_memory("at the program's end");
+    if (built != 0) {
+        fprintf(stderr,
+                "devtrace record: %s; the events are kept in %s: 'devtrace convert %s OUT.json' writes the trace "
+                "from it\n",
+                why, spill.path, spill.path);
+        dt_spill_close(&spill, 0);
+        dt_tree_close(&tree);
+        return DT_EXIT_FAILURE;
+    }
     int none_traced = dt_tree_describe(&tree);
     if (o.capture.on_demand) {
         dt_windows_finish(&windows);
@@ -431,6 +507,7 @@ int dt_cmd_record(int argc, char **argv)
         devtrace_error err;
         if (!(untraced = dt_session_new_offline(o.backend, "", NULL, &err))) {
             fprintf(stderr, "devtrace record: %s\n", err.message);
+            dt_spill_close(&spill, 1); /* no process sent anything */
             dt_tree_close(&tree);
             return DT_EXIT_FAILURE;
         }
@@ -468,6 +545,21 @@ int dt_cmd_record(int argc, char **argv)
     for (size_t i = 0; taken && i < outputs + 1; i++)
         free(taken[i]);
     free(taken);
+    print_recorder_memory("after writing");
+    /* A trace not written: the spill is kept when it holds the whole run (not when its own
+     * write failed: the rest was in memory). */
+    int keep = failed && spill.fd >= 0 && !spill.write_errno;
+    if (keep)
+        fprintf(stderr,
+                "devtrace record: the events are kept in %s: 'devtrace convert %s OUT.json' writes the trace "
+                "from it\n",
+                spill.path, spill.path);
+    else if (!failed && spill.write_errno && !o.quiet)
+        fprintf(stderr,
+                "devtrace record: the spill file %s could not be written (%s): what arrived after that was "
+                "kept in memory\n",
+                spill.path, strerror(spill.write_errno));
+    dt_spill_close(&spill, !keep);
     devtrace_close(untraced);
     dt_tree_close(&tree);
     return code ? code : failed ? DT_EXIT_FAILURE : 0;

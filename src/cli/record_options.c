@@ -44,6 +44,12 @@ static const char record_usage[] =
     "  -q, --quiet         no summary, only errors\n"
     "  -h, --help          this text\n"
     "\n"
+    "While PROGRAM runs, what it ships is written to a spill file beside the trace\n"
+    "(PATH.spill, or PATH.spill.XXXXXX when that name is taken), not kept in memory; the\n"
+    "trace is written from it at the end and the file removed. A recorder killed before\n"
+    "leaves it: 'devtrace convert PATH.spill OUT.json' writes the trace from it. With\n"
+    "--on-demand the events of an open window are kept in memory instead.\n"
+    "\n"
     "environment: DEVTRACE_MAX_EVENTS (bound on stored events; default %llu: events\n"
     "  past it are counted as dropped), DEVTRACE_GZIP_LEVEL (0 to 9; default 1),\n"
     "  DEVTRACE_WRITE_THREADS (1 to 64; default one per CPU, at most 8),\n"
@@ -52,7 +58,9 @@ static const char record_usage[] =
     "  DEVTRACE_HOST_CLOCK (tsc or clock: how runtime calls are stamped; default tsc\n"
     "  where the kernel's clocksource is tsc); with --torch: DEVTRACE_TORCH_CACHE (where the\n"
     "  PyTorch observer is built, default ~/.cache/devtrace), CXX (its compiler),\n"
-    "  DEVTRACE_PYTHON_DIR (the folder holding the devtrace Python package).\n";
+    "  DEVTRACE_PYTHON_DIR (the folder holding the devtrace Python package),\n"
+    "  DEVTRACE_RECORD_SPILL (0: keep the events in memory, no spill file),\n"
+    "  DEVTRACE_RECORDER_STATS (1: print the recorder's memory, VmHWM and RssAnon).\n";
 
 /* The compiled-in backends with every capability in caps, ", " between them, then tail
  * (NULL: nothing). */
@@ -218,6 +226,8 @@ static const struct env_setting {
     {"DEVTRACE_BUFFER_COUNT", 1, 4096, "a buffer count from 1 to 4096"},
     {"DEVTRACE_FLUSH_TIMEOUT_MS", 1, UINT64_MAX, "a positive number of milliseconds"},
     {"DEVTRACE_OPENCL_STOP_TIMEOUT_MS", 0, UINT64_MAX, "a number of milliseconds"},
+    {"DEVTRACE_RECORD_SPILL", 0, 1, "0 (events kept in memory) or 1 (spilled to disk: the default)"},
+    {"DEVTRACE_RECORDER_STATS", 0, 1, "0 or 1 (print the recorder's memory at the end)"},
 };
 
 int dt_record_check_env(void)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -104,6 +105,47 @@ static dt_session *session_for_connection(dt_tree *t)
     return s;
 }
 
+/* A connection's message, to the spill (the reader's on_message). */
+static int spill_message(void *user, uint32_t type, const void *payload, size_t n)
+{
+    dt_tree_conn *c = user;
+    return dt_spill_append(c->spill, c->index, type, payload, n);
+}
+
+/* A new connection at the end of the list (fd -1 for one read back from a spill): its
+ * session, and its lanes and flows in the combined one. NULL when out of memory. */
+static dt_tree_conn *add_connection(dt_tree *t, int fd)
+{
+    dt_tree_conn *p = dt_room_for_one(t->conns, t->nconns, &t->conns_cap, sizeof *p, 16);
+    if (!p)
+        return NULL;
+    t->conns = p;
+    dt_tree_conn *c = &t->conns[t->nconns];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->index = (uint32_t)t->nconns;
+    dt_wire_reader_init(&c->reader);
+    if (t->windowed && dt_wire_reader_keep_metadata(&c->reader) != 0)
+        return NULL;
+    c->session = session_for_connection(t);
+    if (!c->session && !(t->windowed && !t->window_open)) {
+        dt_wire_reader_free(&c->reader);
+        return NULL;
+    }
+    if (!t->per_process) {
+        /* Each process of the combined trace on lanes (and flows) of its own. */
+        c->reader.device_base = DT_PROCESS_DEVICE_BASE(t->ordinals);
+        c->reader.correlation_base = (uint64_t)t->ordinals << 40;
+        t->ordinals++;
+    }
+    if (t->spill && fd >= 0) {
+        c->spill = t->spill;
+        c->reader.on_message = spill_message;
+    }
+    t->nconns++;
+    return c;
+}
+
 static void accept_connections(dt_tree *t)
 {
     for (;;) {
@@ -116,33 +158,10 @@ static void accept_connections(dt_tree *t)
             close(fd); /* the directory is the user's own: this is only a second lock */
             continue;
         }
-        dt_tree_conn *p = dt_room_for_one(t->conns, t->nconns, &t->conns_cap, sizeof *p, 16);
-        if (!p) {
+        if (!add_connection(t, fd)) {
             close(fd);
             return;
         }
-        t->conns = p;
-        dt_tree_conn *c = &t->conns[t->nconns];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        dt_wire_reader_init(&c->reader);
-        if (t->windowed && dt_wire_reader_keep_metadata(&c->reader) != 0) {
-            close(fd);
-            return;
-        }
-        c->session = session_for_connection(t);
-        if (!c->session && !(t->windowed && !t->window_open)) {
-            dt_wire_reader_free(&c->reader);
-            close(fd);
-            return;
-        }
-        if (!t->per_process) {
-            /* Each process of the combined trace on lanes (and flows) of its own. */
-            c->reader.device_base = DT_PROCESS_DEVICE_BASE(t->ordinals);
-            c->reader.correlation_base = (uint64_t)t->ordinals << 40;
-            t->ordinals++;
-        }
-        t->nconns++;
     }
 }
 
@@ -177,6 +196,7 @@ static void read_connection(dt_tree_conn *c)
         size_t room = to ? dt_wire_reader_room(&c->reader) : sizeof lost;
         ssize_t n = read(c->fd, to ? to : lost, room);
         if (n > 0) {
+            c->reader.on_message_user = c; /* where c is now (the list may have moved) */
             if (to)
                 dt_wire_reader_commit(&c->reader, c->session, (size_t)n);
             else
@@ -200,7 +220,21 @@ static size_t open_connections(const dt_tree *t)
     return n;
 }
 
-void dt_tree_receive(dt_tree *t, pid_t top, int *status)
+static int build_from_spill(dt_tree *t, char *why, size_t whylen);
+
+/* The processes still running when receiving ended (after the sessions are built, so
+ * that the note follows what they sent, as when the sessions are fed as it arrives). */
+static void note_orphans(dt_tree *t)
+{
+    for (size_t i = 0; i < t->nconns; i++)
+        if (t->conns[i].fd >= 0 && t->conns[i].reader.hello)
+            dt_add_note(t->conns[i].session,
+                        "process %u (%.100s) was still running %d ms after the program ended: its events "
+                        "after that are not in the trace",
+                        t->conns[i].reader.pid, t->conns[i].reader.command, DT_TREE_ORPHAN_WAIT_MS);
+}
+
+int dt_tree_receive(dt_tree *t, pid_t top, int *status, char *why, size_t whylen)
 {
     int exited = 0;
     uint64_t exited_at = 0;
@@ -232,6 +266,8 @@ void dt_tree_receive(dt_tree *t, pid_t top, int *status)
         } else if (rc < 0 && errno != EINTR) {
             break;
         }
+        if (t->spill)
+            dt_spill_flush(t->spill); /* what a recorder killed now would leave */
         if (t->hook.tick)
             t->hook.tick(t->hook.user);
         if (!exited && waitpid(top, status, WNOHANG) == top) {
@@ -242,12 +278,7 @@ void dt_tree_receive(dt_tree *t, pid_t top, int *status)
         if (exited && rc == 0 && !open_connections(t))
             break;
         if (exited && monotonic_ms() - exited_at > DT_TREE_ORPHAN_WAIT_MS) {
-            for (size_t i = 0; i < t->nconns; i++)
-                if (t->conns[i].fd >= 0 && t->conns[i].reader.hello)
-                    dt_add_note(t->conns[i].session,
-                                "process %u (%.100s) was still running %d ms after the program ended: its events "
-                                "after that are not in the trace",
-                                t->conns[i].reader.pid, t->conns[i].reader.command, DT_TREE_ORPHAN_WAIT_MS);
+            t->orphans = 1;
             break;
         }
     }
@@ -255,6 +286,98 @@ void dt_tree_receive(dt_tree *t, pid_t top, int *status)
     if (!exited)
         while (waitpid(top, status, 0) < 0 && errno == EINTR)
             ;
+    int rc = t->spill ? build_from_spill(t, why, whylen) : 0;
+    if (t->orphans)
+        note_orphans(t);
+    return rc;
+}
+
+int dt_tree_open_offline(dt_tree *t, const char *backend)
+{
+    memset(t, 0, sizeof *t);
+    t->listen_fd = -1;
+    t->hook.fds[0] = t->hook.fds[1] = -1;
+    snprintf(t->backend, sizeof t->backend, "%s", backend);
+    return new_session(t) ? 0 : -1;
+}
+
+/* One record of a spill, through its connection's reader into its session. */
+static int replay_record(void *user, uint32_t connection, uint32_t type, const unsigned char *payload, size_t n)
+{
+    dt_tree *t = user;
+    if (connection >= (1u << 20))
+        return -1; /* no recorder accepts a million connections: a corrupt record */
+    while (connection >= t->nconns)
+        if (t->listen_fd >= 0 || !add_connection(t, -1))
+            return -1; /* a connection the recorder never had (or out of memory) */
+    dt_tree_conn *c = &t->conns[connection];
+    dt_wire_reader_apply(&c->reader, c->session, type, payload, n);
+    list_process(c);
+    return 0;
+}
+
+size_t dt_tree_replay(dt_tree *t, const unsigned char *data, size_t n, uint64_t *count)
+{
+    return dt_spill_walk(data, n, replay_record, t, count);
+}
+
+/* The sessions from the spill, at the end of receiving: each connection's reader so far
+ * (its identity, end and counts, and an incomplete last message) is set aside and a new
+ * one replays the connection's messages into its session, as they arrived. */
+static int build_from_spill(dt_tree *t, char *why, size_t whylen)
+{
+    dt_spill *sp = t->spill;
+    dt_spill_flush(sp);
+    dt_wire_reader *kept = calloc(t->nconns ? t->nconns : 1, sizeof *kept);
+    if (!kept) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < t->nconns; i++) {
+        dt_tree_conn *c = &t->conns[i];
+        kept[i] = c->reader;
+        dt_wire_reader_init(&c->reader);
+        c->reader.device_base = kept[i].device_base;
+        c->reader.correlation_base = kept[i].correlation_base;
+    }
+    int rc = 0;
+    size_t head = sizeof(dt_spill_header), len = (size_t)sp->file_bytes;
+    if (len > head) {
+        /* Read through a descriptor of its own to the very file (opened for writing only). */
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", sp->fd);
+        int fd = open(self, O_RDONLY | O_CLOEXEC);
+        void *map = fd >= 0 ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        if (fd >= 0)
+            close(fd);
+        if (map == MAP_FAILED) {
+            snprintf(why, whylen, "cannot read the spill file %s back: %s", sp->path, strerror(errno));
+            rc = -1;
+        } else {
+            madvise(map, len, MADV_SEQUENTIAL);
+            uint64_t count;
+            if (dt_tree_replay(t, (const unsigned char *)map + head, len - head, &count) != len - head) {
+                snprintf(why, whylen, "the spill file %s was changed during the run (a record is cut short)", sp->path);
+                rc = -1;
+            }
+            munmap(map, len);
+        }
+    }
+    if (rc == 0 && sp->len && dt_tree_replay(t, sp->buf, sp->len, NULL) != sp->len) {
+        snprintf(why, whylen, "the spill's records kept in memory are damaged");
+        rc = -1;
+    }
+    for (size_t i = 0; i < t->nconns; i++) {
+        dt_tree_conn *c = &t->conns[i];
+        if (dt_wire_pending(&kept[i]) && c->session)
+            dt_wire_feed(&c->reader, c->session, kept[i].buf, kept[i].len); /* stays pending: said as today */
+        if (kept[i].handed_failed)
+            dt_add_note(c->session, "the recorder ran out of memory spilling %llu messages from process %u: lost",
+                        (unsigned long long)kept[i].handed_failed, kept[i].pid);
+        dt_wire_reader_free(&kept[i]);
+    }
+    free(kept);
+    return rc;
 }
 
 /* The process's entry in its session: the events it sent into it, how it ended (so far). */

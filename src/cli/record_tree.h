@@ -13,6 +13,7 @@
 
 #include "core/session.h"
 #include "inject/wire.h"
+#include "record_spill.h"
 
 /* After the top program exits, how long the recorder waits for traced processes it left
  * running (a job started in the background) before it writes the trace without the rest. */
@@ -24,6 +25,8 @@ typedef struct dt_tree_conn {
     dt_session *session;    /* borrowed: where this connection's messages go */
     int listed;             /* its process is in the session's process list */
     uint64_t events_before; /* events it had sent when its session's window opened */
+    dt_spill *spill;        /* borrowed: where its messages go while the program runs, or NULL */
+    uint32_t index;         /* its place in the tree's connections (the spill's connection index) */
 } dt_tree_conn;
 
 /* Called from the receive loop after every poll (fds: the extra descriptors it polls). */
@@ -48,6 +51,12 @@ typedef struct dt_tree {
     int windowed, window_open;
     uint64_t window_start, window_stop;
     dt_tree_hook hook;
+    /* Spilling (record_spill.h): every connection's messages go to the spill as they arrive
+     * (the readers keep only each process's identity, end and event count), and the
+     * sessions are built from it when receiving ends. NULL: the sessions are fed as the
+     * messages arrive (capture windows). */
+    dt_spill *spill; /* borrowed */
+    int orphans;     /* receiving ended with processes still running (noted after the build) */
 } dt_tree;
 
 /* A socket named name in the tree's private directory, listening (non-blocking): its
@@ -67,8 +76,18 @@ size_t dt_tree_window_close(dt_tree *t, dt_session ***sessions, uint32_t **pids)
 
 /* Receives from every traced process until the top program (top) has exited and every
  * connection has closed, or DT_TREE_ORPHAN_WAIT_MS after it exited (noted); *status is
- * the top's, from waitpid. */
-void dt_tree_receive(dt_tree *t, pid_t top, int *status);
+ * the top's, from waitpid. With a spill, the sessions are then built from it: 0, or -1
+ * with a line in why (the spill is kept then). */
+int dt_tree_receive(dt_tree *t, pid_t top, int *status, char *why, size_t whylen);
+
+/* A tree with no socket (devtrace convert of a spill): one combined session; connections
+ * come from the spill's records. 0, or -1 when out of memory. */
+int dt_tree_open_offline(dt_tree *t, const char *backend);
+/* Builds the sessions from a spill's records, data[0, n) (after its header), as the
+ * messages arrived: each connection's through a wire reader of its own into its session.
+ * Returns the bytes of whole records read (n less an incomplete last record); *count
+ * gets their number. */
+size_t dt_tree_replay(dt_tree *t, const unsigned char *data, size_t n, uint64_t *count);
 /* The sessions to write, in the order their processes started, and the pid and rank of
  * each (per process: its own; combined: the top's pid, rank -1). Sessions of connections
  * that never said hello (forked children) are not counted. */

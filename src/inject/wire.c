@@ -216,9 +216,11 @@ static void copy_cstr(char *dst, size_t cap, const unsigned char **p, const unsi
 {
     const unsigned char *nul = memchr(*p, 0, (size_t)(end - *p));
     size_t len = nul ? (size_t)(nul - *p) : (size_t)(end - *p);
-    size_t keep = len < cap - 1 ? len : cap - 1;
-    memcpy(dst, *p, keep);
-    dst[keep] = '\0';
+    if (dst) { /* NULL: skipped */
+        size_t keep = len < cap - 1 ? len : cap - 1;
+        memcpy(dst, *p, keep);
+        dst[keep] = '\0';
+    }
     *p += nul ? len + 1 : len;
 }
 
@@ -230,11 +232,11 @@ static int apply_hello(dt_wire_reader *r, dt_session *s, const unsigned char *p,
     r->ppid = read_u32(p + 8);
     r->hello = 1;
     const unsigned char *q = p + 12, *end = p + n;
-    dt_session *to = r->meta ? r->meta : s;
-    copy_cstr(to->backend_name, sizeof to->backend_name, &q, end);
-    copy_cstr(to->validation, sizeof to->validation, &q, end);
-    copy_cstr(to->runtime_category, sizeof to->runtime_category, &q, end);
-    copy_cstr(to->unavailable_reason, sizeof to->unavailable_reason, &q, end);
+    dt_session *to = r->meta ? r->meta : s; /* NULL: a reader that hands its messages on keeps the pid and command */
+    copy_cstr(to ? to->backend_name : NULL, sizeof to->backend_name, &q, end);
+    copy_cstr(to ? to->validation : NULL, sizeof to->validation, &q, end);
+    copy_cstr(to ? to->runtime_category : NULL, sizeof to->runtime_category, &q, end);
+    copy_cstr(to ? to->unavailable_reason : NULL, sizeof to->unavailable_reason, &q, end);
     copy_cstr(r->command, sizeof r->command, &q, end);
     if (r->meta && s)
         copy_identity(s, r->meta);
@@ -275,7 +277,10 @@ static void add_sample(dt_wire_reader *r, dt_session *s, void (*add)(dt_session 
 static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned char *p, size_t n)
 {
     dt_session *into = s ? s : r->meta; /* between capture windows: the metadata's */
-    if (!into)
+    /* A reader that hands its messages on keeps these without a session. */
+    int reader_only = r->on_message && (type == DT_WIRE_WINDOW || type == DT_WIRE_RANK || type == DT_WIRE_END ||
+                                        type == DT_WIRE_FORKED || type == DT_WIRE_CRASH);
+    if (!into && !reader_only)
         return -1; /* no session, and no metadata kept: nowhere to put it (counted as malformed) */
     switch (type) {
     case DT_WIRE_HELLO:
@@ -346,6 +351,56 @@ static int apply(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned
     }
 }
 
+int dt_wire_reader_apply(dt_wire_reader *r, dt_session *s, uint32_t type, const void *payload, size_t n)
+{
+    if (apply(r, s, type, payload, n) == 0)
+        return 0;
+    r->malformed++;
+    return -1;
+}
+
+/* What a reader that hands its messages on (on_message) keeps of one: the process's
+ * identity and end, its window and rank, and how many events it sent. */
+static void keep_own_part(dt_wire_reader *r, uint32_t type, const unsigned char *p, size_t n)
+{
+    switch (type) {
+    case DT_WIRE_HELLO:
+        apply_hello(r, NULL, p, n);
+        return;
+    case DT_WIRE_EVENTS:
+        if (n % sizeof(devtrace_event))
+            return;
+        for (size_t i = 0; i < n; i += sizeof(devtrace_event)) {
+            uint16_t kind;
+            memcpy(&kind, p + i + offsetof(devtrace_event, kind), sizeof kind);
+            r->events += kind != DEVTRACE_KIND_NONE && kind < DEVTRACE_KIND_COUNT;
+        }
+        return;
+    case DT_WIRE_WINDOW:
+    case DT_WIRE_RANK:
+    case DT_WIRE_END:
+    case DT_WIRE_FORKED:
+    case DT_WIRE_CRASH:
+        apply(r, NULL, type, p, n); /* these touch the reader only, without a session */
+        return;
+    default:
+        return;
+    }
+}
+
+/* One complete message: applied, or handed on. */
+static void take_message(dt_wire_reader *r, dt_session *s, uint32_t type, const unsigned char *p, size_t n)
+{
+    if (r->on_message) {
+        if (r->on_message(r->on_message_user, type, p, n) != 0)
+            r->handed_failed++;
+        keep_own_part(r, type, p, n);
+        return;
+    }
+    if (apply(r, s, type, p, n) != 0)
+        r->malformed++;
+}
+
 void *dt_wire_reader_space(dt_wire_reader *r, size_t want)
 {
     if (r->cap - r->len < want) {
@@ -374,14 +429,16 @@ void dt_wire_reader_commit(dt_wire_reader *r, dt_session *s, size_t n)
         wire_header h;
         memcpy(&h, r->buf + off, sizeof h);
         if (h.length > DT_WIRE_MAX_PAYLOAD || h.reserved != 0) {
-            r->malformed++;
+            if (r->on_message) /* counted where the messages are applied */
+                take_message(r, s, 0, NULL, 0);
+            else
+                r->malformed++;
             off = r->len; /* the stream is corrupt: nothing after this can be trusted */
             break;
         }
         if (r->len - off - sizeof h < h.length)
             break;
-        if (apply(r, s, h.type, r->buf + off + sizeof h, (size_t)h.length) != 0)
-            r->malformed++;
+        take_message(r, s, h.type, r->buf + off + sizeof h, (size_t)h.length);
         off += sizeof h + (size_t)h.length;
     }
     if (off == 0)

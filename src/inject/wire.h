@@ -82,6 +82,14 @@ typedef struct dt_wire_reader {
     uint32_t *target_map; /* owned */
     uint32_t target_map_len;
     uint64_t discarded[DEVTRACE_KIND_COUNT]; /* events received while feeding no session, per kind */
+    /* Handing messages on (devtrace record's spill): each complete message goes to
+     * on_message, and only what the reader itself keeps (hello, rank, window, end, crash,
+     * forked, the events counted in events) is read from it; no session is fed. A corrupt
+     * header is handed on as type 0 with no payload (applied later: counted malformed).
+     * on_message returns 0, or -1 (counted in handed_failed). */
+    int (*on_message)(void *user, uint32_t type, const void *payload, size_t n);
+    void *on_message_user;
+    uint64_t handed_failed;
 } dt_wire_reader;
 
 void dt_wire_reader_init(dt_wire_reader *r);
@@ -104,6 +112,9 @@ int dt_wire_feed(dt_wire_reader *r, dt_session *s, const void *data, size_t n);
 void *dt_wire_reader_space(dt_wire_reader *r, size_t want);
 size_t dt_wire_reader_room(const dt_wire_reader *r);
 void dt_wire_reader_commit(dt_wire_reader *r, dt_session *s, size_t n);
+/* One whole message (type, payload of n bytes), as dt_wire_reader_commit applies each:
+ * 0, or -1 when it is malformed (counted in r->malformed). */
+int dt_wire_reader_apply(dt_wire_reader *r, dt_session *s, uint32_t type, const void *payload, size_t n);
 /* Bytes of an incomplete last message (the program ended mid-message). */
 size_t dt_wire_pending(const dt_wire_reader *r);
 

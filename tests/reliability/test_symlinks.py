@@ -4,7 +4,7 @@
 Run as root, as `devtrace record` often is: another user (a uid of its own, taken in a forked
 child with setuid) owns a folder where root writes its traces and plants names there before the
 run: a symbolic link to a file of root's (the victim) at the trace's `.tmp`, at the trace itself,
-at a per-process trace's `.tmp` (`%r`), at the raw capture, at the `.tmp` of `devtrace replay`
+at a per-process trace's `.tmp` (`%r`), at the recorder's spill (`.spill`), at the raw capture, at the `.tmp` of `devtrace replay`
 and `devtrace convert`; its own regular file at the raw capture; a link of its own standing for
 a folder of the output path (`LINK/t.json`, as a `.d` folder of traces). The victim must keep
 its bytes in every case, the trace must be complete under its name (or the run refused with
@@ -152,6 +152,20 @@ def trace_itself():
     return "the link is replaced by the trace (a rename), the victim unchanged"
 
 
+def spill_link():
+    """The recorder's spill (TRACE.spill, written while the program runs): a link planted there is
+    left alone, the spill made under a new name beside it and removed after the trace is written."""
+    fresh_victim()
+    link = plant_link("sp.json.spill")
+    r = record_into("sp.json")
+    check_victim_and_link(link)
+    assert r.returncode == 0 and r.stderr == "", "exit %d: %s" % (r.returncode, r.stderr)
+    check_complete(os.path.join(shared, "sp.json"))
+    left = sorted(f for f in os.listdir(shared) if f.startswith("sp.json.spill."))
+    assert not left, "a spill was left: %s" % left
+    return "trace complete under sp.json; the spill made beside the link and removed; the victim unchanged"
+
+
 def per_process_tmp():
     fresh_victim()
     link = plant_link("p0.json.tmp")
@@ -284,6 +298,7 @@ def control_socket_folder():
 S = "root writes into a folder of another user's"
 cases.run("trace_tmp_link", S, "a link at t.json.tmp to a file of root's", trace_tmp)
 cases.run("trace_link", S, "a link at t.json", trace_itself)
+cases.run("spill_link", S, "a link at t.json.spill (the recorder's spill)", spill_link)
 cases.run("per_process_tmp_link", S, "a link at p0.json.tmp (-o p%r.json)", per_process_tmp)
 cases.run("raw_link", S, "a link at the --raw path", raw_capture_link)
 cases.run("raw_other_users_file", S, "the other user's file at the --raw path", raw_capture_other_users_file)
