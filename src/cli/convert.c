@@ -4,14 +4,21 @@
  * recognised from its first bytes and how it is read; a kind recognised but not yet
  * readable says so in one line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
 #include "core/errors.h"
 #include "core/raw.h"
 #include "core/session.h"
+#include "record_capture.h"
+#include "record_spill.h"
+#include "record_tree.h"
 #include "report/summary.h"
 #include "sinks/sinks.h"
 
@@ -23,7 +30,12 @@ static const char convert_usage[] =
     "'.gz' after either compresses.\n"
     "\n"
     "IN: a raw capture (.dtraw, saved with 'devtrace record --raw'), decoded through the\n"
-    "same decoders as live collection, as 'devtrace replay' does.\n"
+    "same decoders as live collection, as 'devtrace replay' does; or the spill file of\n"
+    "'devtrace record' (PATH.spill), which a recorder that was killed, or could not write\n"
+    "its trace, leaves beside the trace: the trace it would have written (every process in\n"
+    "one file, each on lanes of its own, also where -o had %p or %r; a process that did not\n"
+    "finish shipping is noted and counted in events_missing, as the recorder does; a\n"
+    "spill cut short mid-message is said in one line and every whole message kept).\n"
     "\n"
     "options:\n"
     "  -b, --backend NAME   decode a raw capture as this backend's vendor (default: the capture's)\n"
@@ -54,6 +66,70 @@ static int read_raw_capture(const convert_opts *o, dt_session **out, devtrace_er
     return dt_replay_file(o->input, &o->replay, out, NULL, err);
 }
 
+/* A recorder's spill: the sessions it would have built, from the messages it kept. */
+static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *err)
+{
+    int fd = open(o->input, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        dt_error_set(err, DEVTRACE_EIO, "cannot read %s: %s; check the path", o->input, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) {
+        dt_error_set(err, DEVTRACE_EIO, "cannot read %s: %s", o->input, strerror(errno));
+        return -1;
+    }
+    madvise(map, size, MADV_SEQUENTIAL);
+    dt_spill_header h;
+    memcpy(&h, map, size < sizeof h ? size : sizeof h);
+    char why[512];
+    dt_tree t;
+    int rc = -1;
+    if (dt_spill_check_header(&h, size, why, sizeof why) != 0) {
+        dt_error_set(err, DEVTRACE_EFORMAT, "%s: %s", o->input, why);
+        goto end;
+    }
+    h.backend[sizeof h.backend - 1] = '\0';
+    if (dt_tree_open_offline(&t, h.backend) != 0) {
+        dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
+        goto end;
+    }
+    uint64_t whole = 0;
+    size_t body = size - sizeof h;
+    size_t read = dt_tree_replay(&t, (const unsigned char *)map + sizeof h, body, &whole);
+    dt_session *s = t.sessions[0];
+    if (read < body) {
+        fprintf(stderr,
+                "devtrace convert: %s ends mid-message (its last %zu bytes are part of a message the recorder was "
+                "writing when it stopped): the %llu whole messages before them are converted\n",
+                o->input, body - read, (unsigned long long)whole);
+        dt_add_note(s, "the spill ends mid-message: its last %zu bytes were dropped, the %llu whole messages kept",
+                    body - read, (unsigned long long)whole);
+    }
+    if (dt_tree_describe(&t))
+        dt_add_note(s, "no traced process started in this spill: the trace has no events");
+    if (h.program_start_ns) {
+        dt_capture_opts c = {.delay_ns = h.delay_ns,
+                             .duration_ns = h.duration_ns,
+                             .has_delay = !!(h.flags & DT_SPILL_HAS_DELAY),
+                             .has_duration = !!(h.flags & DT_SPILL_HAS_DURATION)};
+        dt_capture_apply(&c, s, h.program_start_ns);
+    }
+    *out = s; /* the tree's one session, now the caller's */
+    t.sessions[0] = NULL;
+    t.nsessions = 0;
+    dt_tree_close(&t);
+    rc = 0;
+end:
+    munmap(map, size);
+    return rc;
+}
+
 /* A JSON object (after white space), or gzip's magic. */
 static int is_json_trace(const unsigned char *head, size_t n)
 {
@@ -67,6 +143,7 @@ static int is_json_trace(const unsigned char *head, size_t n)
 
 static const input_kind input_kinds[] = {
     {"a raw capture (.dtraw)", is_raw_capture, read_raw_capture},
+    {"a recorder's spill (.spill)", dt_spill_recognises, read_spill},
     {"a Chrome JSON trace", is_json_trace, NULL},
 };
 
@@ -128,8 +205,10 @@ int dt_cmd_convert(int argc, char **argv)
         if (input_kinds[i].recognises(head, n))
             kind = &input_kinds[i];
     if (!kind || !kind->read) {
-        fprintf(stderr, "devtrace convert: %s is %s; devtrace convert reads a raw capture (.dtraw)%s\n", o.input,
-                kind ? kind->what : "not an input devtrace knows", kind ? ", not yet this kind" : "");
+        fprintf(stderr,
+                "devtrace convert: %s is %s; devtrace convert reads a raw capture (.dtraw) or a recorder's spill "
+                "(.spill)%s\n",
+                o.input, kind ? kind->what : "not an input devtrace knows", kind ? ", not yet this kind" : "");
         return DT_EXIT_FAILURE;
     }
     devtrace_error err = {0, ""};

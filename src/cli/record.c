@@ -465,8 +465,12 @@ int dt_cmd_record(int argc, char **argv)
     }
     close(errp[0]);
 
-    int built = dt_tree_receive(&tree, pid, &res.status, why, sizeof why);
+    dt_tree_receive(&tree, pid, &res.status);
     print_recorder_memory("at the program's end");
+    uint64_t build_start = dt_realtime_ns();
+    int built = dt_tree_build(&tree, why, sizeof why);
+    uint64_t build_done = dt_realtime_ns();
+    print_recorder_memory("with the sessions built");
     if (built != 0) {
         fprintf(stderr,
                 "devtrace record: %s; the events are kept in %s: 'devtrace convert %s OUT.json' writes the trace "
@@ -546,6 +550,13 @@ int dt_cmd_record(int argc, char **argv)
         free(taken[i]);
     free(taken);
     print_recorder_memory("after writing");
+    const char *stats_env = getenv("DEVTRACE_RECORDER_STATS");
+    if (stats_env && !strcmp(stats_env, "1"))
+        fprintf(stderr,
+                "devtrace record: end of run: %.3f s from the program's end to the trace written (%.3f s of it "
+                "building the sessions); spill %llu bytes in %llu records\n",
+                (double)(dt_realtime_ns() - build_start) / 1e9, (double)(build_done - build_start) / 1e9,
+                (unsigned long long)spill.file_bytes, (unsigned long long)spill.records);
     /* A trace not written: the spill is kept when it holds the whole run (not when its own
      * write failed: the rest was in memory). */
     int keep = failed && spill.fd >= 0 && !spill.write_errno;

@@ -234,7 +234,7 @@ static void note_orphans(dt_tree *t)
                         t->conns[i].reader.pid, t->conns[i].reader.command, DT_TREE_ORPHAN_WAIT_MS);
 }
 
-int dt_tree_receive(dt_tree *t, pid_t top, int *status, char *why, size_t whylen)
+void dt_tree_receive(dt_tree *t, pid_t top, int *status)
 {
     int exited = 0;
     uint64_t exited_at = 0;
@@ -286,6 +286,10 @@ int dt_tree_receive(dt_tree *t, pid_t top, int *status, char *why, size_t whylen
     if (!exited)
         while (waitpid(top, status, 0) < 0 && errno == EINTR)
             ;
+}
+
+int dt_tree_build(dt_tree *t, char *why, size_t whylen)
+{
     int rc = t->spill ? build_from_spill(t, why, whylen) : 0;
     if (t->orphans)
         note_orphans(t);

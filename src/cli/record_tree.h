@@ -75,10 +75,12 @@ int dt_tree_window_open(dt_tree *t, uint64_t start_ns, uint64_t stop_ns);
 size_t dt_tree_window_close(dt_tree *t, dt_session ***sessions, uint32_t **pids);
 
 /* Receives from every traced process until the top program (top) has exited and every
- * connection has closed, or DT_TREE_ORPHAN_WAIT_MS after it exited (noted); *status is
- * the top's, from waitpid. With a spill, the sessions are then built from it: 0, or -1
- * with a line in why (the spill is kept then). */
-int dt_tree_receive(dt_tree *t, pid_t top, int *status, char *why, size_t whylen);
+ * connection has closed, or DT_TREE_ORPHAN_WAIT_MS after it exited (noted by
+ * dt_tree_build); *status is the top's, from waitpid. */
+void dt_tree_receive(dt_tree *t, pid_t top, int *status);
+/* After receiving: with a spill, the sessions built from it (0, or -1 with a line in why:
+ * the spill is kept then); the notes of processes left running. */
+int dt_tree_build(dt_tree *t, char *why, size_t whylen);
 
 /* A tree with no socket (devtrace convert of a spill): one combined session; connections
  * come from the spill's records. 0, or -1 when out of memory. */

@@ -25,7 +25,7 @@ expect_error() { # STATUS TEXT COMMAND...: the command fails with STATUS and one
   [[ $(wc -l <"$out.stderr") == 1 ]] && grep -qF -- "$text" "$out.stderr" ||
     { echo "FAIL: '$*' said:"; cat "$out.stderr"; echo "expected one line with: $text"; exit 1; }
 }
-expect_error 1 "is a Chrome JSON trace; devtrace convert reads a raw capture (.dtraw), not yet this kind" \
+expect_error 1 "is a Chrome JSON trace; devtrace convert reads a raw capture (.dtraw) or a recorder's spill (.spill), not yet this kind" \
   "$devtrace" convert "$out.json" "$out-from-json.pftrace"
 [[ ! -e "$out-from-json.pftrace" ]] || { echo "FAIL: convert of a JSON trace left a file"; exit 1; }
 expect_error 2 "--trace-name names a JSON trace" "$devtrace" replay "$out.dtraw" -o "$out-named.pftrace" --trace-name x

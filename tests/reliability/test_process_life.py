@@ -9,8 +9,10 @@ the trace is never half-written under its final name (the recorder killed with S
 writes, an old trace under that name left as it was); a full disk (a 256 KiB tmpfs, else a file
 size limit) gives one clear line, a non-zero exit and no file. Writes OUT/process-life.md.
 """
+import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -192,6 +194,165 @@ def disk_full():
             subprocess.run(["umount", mnt])
 
 
+SPILL_HEADER = 96  # record_spill.h: the header, then records: u32 type, u32 connection, u64 length, payload, pad to 8
+EVENT_SIZE, KIND_AT, WIRE_EVENTS, WIRE_END = 112, 36, 3, 9
+KINDS = {1: "kernel", 2: "memcpy", 3: "memset", 4: "runtime"}
+
+
+def spill_records(path):
+    """The spill's whole records: [(offset, type, payload length)], and the file's bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"DTSPILL1", "not a spill: %r" % data[:8]
+    recs, off = [], SPILL_HEADER
+    while len(data) - off >= 16:
+        typ, _conn, n = struct.unpack_from("<IIQ", data, off)
+        padded = (n + 7) & ~7
+        if padded > len(data) - off - 16:
+            break
+        recs.append((off, typ, n))
+        off += 16 + padded
+    return recs, data
+
+
+def spill_kind_counts(path, upto=None):
+    """Events per kind in the spill's EVENTS records (the first upto records)."""
+    recs, data = spill_records(path)
+    counts = {k: 0 for k in KINDS.values()}
+    for off, typ, n in recs[:upto]:
+        if typ != WIRE_EVENTS:
+            continue
+        for i in range(n // EVENT_SIZE):
+            kind = struct.unpack_from("<H", data, off + 16 + i * EVENT_SIZE + KIND_AT)[0]
+            if kind in KINDS:
+                counts[KINDS[kind]] += 1
+    return counts
+
+
+def convert(spill, out_name):
+    out = os.path.join(args.out, out_name)
+    if os.path.exists(out):
+        os.unlink(out)
+    r = subprocess.run([args.devtrace, "convert", spill, out, "-q"], capture_output=True, text=True, timeout=120)
+    return r, out
+
+
+def kill_recorder(when):
+    """SIGKILL to devtrace record alone (not the program). when="after_end": the traced program ran the
+    workload 3 times and ended (its END is in the spill), while the top program (a shell) still runs;
+    when="mid_run": 0.3 s after its first kernels reached the spill, in a run of 20,000 repeats, the program then killed too. Then devtrace convert
+    of the spill left beside the trace: the counts are exactly what the spill's EVENTS records hold, and
+    after the end exactly the workload's."""
+    path = os.path.join(args.out, "killed_recorder_%s.json" % when)
+    spill = path + ".spill"
+    for f in os.listdir(args.out):
+        if f.startswith(os.path.basename(path)):
+            os.unlink(os.path.join(args.out, f))
+    if when == "after_end":
+        program = ["sh", "-c", '"$@" && echo done && exec sleep 60', "sh", *host(args, repeat=3)]
+    else:
+        program = host(args, repeat=20000)  # about 15 s traced
+    p, _ = start_record(os.path.basename(path), program)
+    try:
+        deadline = time.time() + 60
+        if when == "after_end":
+            line = p.stdout.readline()
+            assert line.strip() == "done", "the program did not end: %r" % line
+            while not any(typ == WIRE_END for _, typ, _n in spill_records(spill)[0]) and time.time() < deadline:
+                time.sleep(0.02)  # the recorder writes what it received at each poll round
+        else:
+            while (not os.path.exists(spill) or not spill_kind_counts(spill)["kernel"]) and time.time() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)
+        assert p.poll() is None, "the recorder ended before it was killed: %s" % p.communicate()[1]
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # the program, left running
+        except ProcessLookupError:
+            pass
+        p.communicate()
+    assert not os.path.exists(path), "a trace was written by a killed recorder"
+    shipped = spill_kind_counts(spill)
+    ended = any(typ == WIRE_END for _, typ, _n in spill_records(spill)[0])
+    assert ended == (when == "after_end"), "the program's END %s in the spill" % ("is" if ended else "is not")
+    if when == "after_end":
+        want = counts_times(3)
+        assert shipped == {k: want["counts." + k] for k in KINDS.values()}, shipped
+    r, out = convert(spill, "killed_recorder_%s_converted.json" % when)
+    # A kill that lands inside the recorder's write of the spill can cut its last record: then one line
+    # says so and the whole records are kept (what spill_kind_counts counts).
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 0 and (not lines or (when == "mid_run" and len(lines) == 1 and
+                                                "ends mid-message" in lines[0])), (r.returncode, r.stderr)
+    t = load_trace(out)
+    expect_meta(t, {**{"counts." + k: v for k, v in shipped.items()}, "malformed.records": 0,
+                    "events_missing": 0 if when == "after_end" else 1})
+    if when == "after_end":
+        assert not any("final flush" in n for n in t["devtrace"]["notes"]), t["devtrace"]["notes"]
+        check_flows(t)
+    else:
+        expect_note(t, "ended without its final flush")
+    return ("recorder SIGKILLed %s: the spill left beside the trace holds kernel=%d runtime=%d; devtrace convert "
+            "writes exactly those%s" %
+            ("after the traced program ran 3 times and ended" if when == "after_end" else "mid-run (no END)",
+             shipped["kernel"], shipped["runtime"],
+             ", flows paired, no note of a cut" if when == "after_end" else
+             ", events_missing=1 and the note of a process without its final flush"))
+
+
+def truncated_spill():
+    """A spill cut in the middle of its last EVENTS record: convert says so in one line and keeps
+    every whole record (its counts: those of the records before the cut)."""
+    src = os.path.join(args.out, "killed_recorder_after_end.json.spill")
+    if not os.path.exists(src):
+        kill_recorder("after_end")
+    recs, data = spill_records(src)
+    last = max(i for i, (_, typ, _n) in enumerate(recs) if typ == WIRE_EVENTS)
+    off, _, n = recs[last]
+    cut = off + 16 + n // 2
+    spill = os.path.join(args.out, "truncated.spill")
+    with open(spill, "wb") as f:
+        f.write(data[:cut])
+    kept = spill_kind_counts(spill)
+    assert kept == spill_kind_counts(src, upto=last), "the walk of the cut file"
+    r, out = convert(spill, "truncated_converted.json")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 0 and len(lines) == 1, (r.returncode, r.stderr)
+    assert lines[0] == ("devtrace convert: %s ends mid-message (its last %d bytes are part of a message the "
+                        "recorder was writing when it stopped): the %d whole messages before them are converted" %
+                        (spill, cut - off, last)), lines[0]
+    t = load_trace(out)
+    expect_meta(t, {"counts." + k: v for k, v in kept.items()})
+    expect_note(t, "the spill ends mid-message")
+    return ("cut in the middle of record %d of %d: one line, exit 0, the %d whole records converted (kernel=%d of "
+            "%d)" % (last + 1, len(recs), last, kept["kernel"], spill_kind_counts(src)["kernel"]))
+
+
+def spill_removed():
+    """An ordinary run leaves no spill; the trace is the same as one recorded in memory
+    (DEVTRACE_RECORD_SPILL=0): every event but its times, which differ run to run."""
+    proc, _, path = record(args, "spilled.json", host(args, repeat=2))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    left = [f for f in os.listdir(args.out) if f.startswith("spilled.json.spill")]
+    assert not left, "the spill was left: %s" % left
+    proc2, _, path2 = record(args, "in_memory.json", host(args, repeat=2), env={"DEVTRACE_RECORD_SPILL": "0"})
+    assert proc2.returncode == 0 and proc2.stderr == "", proc2.stderr
+    a, b = load_trace(path), load_trace(path2)
+    expect_meta(a, counts_times(2))
+    strip = ("ts", "dur", "pid", "tid", "id")
+
+    def shape(t):
+        return sorted(json.dumps({k: v for k, v in e.items() if k not in strip and k != "args"}, sort_keys=True)
+                      for e in t["traceEvents"])
+    assert shape(a) == shape(b), "the spilled run's events differ from the in-memory run's"
+    return "no spill left; the same %d events (names, kinds, categories) as the in-memory recorder" % len(
+        a["traceEvents"])
+
+
 E, O = "emulator (CUPTI)", "OpenCL (PoCL)"
 cases.run("sigint_to_recorder", E, "SIGINT to devtrace record", lambda: signal_case(signal.SIGINT, False))
 cases.run("sigterm_to_recorder", E, "SIGTERM to devtrace record", lambda: signal_case(signal.SIGTERM, False))
@@ -203,4 +364,9 @@ cases.run("fork", E, "fork(); the child runs the workload", fork_case)
 cases.run("exit_from_thread", E, "exit(0) from a second thread", exit_from_thread)
 cases.run("killed_while_writing", E, "SIGKILL to the recorder mid-write", killed_while_writing)
 cases.run("disk_full", E, "disk full while writing", disk_full)
+cases.run("spill_removed", E, "an ordinary run", spill_removed)
+cases.run("recorder_killed_after_end", E, "SIGKILL to the recorder alone after the program ran",
+          lambda: kill_recorder("after_end"))
+cases.run("recorder_killed_mid_run", E, "SIGKILL to the recorder alone mid-run", lambda: kill_recorder("mid_run"))
+cases.run("spill_truncated", E, "a spill cut mid-message, converted", truncated_spill)
 sys.exit(cases.finish("process-life.md"))
