@@ -99,9 +99,10 @@ static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *e
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         goto end;
     }
+    dt_tree_chunks_beside(&t, o->input);
     uint64_t whole = 0;
     size_t body = size - sizeof h;
-    size_t read = dt_tree_replay(&t, (const unsigned char *)map + sizeof h, body, &whole);
+    size_t read = dt_tree_replay_mapped(&t, map, sizeof h, size, &whole);
     dt_session *s = t.sessions[0];
     if (read < body) {
         fprintf(stderr,

@@ -325,6 +325,78 @@ size_t dt_tree_replay(dt_tree *t, const unsigned char *data, size_t n, uint64_t 
     return dt_spill_walk(data, n, replay_record, t, count);
 }
 
+/* The chunks of the sessions built from a spill: pages of an unnamed file (O_TMPFILE) in
+ * the spill's folder, mapped shared, so that the events are the page cache's (which the
+ * kernel can write out and reclaim) and not the recorder's anonymous memory. Each chunk is
+ * its own mapping of DT_CHUNK_BYTES at the file's end, its blocks reserved first
+ * (fallocate: a full disk then means heap chunks, never a SIGBUS on a write to a hole).
+ * The mappings stay until the process exits: the sessions that use them are the last
+ * thing it closes. One for the process. */
+typedef struct chunk_file {
+    int fd; /* -1: none (chunks from the heap) */
+    uint64_t size;
+} chunk_file;
+static chunk_file chunks_file = {-1, 0};
+
+static void *chunk_from_file(void *user)
+{
+    chunk_file *f = user;
+    if (f->fd < 0 || fallocate(f->fd, 0, (off_t)f->size, DT_CHUNK_BYTES) != 0)
+        return NULL;
+    void *p = mmap(NULL, DT_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)f->size);
+    if (p == MAP_FAILED)
+        return NULL;
+    f->size += DT_CHUNK_BYTES;
+    return p;
+}
+
+int dt_tree_chunks_beside(dt_tree *t, const char *path)
+{
+    if (chunks_file.fd < 0) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+        chunks_file.fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (chunks_file.fd < 0)
+            return -1; /* a file system without unnamed files: the heap, as before */
+    }
+    for (size_t i = 0; i < t->nsessions; i++)
+        if (t->sessions[i])
+            dt_store_set_chunk_source(&t->sessions[i]->store, chunk_from_file, &chunks_file);
+    return 0;
+}
+
+size_t dt_tree_replay_mapped(dt_tree *t, const unsigned char *map, size_t from, size_t to, uint64_t *count)
+{
+    const size_t window = 16u << 20, page = 4096;
+    size_t done = from;
+    uint64_t total = 0;
+    while (done < to) {
+        size_t left = to - done, span = left < window ? left : window;
+        uint64_t k = 0;
+        size_t used = dt_tree_replay(t, map + done, span, &k);
+        if (!used && span < left) /* a record longer than the window */
+            used = dt_tree_replay(t, map + done, left, &k);
+        total += k;
+        size_t dropped_to = done & ~(page - 1);
+        done += used;
+        /* What is read leaves this process's resident pages (the page cache keeps it). */
+        if ((done & ~(page - 1)) > dropped_to)
+            madvise((void *)(map + dropped_to), (done & ~(page - 1)) - dropped_to, MADV_DONTNEED);
+        if (!used)
+            break; /* an incomplete or corrupt record: nothing after it is read */
+    }
+    if (count)
+        *count = total;
+    return done - from;
+}
+
 /* The sessions from the spill, at the end of receiving: each connection's reader so far
  * (its identity, end and counts, and an incomplete last message) is set aside and a new
  * one replays the connection's messages into its session, as they arrived. */
@@ -345,6 +417,9 @@ static int build_from_spill(dt_tree *t, char *why, size_t whylen)
         c->reader.correlation_base = kept[i].correlation_base;
     }
     int rc = 0;
+    const char *in_memory = getenv("DEVTRACE_RECORD_CHUNKS");
+    if (!(in_memory && !strcmp(in_memory, "heap")))
+        dt_tree_chunks_beside(t, sp->path);
     size_t head = sizeof(dt_spill_header), len = (size_t)sp->file_bytes;
     if (len > head) {
         /* Read through a descriptor of its own to the very file (opened for writing only). */
@@ -359,8 +434,7 @@ static int build_from_spill(dt_tree *t, char *why, size_t whylen)
             rc = -1;
         } else {
             madvise(map, len, MADV_SEQUENTIAL);
-            uint64_t count;
-            if (dt_tree_replay(t, (const unsigned char *)map + head, len - head, &count) != len - head) {
+            if (dt_tree_replay_mapped(t, map, head, len, NULL) != len - head) {
                 snprintf(why, whylen, "the spill file %s was changed during the run (a record is cut short)", sp->path);
                 rc = -1;
             }

@@ -90,6 +90,14 @@ int dt_tree_open_offline(dt_tree *t, const char *backend);
  * Returns the bytes of whole records read (n less an incomplete last record); *count
  * gets their number. */
 size_t dt_tree_replay(dt_tree *t, const unsigned char *data, size_t n, uint64_t *count);
+/* The events of the tree's sessions go to chunks in an unnamed file in path's folder,
+ * mapped shared (not the heap), from now on. 0, or -1 (the heap then). */
+int dt_tree_chunks_beside(dt_tree *t, const char *path);
+/* The same over map[from, to) of a spill mapped for reading, 16 MiB at a time: the pages
+ * read are dropped from the process's resident set as it goes (MADV_DONTNEED), so that a
+ * spill's size never adds to the recorder's memory. Returns the bytes of whole records
+ * read from from. */
+size_t dt_tree_replay_mapped(dt_tree *t, const unsigned char *map, size_t from, size_t to, uint64_t *count);
 /* The sessions to write, in the order their processes started, and the pid and rank of
  * each (per process: its own; combined: the top's pid, rank -1). Sessions of connections
  * that never said hello (forked children) are not counted. */

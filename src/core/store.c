@@ -162,13 +162,20 @@ int dt_store_init(dt_store *st, uint64_t max_events)
     return 0;
 }
 
+void dt_store_set_chunk_source(dt_store *st, dt_chunk_source_fn source, void *user)
+{
+    st->chunk_source = source;
+    st->chunk_source_user = user;
+}
+
 void dt_store_destroy(dt_store *st)
 {
     if (!st || !st->generation)
         return;
     for (dt_chunk *c = st->full, *next; c; c = next) {
         next = c->next;
-        free(c);
+        if (c->alloc_events != DT_CHUNK_EXTERNAL)
+            free(c);
     }
     for (dt_chunk *c = st->spare, *next; c; c = next) {
         next = c->next;
@@ -176,7 +183,8 @@ void dt_store_destroy(dt_store *st)
     }
     for (dt_slot *s = st->slots, *next; s; s = next) {
         next = s->next;
-        free(s->current);
+        if (s->current && s->current->alloc_events != DT_CHUNK_EXTERNAL)
+            free(s->current);
         free(s);
     }
     pthread_mutex_destroy(&st->lock);
@@ -290,7 +298,9 @@ static dt_chunk *new_chunk(dt_store *st)
         return c;
     }
     uint32_t alloc = DT_CHUNK_EVENTS;
-    if (!(c = provider_take())) {
+    if (st->chunk_source && (c = st->chunk_source(st->chunk_source_user)) != NULL)
+        alloc = DT_CHUNK_EXTERNAL;
+    else if (st->chunk_source || !(c = provider_take())) {
         alloc = cap;
         if (!(c = malloc(sizeof *c + (size_t)cap * sizeof(devtrace_event))))
             return NULL;
@@ -311,7 +321,8 @@ static dt_chunk *replace_chunk(dt_store *st, dt_slot *slot)
     if (c) {
         __atomic_store_n(&slot->current, NULL, __ATOMIC_RELEASE); /* read by dt_store_hand_partial */
         file_chunk(st, c);
-        provider_start();
+        if (!st->chunk_source)
+            provider_start();
     }
     c = new_chunk(st);
     __atomic_store_n(&slot->current, c, __ATOMIC_RELEASE);

@@ -32,9 +32,11 @@ typedef struct dt_chunk {
     _Atomic uint32_t count; /* published with release by the owner thread */
     uint32_t capacity;
     uint32_t handed;       /* events [0, handed) were given to on_full (under the store's hand_lock) */
-    uint32_t alloc_events; /* the events it has room for (capacity may be fewer: the bound) */
+    uint32_t alloc_events; /* the events it has room for (capacity may be fewer: the bound);
+                              DT_CHUNK_EXTERNAL: a chunk from the store's chunk source */
     devtrace_event events[];
 } dt_chunk;
+#define DT_CHUNK_EXTERNAL 0u
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
                "a chunk fits its 512 KiB");
 
@@ -67,6 +69,11 @@ typedef struct dt_slot {
     _Atomic uint64_t dropped; /* events refused because the bound was hit */
 } dt_slot;
 
+/* Where a store's chunks come from instead of the heap (dt_store_set_chunk_source): room
+ * for one chunk of DT_CHUNK_BYTES, 8-byte aligned, owned by the source's owner (the store
+ * never frees it, and it must outlive the store), or NULL (the store then uses the heap). */
+typedef void *(*dt_chunk_source_fn)(void *user);
+
 typedef struct dt_store dt_store;
 /* Called with the events of a chunk not handed over before: on the appending thread when
  * the chunk is full, before it is filed; for partial chunks from dt_store_flush_thread,
@@ -90,11 +97,17 @@ struct dt_store {
      * that the program's memory stays a few chunks however long it runs, and no new
      * chunk's pages are faulted in after the first few. */
     int recycle;
-    dt_chunk *spare; /* recycled chunks, full size (under lock; owned) */
+    dt_chunk *spare;                 /* recycled chunks, full size (under lock; owned) */
+    dt_chunk_source_fn chunk_source; /* NULL: chunks from the heap */
+    void *chunk_source_user;
 };
 
 int dt_store_init(dt_store *st, uint64_t max_events);
 void dt_store_destroy(dt_store *st);
+/* New chunks from source from now on (a file mapping, say, so that the events are not in
+ * the process's anonymous memory); the chunk provider is not used for this store. Set it
+ * before the first append. */
+void dt_store_set_chunk_source(dt_store *st, dt_chunk_source_fn source, void *user);
 /* Appends one event (copied). Returns 0, or -1 when dropped (counted). Thread-safe. */
 int dt_store_append(dt_store *st, const devtrace_event *ev);
 /* A run of appends by one thread (the records of one vendor buffer): the caller writes

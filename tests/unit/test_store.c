@@ -6,7 +6,8 @@
  * once; the on_full hook (full chunks while appending, partial ones from
  * dt_store_flush_thread and dt_store_file_all) seeing every event exactly once; one
  * thread appending to two stores in turn; a recycling store (a traced program's) reusing
- * the chunks it handed over, alone and while dt_store_hand_partial runs. Events carry (thread index, sequence number)
+ * the chunks it handed over, alone and while dt_store_hand_partial runs; chunks from a
+ * chunk source (a file mapping in the recorder) holding the events, never freed by the store. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,6 +112,55 @@ static void assert_first_stored_in_order(dt_store *st, uint64_t written, uint64_
     assert_int_equal(t.out_of_order, 0);
     assert_int_equal(t.out_of_range, 0);
     tally_free(&t);
+}
+
+/* A chunk source (dt_store_set_chunk_source) with room for three chunks, then none. */
+typedef struct chunk_pool {
+    unsigned char *mem; /* 3 * DT_CHUNK_BYTES, not from malloc's chunks as the store's own */
+    int given;
+} chunk_pool;
+
+static void *pool_chunk(void *user)
+{
+    chunk_pool *p = user;
+    return p->given < 3 ? p->mem + (size_t)DT_CHUNK_BYTES * (size_t)p->given++ : NULL;
+}
+
+typedef struct in_pool_tally {
+    const unsigned char *lo, *hi;
+    uint64_t in_pool, outside;
+} in_pool_tally;
+
+static void count_in_pool(void *user, devtrace_event *ev)
+{
+    in_pool_tally *t = user;
+    const unsigned char *at = (const unsigned char *)ev;
+    if (at >= t->lo && at < t->hi)
+        t->in_pool++;
+    else
+        t->outside++;
+}
+
+static void test_chunks_from_a_source_hold_the_events_and_are_not_freed(void **state)
+{
+    (void)state;
+    /* A mapping, so that a free() of one of its chunks by the store would abort the test. */
+    chunk_pool pool = {
+        mmap(NULL, 3 * (size_t)DT_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0};
+    assert_true(pool.mem != MAP_FAILED);
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    dt_store_set_chunk_source(&st, pool_chunk, &pool);
+    uint64_t n = 4 * (uint64_t)DT_CHUNK_EVENTS + 10; /* three pool chunks, then two from the heap */
+    append_seq(&st, 0, n);
+    assert_int_equal(pool.given, 3);
+    assert_first_stored_in_order(&st, n, n);
+    in_pool_tally t = {pool.mem, pool.mem + 3 * (size_t)DT_CHUNK_BYTES, 0, 0};
+    dt_store_visit(&st, count_in_pool, &t);
+    assert_int_equal(t.in_pool, 3 * (uint64_t)DT_CHUNK_EVENTS);
+    assert_int_equal(t.outside, DT_CHUNK_EVENTS + 10);
+    dt_store_destroy(&st); /* frees the two heap chunks only */
+    munmap(pool.mem, 3 * (size_t)DT_CHUNK_BYTES);
 }
 
 static void test_empty_store_counts_and_visits_nothing(void **state)
@@ -905,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_run_publishes_at_chunk_ends_and_close_with_the_bound_of_append),
         cmocka_unit_test(test_runs_and_appends_take_turns_in_the_thread_chunk),
         cmocka_unit_test(test_event_zero_clears_every_byte),
+        cmocka_unit_test(test_chunks_from_a_source_hold_the_events_and_are_not_freed),
         cmocka_unit_test(test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks),
         cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
