@@ -29,6 +29,7 @@ typedef struct bench_sizes {
     int e2e_rounds;             /* interleaved rounds of the PoCL loop's modes */
     uint64_t trace_bytes;       /* bytes of the Kineto trace devtrace report's reader reads */
     uint32_t torch_ops;         /* torch.add calls per run of the PyTorch per-op figure */
+    uint64_t recorder_events;   /* events of the recorder's smaller run (the larger: 10 times as many) */
 } bench_sizes;
 
 /* Where the benchmarks find what they run (set by main from the build). */
@@ -133,10 +134,11 @@ void bench_callback(const bench_sizes *sz, const bench_paths *paths); /* bench_c
 void bench_sink(const bench_sizes *sz, const bench_paths *paths);     /* bench_sink.c: format, write */
 void bench_drain(const bench_sizes *sz, const bench_paths *paths);    /* bench_sink.c */
 void bench_memory(const bench_sizes *sz, const bench_paths *paths);   /* bench_memory.c */
-void bench_e2e(const bench_sizes *sz, const bench_paths *paths);      /* bench_e2e.c */
-void bench_reader(const bench_sizes *sz, const bench_paths *paths);   /* bench_reader.c: devtrace report */
-void bench_torch(const bench_sizes *sz, const bench_paths *paths);    /* bench_torch.c */
-void bench_kineto(const bench_sizes *sz, const bench_paths *paths);   /* bench_kineto_group.c */
+void bench_recorder(const bench_sizes *sz, const bench_paths *paths);
+void bench_e2e(const bench_sizes *sz, const bench_paths *paths);    /* bench_e2e.c */
+void bench_reader(const bench_sizes *sz, const bench_paths *paths); /* bench_reader.c: devtrace report */
+void bench_torch(const bench_sizes *sz, const bench_paths *paths);  /* bench_torch.c */
+void bench_kineto(const bench_sizes *sz, const bench_paths *paths); /* bench_kineto_group.c */
 
 /* Runs argv in a child (execvp): its stdout into out (NUL-terminated), its stderr into
  * errpath, whose first line (all of it when the program failed) goes into err. Without

@@ -43,7 +43,8 @@ foreach(want decode.cupti.vs_memcpy decode.mcpti.vs_memcpy callback.opencl.1t.vs
              callback.roctracer.16t.vs_clock_read format.vs_fwrite write.plain.vs_fwrite write.gzip.vs_zlib
              write.gzip.compression_ratio write.perfetto.vs_fwrite memory.vs_event_size drain.vs_memcpy
              e2e.pocl.cpu_overhead_vs_untraced report.reader.vs_read report.tables.vs_read report.speedup_vs_hta
-             kineto.event_ratio)
+             kineto.event_ratio recorder.peak_rss.large_vs_small recorder.run_rss.large_vs_small
+             recorder.write.vs_read_spill)
   if(NOT want IN_LIST names)
     message(FATAL_ERROR "${JSON} lacks the figure ${want}")
   endif()

@@ -46,7 +46,8 @@ static const char record_usage[] =
     "\n"
     "While PROGRAM runs, what it ships is written to a spill file beside the trace\n"
     "(PATH.spill, or PATH.spill.XXXXXX when that name is taken), not kept in memory; the\n"
-    "trace is written from it at the end and the file removed. A recorder killed before\n"
+    "trace is written from it at the end (its events in the pages of an unnamed file\n"
+    "there, not the recorder's memory) and the file removed. A recorder killed before\n"
     "leaves it: 'devtrace convert PATH.spill OUT.json' writes the trace from it. With\n"
     "--on-demand the events of an open window are kept in memory instead.\n"
     "\n"
@@ -60,6 +61,8 @@ static const char record_usage[] =
     "  PyTorch observer is built, default ~/.cache/devtrace), CXX (its compiler),\n"
     "  DEVTRACE_PYTHON_DIR (the folder holding the devtrace Python package),\n"
     "  DEVTRACE_RECORD_SPILL (0: keep the events in memory, no spill file),\n"
+    "  DEVTRACE_RECORD_CHUNKS (heap: build the trace from the spill on the heap, not in\n"
+    "  an unnamed file's pages beside it),\n"
     "  DEVTRACE_RECORDER_STATS (1: print the recorder's memory, VmHWM and RssAnon).\n";
 
 /* The compiled-in backends with every capability in caps, ", " between them, then tail
