@@ -203,6 +203,8 @@ def spill_records(path):
     """The spill's whole records: [(offset, type, payload length)], and the file's bytes."""
     with open(path, "rb") as f:
         data = f.read()
+    if len(data) < SPILL_HEADER:
+        return [], data  # just made: its header not written yet
     assert data[:8] == b"DTSPILL1", "not a spill: %r" % data[:8]
     recs, off = [], SPILL_HEADER
     while len(data) - off >= 16:

@@ -7,7 +7,9 @@
  * the reader's buffer, in place, until its last byte; events past the session's store bound are counted as dropped
  * there; a corrupt header stops the stream and is counted; every loss counter of
  * DEVTRACE_STATS_COUNTERS the collector ships arrives added to the recorder's, and a STATS
- * message of another counter count is refused. The stream is what
+ * message of another counter count is refused; a reader handing its messages on (the
+ * recorder's spill) hands each whole message, keeps only its counts, and the messages applied
+ * later (dt_wire_reader_apply) fill the session as a feeding reader does. The stream is what
  * dt_wire_send writes, read back from a file. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +195,66 @@ static void a_corrupt_header_stops_the_stream(void **state)
     free(bytes.bytes);
 }
 
+/* What a reader with on_message (the recorder's spill) was handed: every message whole. */
+typedef struct handed {
+    uint32_t types[8];
+    unsigned char bytes[4096];
+    size_t sizes[8], used;
+    int n;
+} handed;
+
+static int hand(void *user, uint32_t type, const void *payload, size_t n)
+{
+    handed *h = user;
+    assert_true(h->n < 8 && h->used + n <= sizeof h->bytes);
+    h->types[h->n] = type;
+    h->sizes[h->n++] = n;
+    memcpy(h->bytes + h->used, payload, n);
+    h->used += n;
+    return 0;
+}
+
+static void a_reader_handing_messages_on_keeps_only_its_own_part(void **state)
+{
+    (void)state;
+    devtrace_event in[3] = {event(DEVTRACE_KIND_KERNEL, 5, 1, 3), event(DEVTRACE_KIND_NONE, 5, 1, 4),
+                            event(DEVTRACE_KIND_RUNTIME, 5, 77, 3)};
+    stream bytes = make_stream(in, 3);
+    dt_session *s = offline();
+    dt_wire_reader r;
+    dt_wire_reader_init(&r);
+    handed h = {.n = 0};
+    uint32_t names_before = dt_intern_count(&s->names);
+    r.on_message = hand;
+    r.on_message_user = &h;
+    for (size_t i = 0; i < bytes.len; i++)
+        dt_wire_reader_commit(&r, s, (memcpy(dt_wire_reader_space(&r, 1), bytes.bytes + i, 1), 1));
+    assert_int_equal(h.n, 2); /* NAMES and EVENTS, each whole */
+    assert_int_equal(h.types[0], DT_WIRE_NAMES);
+    assert_int_equal(h.types[1], DT_WIRE_EVENTS);
+    assert_int_equal(h.sizes[1], 3 * sizeof(devtrace_event));
+    assert_memory_equal(h.bytes + h.sizes[0], in, sizeof in);
+    assert_int_equal(r.events, 2);    /* counted: the two with a kind */
+    assert_int_equal(r.malformed, 0); /* judged where the messages are applied */
+    assert_int_equal(stored_events(s).n, 0);
+    assert_int_equal(dt_intern_count(&s->names), names_before); /* "vadd" not interned yet */
+    /* Applied later, in order, they give what a reader feeding the session gives. */
+    dt_wire_reader later;
+    dt_wire_reader_init(&later);
+    assert_int_equal(dt_wire_reader_apply(&later, s, h.types[0], h.bytes, h.sizes[0]), 0);
+    assert_int_equal(dt_wire_reader_apply(&later, s, h.types[1], h.bytes + h.sizes[0], h.sizes[1]), 0);
+    assert_int_equal(dt_wire_reader_apply(&later, s, 0, NULL, 0), -1); /* a corrupt header, handed on as type 0 */
+    assert_int_equal(later.events, 2);
+    assert_int_equal(later.malformed, 2); /* the event of no kind, and the type 0 */
+    stored st = stored_events(s);
+    assert_int_equal(st.n, 2);
+    assert_string_equal(dt_intern_get(&s->names, st.ev[0].name_id), "vadd");
+    dt_wire_reader_free(&later);
+    dt_wire_reader_free(&r);
+    devtrace_close(s);
+    free(bytes.bytes);
+}
+
 /* A STATS message (as the collector ships it: dt_wire_stats_encode) with every counter of the
  * table set to its own value, read into a session that counted some of its own. */
 static void every_stats_counter_survives_the_wire(void **state)
@@ -241,6 +303,7 @@ int main(void)
         cmocka_unit_test(events_past_the_store_bound_are_counted),
         cmocka_unit_test(a_corrupt_header_stops_the_stream),
         cmocka_unit_test(every_stats_counter_survives_the_wire),
+        cmocka_unit_test(a_reader_handing_messages_on_keeps_only_its_own_part),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
