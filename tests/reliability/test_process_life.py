@@ -136,12 +136,20 @@ def killed_while_writing():
     path = os.path.join(args.out, "killed_writer.json")
     with open(path, "w") as f:
         f.write("OLD TRACE")
+    for f in os.listdir(args.out):
+        if f.startswith("killed_writer.json.spill"):
+            os.unlink(os.path.join(args.out, f))
     if os.path.exists(path + ".tmp"):
         os.unlink(path + ".tmp")
     e = dict(os.environ, DEVTRACE_CUPTI_LIBRARY=args.emu)
     p = subprocess.Popen([args.devtrace, "record", "-q", "-b", "cupti", "-o", path, "--", *host(args, repeat=400)],
                          env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 120
+    # The program's END in the spill first: the recorder also makes (and removes) PATH.tmp at its start,
+    # checking that it can write there.
+    while (p.poll() is None and time.time() < deadline and
+           not any(typ == WIRE_END for _, typ, _n in spill_records(path + ".spill")[0])):
+        time.sleep(0.01)
     while not os.path.exists(path + ".tmp") and p.poll() is None and time.time() < deadline:
         time.sleep(0.002)
     killed = p.poll() is None
@@ -155,8 +163,11 @@ def killed_while_writing():
         leftover = os.path.exists(path + ".tmp")
         if leftover:
             os.unlink(path + ".tmp")
+        spills = [f for f in os.listdir(args.out) if f.startswith("killed_writer.json.spill")]
+        assert spills == ["killed_writer.json.spill"], "the killed recorder's spill: %s" % spills
+        os.unlink(path + ".spill")  # what devtrace convert would turn into the trace (the cases below)
         return ("recorder SIGKILLed while writing a 400-run trace: the old file under the final name is untouched "
-                "(%s)" % ("the partial .tmp beside it" if leftover else "no .tmp yet"))
+                "(%s), its spill left beside it" % ("the partial .tmp beside it" if leftover else "no .tmp yet"))
     load_trace(path)
     return "the write finished before the kill could land: the new trace is complete (rerun on a slower disk)"
 
@@ -201,8 +212,11 @@ KINDS = {1: "kernel", 2: "memcpy", 3: "memset", 4: "runtime"}
 
 def spill_records(path):
     """The spill's whole records: [(offset, type, payload length)], and the file's bytes."""
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return [], b""  # not made yet
     if len(data) < SPILL_HEADER:
         return [], data  # just made: its header not written yet
     assert data[:8] == b"DTSPILL1", "not a spill: %r" % data[:8]
