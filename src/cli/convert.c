@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "core/raw.h"
 #include "core/session.h"
+#include "inject/wire.h"
 #include "record_capture.h"
 #include "record_spill.h"
 #include "record_tree.h"
@@ -105,12 +106,32 @@ static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *e
     size_t read = dt_tree_replay_mapped(&t, map, sizeof h, size, &whole);
     dt_session *s = t.sessions[0];
     if (read < body) {
-        fprintf(stderr,
-                "devtrace convert: %s ends mid-message (its last %zu bytes are part of a message the recorder was "
-                "writing when it stopped): the %llu whole messages before them are converted\n",
-                o->input, body - read, (unsigned long long)whole);
-        dt_add_note(s, "the spill ends mid-message: its last %zu bytes were dropped, the %llu whole messages kept",
-                    body - read, (unsigned long long)whole);
+        /* Cut short (the recorder killed mid-write), or a record no recorder writes (damage). */
+        size_t left = body - read;
+        dt_spill_record rec = {0, 0, 0};
+        if (left >= sizeof rec)
+            memcpy(&rec, (const unsigned char *)map + sizeof h + read, sizeof rec);
+        int cut = left < sizeof rec ||
+                  (rec.length <= DT_WIRE_MAX_PAYLOAD && ((rec.length + 7u) & ~(uint64_t)7u) > left - sizeof rec);
+        if (cut) {
+            fprintf(stderr,
+                    "devtrace convert: %s ends mid-message (its last %zu bytes are part of a message the recorder "
+                    "was writing when it stopped): the %llu whole messages before them are converted\n",
+                    o->input, left, (unsigned long long)whole);
+            dt_add_note(s, "the spill ends mid-message: its last %zu bytes were dropped, the %llu whole messages kept",
+                        left, (unsigned long long)whole);
+        } else {
+            fprintf(stderr,
+                    "devtrace convert: %s is damaged at byte %zu (a record of connection %u, type %u, %llu bytes, "
+                    "that no recorder writes): the %llu whole messages before it are converted, the %zu bytes from "
+                    "there are not\n",
+                    o->input, sizeof h + read, rec.connection, rec.type, (unsigned long long)rec.length,
+                    (unsigned long long)whole, left);
+            dt_add_note(s,
+                        "the spill is damaged at byte %zu: the %zu bytes from there were not read, the %llu whole "
+                        "messages before kept",
+                        sizeof h + read, left, (unsigned long long)whole);
+        }
     }
     if (dt_tree_describe(&t))
         dt_add_note(s, "no traced process started in this spill: the trace has no events");

@@ -116,6 +116,8 @@ static int spill_message(void *user, uint32_t type, const void *payload, size_t 
  * session, and its lanes and flows in the combined one. NULL when out of memory. */
 static dt_tree_conn *add_connection(dt_tree *t, int fd)
 {
+    if (t->nconns >= DT_TREE_MAX_CONNECTIONS)
+        return NULL;
     dt_tree_conn *p = dt_room_for_one(t->conns, t->nconns, &t->conns_cap, sizeof *p, 16);
     if (!p)
         return NULL;
@@ -309,8 +311,8 @@ int dt_tree_open_offline(dt_tree *t, const char *backend)
 static int replay_record(void *user, uint32_t connection, uint32_t type, const unsigned char *payload, size_t n)
 {
     dt_tree *t = user;
-    if (connection >= (1u << 20))
-        return -1; /* no recorder accepts a million connections: a corrupt record */
+    if (connection >= DT_TREE_MAX_CONNECTIONS)
+        return -1; /* a connection the recorder cannot have had: a corrupt record */
     while (connection >= t->nconns)
         if (t->listen_fd >= 0 || !add_connection(t, -1))
             return -1; /* a connection the recorder never had (or out of memory) */

@@ -19,6 +19,10 @@
  * running (a job started in the background) before it writes the trace without the rest. */
 #define DT_TREE_ORPHAN_WAIT_MS 5000
 
+/* Connections of one recording at most (processes of the tree, forked children's reports
+ * included); a spill's record naming one past it is corrupt. */
+#define DT_TREE_MAX_CONNECTIONS 65536u
+
 typedef struct dt_tree_conn {
     int fd; /* -1 once closed */
     dt_wire_reader reader;

@@ -348,6 +348,37 @@ def truncated_spill():
             "%d)" % (last + 1, len(recs), last, kept["kernel"], spill_kind_counts(src)["kernel"]))
 
 
+def damaged_spill():
+    """A spill whose second event record names a connection no recorder has (70,000; a recorder takes
+    65,536 at most): convert says where it is damaged in one line, keeps the records before it and
+    reads nothing after."""
+    src = os.path.join(args.out, "killed_recorder_after_end.json.spill")
+    if not os.path.exists(src):
+        kill_recorder("after_end")
+    recs, data = spill_records(src)
+    at = [i for i, (_, typ, _n) in enumerate(recs) if typ == WIRE_EVENTS][1]
+    off = recs[at][0]
+    damaged = bytearray(data)
+    struct.pack_into("<I", damaged, off + 4, 70000)
+    spill = os.path.join(args.out, "damaged.spill")
+    with open(spill, "wb") as f:
+        f.write(damaged)
+    r, out = convert(spill, "damaged_converted.json")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 0 and len(lines) == 1, (r.returncode, r.stderr)
+    assert lines[0] == ("devtrace convert: %s is damaged at byte %d (a record of connection 70000, type %d, %d bytes, "
+                        "that no recorder writes): the %d whole messages before it are converted, the %d bytes from "
+                        "there are not" % (spill, off, WIRE_EVENTS, recs[at][2], at, len(data) - off)), lines[0]
+    kept = spill_kind_counts(src, upto=at)
+    ops_after = recs[at][2] // EVENT_SIZE  # the second event record: the ops (cpu_op), 17 a run
+    t = load_trace(out)
+    expect_meta(t, {**{"counts." + k: v for k, v in kept.items()}, "counts.cpu_op": 0})
+    expect_note(t, "the spill is damaged at byte %d" % off)
+    return ("record %d of %d (the second of events: %d ops) names connection 70000: one line naming byte %d, the %d "
+            "records before it converted (kernel=%d runtime=%d), no op" % (at + 1, len(recs), ops_after, off, at,
+                                                                         kept["kernel"], kept["runtime"]))
+
+
 def spill_removed():
     """An ordinary run leaves no spill; the trace is the same as one recorded in memory
     (DEVTRACE_RECORD_SPILL=0): every event but its times, which differ run to run."""
@@ -385,4 +416,5 @@ cases.run("recorder_killed_after_end", E, "SIGKILL to the recorder alone after t
           lambda: kill_recorder("after_end"))
 cases.run("recorder_killed_mid_run", E, "SIGKILL to the recorder alone mid-run", lambda: kill_recorder("mid_run"))
 cases.run("spill_truncated", E, "a spill cut mid-message, converted", truncated_spill)
+cases.run("spill_damaged", E, "a spill with a record no recorder writes, converted", damaged_spill)
 sys.exit(cases.finish("process-life.md"))
