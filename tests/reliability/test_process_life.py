@@ -400,6 +400,41 @@ def spill_removed():
         a["traceEvents"])
 
 
+def disk_full_keeps_the_spill():
+    """The trace does not fit but the spill did: the recorder keeps the spill and says in one line where
+    it is and how to convert it; devtrace convert of it (to another disk) gives the whole run."""
+    probe, _, probe_path = record(args, "spill_size.json", host(args, repeat=20), env={"DEVTRACE_RECORDER_STATS": "1"})
+    assert probe.returncode == 0, probe.stderr
+    spill_bytes = int(probe.stderr.split("spill ")[1].split(" bytes")[0])
+    mnt = os.path.join(tmp, "spill_fits")
+    os.makedirs(mnt)
+    size_kb = (spill_bytes + (256 << 10)) // 1024  # the spill and 256 KiB: not the ~1 MB trace as well
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dk" % size_kb, "tmpfs", mnt],
+                      capture_output=True).returncode != 0:
+        return "SKIPPED (cannot mount a tmpfs here: run as root, as CI does)"
+    try:
+        path = os.path.join(mnt, "t.json")
+        e = dict(os.environ, DEVTRACE_CUPTI_LIBRARY=args.emu)
+        proc = subprocess.run([args.devtrace, "record", "-q", "-b", "cupti", "-o", path, "--", *host(args, repeat=20)],
+                              env=e, capture_output=True, text=True, timeout=120)
+        lines = proc.stderr.strip().splitlines()
+        spill = path + ".spill"
+        assert proc.returncode == 1 and len(lines) == 2, (proc.returncode, proc.stderr)
+        assert lines[0].startswith("devtrace record: writing the trace to %s.tmp failed: No space left" % path), lines
+        assert lines[1] == ("devtrace record: the events are kept in %s: 'devtrace convert %s OUT.json' writes the "
+                            "trace from it" % (spill, spill)), lines[1]
+        assert sorted(os.listdir(mnt)) == ["t.json.spill"], os.listdir(mnt)
+        r, out = convert(spill, "disk_full_converted.json")
+        assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+        t = load_trace(out)
+        expect_meta(t, {**counts_times(20), "events_missing": 0, "malformed.records": 0})
+        check_flows(t)
+        return ("a tmpfs of the spill's size + 256 KiB: exit 1, the write's line and \"the events are kept in "
+                "t.json.spill: 'devtrace convert ...'\"; converted elsewhere: the 20 runs exactly")
+    finally:
+        subprocess.run(["umount", mnt])
+
+
 E, O = "emulator (CUPTI)", "OpenCL (PoCL)"
 cases.run("sigint_to_recorder", E, "SIGINT to devtrace record", lambda: signal_case(signal.SIGINT, False))
 cases.run("sigterm_to_recorder", E, "SIGTERM to devtrace record", lambda: signal_case(signal.SIGTERM, False))
@@ -411,6 +446,7 @@ cases.run("fork", E, "fork(); the child runs the workload", fork_case)
 cases.run("exit_from_thread", E, "exit(0) from a second thread", exit_from_thread)
 cases.run("killed_while_writing", E, "SIGKILL to the recorder mid-write", killed_while_writing)
 cases.run("disk_full", E, "disk full while writing", disk_full)
+cases.run("disk_full_keeps_the_spill", E, "disk full while writing, the spill whole", disk_full_keeps_the_spill)
 cases.run("spill_removed", E, "an ordinary run", spill_removed)
 cases.run("recorder_killed_after_end", E, "SIGKILL to the recorder alone after the program ran",
           lambda: kill_recorder("after_end"))
