@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "devtrace.h"
 
 static int failures;
@@ -36,10 +36,10 @@ int main(int argc, char **argv)
 
     /* Every function of the descriptor resolves in the real library. */
     char path[1024];
-    unsigned found = dt_cf_symbols_found(&dt_cf_cupti_descriptor, path, sizeof path);
-    unsigned all = (1u << DT_CF_FN_COUNT) - 1;
+    unsigned found = dt_pti_symbols_found(&dt_pti_cupti_descriptor, path, sizeof path);
+    unsigned all = (1u << DT_PTI_FN_COUNT) - 1;
     printf("library: %s; functions found: 0x%x of 0x%x\n", path, found, all);
-    CHECK((found & DT_CF_REQUIRED_DEFAULT) == DT_CF_REQUIRED_DEFAULT, "a required function is missing (0x%x)", found);
+    CHECK((found & DT_PTI_REQUIRED_DEFAULT) == DT_PTI_REQUIRED_DEFAULT, "a required function is missing (0x%x)", found);
     CHECK(found == all, "an optional function is missing from the real library (0x%x of 0x%x)", found, all);
 
     /* Probe: available, or unavailable with CUPTI's own words. */

@@ -1,10 +1,10 @@
-/* cupti_family.c: the CUPTI-family engine (see cupti_family.h): finding and binding the
+/* pti_family.c: the CUPTI-family engine (see pti_family.h): finding and binding the
  * vendor library, the bounded buffer pool and the vendor's buffer callbacks, the raw
  * capture, enabling activity kinds and the dt_backend functions. Its other jobs have files
- * of their own: the walker and decoders (cupti_walk.c), device properties
- * (cupti_devices.c), replay (cupti_replay.c), the CUDA-shaped tables (cupti_tables.c). */
-#include "cupti_family.h"
-#include "cupti_decode.h"
+ * of their own: the walker and decoders (pti_walk.c), device properties
+ * (pti_devices.c), replay (pti_replay.c), the CUDA-shaped tables (pti_tables.c). */
+#include "pti_family.h"
+#include "pti_decode.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -16,7 +16,7 @@
 #include "callback_guard.h"
 #include "core/errors.h"
 #include "core/raw.h"
-#include "cupti_records.h"
+#include "pti_records.h"
 #include "device_attrs.h"
 #include "vendor_lib.h"
 
@@ -49,10 +49,10 @@ typedef struct cf_api {
     int (*get_timestamp)(uint64_t *timestamp);
     int (*subscribe)(void **subscriber, cf_callback_fn callback, void *userdata);
     int (*unsubscribe)(void *subscriber);
-    char names[DT_CF_FN_COUNT][64]; /* the spelling each function was found under */
+    char names[DT_PTI_FN_COUNT][64]; /* the spelling each function was found under */
 } cf_api;
 
-static const size_t cf_api_offsets[DT_CF_FN_COUNT] = {
+static const size_t cf_api_offsets[DT_PTI_FN_COUNT] = {
     offsetof(cf_api, get_version),
     offsetof(cf_api, get_result_string),
     offsetof(cf_api, get_error_message),
@@ -69,10 +69,10 @@ static const size_t cf_api_offsets[DT_CF_FN_COUNT] = {
     offsetof(cf_api, unsubscribe),
 };
 
-static const char *const cf_fn_suffix[DT_CF_FN_COUNT] = {
-#define DT_CF__FN_SUFFIX(id, suffix) suffix,
-    DT_CF_FN_MAP(DT_CF__FN_SUFFIX)
-#undef DT_CF__FN_SUFFIX
+static const char *const cf_fn_suffix[DT_PTI_FN_COUNT] = {
+#define DT_PTI__FN_SUFFIX(id, suffix) suffix,
+    DT_PTI_FN_MAP(DT_PTI__FN_SUFFIX)
+#undef DT_PTI__FN_SUFFIX
 };
 
 /* A buffer lent past the pool bound (to a library that must not be refused). */
@@ -84,8 +84,8 @@ typedef struct cf_overflow {
 /* The process's one engine: the bound library and its pool. Written under lock while
  * binding, before the callbacks are registered; read without a lock by the callbacks. */
 static struct cf_engine {
-    pthread_mutex_t lock;         /* bind, attach, detach; never held across FlushAll */
-    const dt_cf_descriptor *desc; /* bound descriptor; NULL: nothing bound yet */
+    pthread_mutex_t lock;          /* bind, attach, detach; never held across FlushAll */
+    const dt_pti_descriptor *desc; /* bound descriptor; NULL: nothing bound yet */
     void *handle;
     char path[512];
     uint32_t version;
@@ -101,7 +101,7 @@ static struct cf_engine {
     int may_refuse;
     pthread_mutex_t overflow_lock;
     cf_overflow *overflow; /* outstanding overflow buffers */
-    /* The attached session (guard.active, a dt_cf_state), and the guard that lets close
+    /* The attached session (guard.active, a dt_pti_state), and the guard that lets close
      * wait for callbacks that may still be using it. */
     dt_callback_guard guard;
     uint64_t flush_timeout_ms; /* how long stop waits for FlushAll */
@@ -111,15 +111,15 @@ static struct cf_engine {
 static _Thread_local int t_in_vendor_init;
 static _Thread_local dt_guard_thread *t_guard; /* this thread's record in G.guard */
 
-void dt_cf_set_in_vendor_init(int on)
+void dt_pti_set_in_vendor_init(int on)
 {
     t_in_vendor_init = on;
 }
 
-_Static_assert(DT_CF_MAX_NAMES == DT_VLIB_MAX_NAMES, "a descriptor's name lists are vendor_lib.h's");
+_Static_assert(DT_PTI_MAX_NAMES == DT_VLIB_MAX_NAMES, "a descriptor's name lists are vendor_lib.h's");
 
 /* "CUPTI_ERROR_UNKNOWN (999): <message>", from the library's own strings when it has them. */
-static void result_text(const cf_api *api, const dt_cf_descriptor *d, int rc, char *buf, size_t len)
+static void result_text(const cf_api *api, const dt_pti_descriptor *d, int rc, char *buf, size_t len)
 {
     const char *name = NULL, *msg = NULL;
     if (api->get_result_string && api->get_result_string(rc, &name) != d->results.success)
@@ -134,18 +134,18 @@ static void result_text(const cf_api *api, const dt_cf_descriptor *d, int rc, ch
         snprintf(buf, len, "%s error %d", d->vendor_api, rc);
 }
 
-static void cf_result_text(const dt_cf_descriptor *d, int rc, char *buf, size_t len)
+static void cf_result_text(const dt_pti_descriptor *d, int rc, char *buf, size_t len)
 {
     result_text(&G.api, d, rc, buf, len);
 }
 
-static const char *cf_prefix(const dt_cf_descriptor *d)
+static const char *cf_prefix(const dt_pti_descriptor *d)
 {
     return d->symbol_prefixes[0] ? d->symbol_prefixes[0] : "";
 }
 
 /* The name a bound function was found under ("cuptiActivityEnable"). */
-static const char *fn_name(const cf_api *api, dt_cf_fn fn)
+static const char *fn_name(const cf_api *api, dt_pti_fn fn)
 {
     return api->names[fn][0] ? api->names[fn] : cf_fn_suffix[fn];
 }
@@ -157,15 +157,15 @@ static const char *fn_name(const cf_api *api, dt_cf_fn fn)
  * as another vendor's. */
 static int has_register_symbol(void *handle, const void *user)
 {
-    const dt_cf_descriptor *d = user;
+    const dt_pti_descriptor *d = user;
     char name[128];
-    snprintf(name, sizeof name, "%s%s", cf_prefix(d), cf_fn_suffix[DT_CF_REGISTER_CALLBACKS]);
+    snprintf(name, sizeof name, "%s%s", cf_prefix(d), cf_fn_suffix[DT_PTI_REGISTER_CALLBACKS]);
     return dlsym(handle, name) != NULL;
 }
 
 /* The descriptor's search (vendor_lib.h): a copy already loaded and the loader's search
  * go by system_names (not library_names: for CUDA-named vendors that would be NVIDIA's). */
-static dt_vlib_search cf_search(const dt_cf_descriptor *d)
+static dt_vlib_search cf_search(const dt_pti_descriptor *d)
 {
     return (dt_vlib_search){.override_env = d->override_env,
                             .loaded_names = d->system_names,
@@ -180,14 +180,14 @@ static dt_vlib_search cf_search(const dt_cf_descriptor *d)
                             .names_in_tried = 1};
 }
 
-static void cf_not_found(const dt_cf_descriptor *d, const char *tried, char *why, size_t whylen)
+static void cf_not_found(const dt_pti_descriptor *d, const char *tried, char *why, size_t whylen)
 {
     snprintf(why, whylen, "%s library not found; tried %s; set $%s to the library's path%s%s%s", d->vendor_api, tried,
              d->override_env ? d->override_env : "?", d->sdk_env[0] ? " or $" : "", d->sdk_env[0] ? d->sdk_env[0] : "",
              d->sdk_env[0] ? " to the SDK root" : "");
 }
 
-static int cf_find_library(const dt_cf_descriptor *d, dt_vlib_found *out, char *why, size_t whylen)
+static int cf_find_library(const dt_pti_descriptor *d, dt_vlib_found *out, char *why, size_t whylen)
 {
     char tried_buf[1024] = "";
     dt_text tried = {tried_buf, sizeof tried_buf, 0};
@@ -212,7 +212,7 @@ static int cf_find_library(const dt_cf_descriptor *d, dt_vlib_found *out, char *
     return 0;
 }
 
-int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen)
+int dt_pti_locate_library(const dt_pti_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen)
 {
     char tried_buf[1024] = "";
     dt_text tried = {tried_buf, sizeof tried_buf, 0};
@@ -226,14 +226,14 @@ int dt_cf_locate_library(const dt_cf_descriptor *d, char *path, size_t pathlen, 
 }
 
 /* Resolves every function in its spellings; 0, or -1 with the missing required ones. */
-static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path, cf_api *api, char *why, size_t whylen)
+static int cf_resolve(const dt_pti_descriptor *d, void *handle, const char *path, cf_api *api, char *why, size_t whylen)
 {
     char missing_buf[768] = "";
     dt_text missing = {missing_buf, sizeof missing_buf, 0};
-    unsigned required = d->required ? d->required : DT_CF_REQUIRED_DEFAULT;
+    unsigned required = d->required ? d->required : DT_PTI_REQUIRED_DEFAULT;
     memset(api, 0, sizeof *api);
-    int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, required, api,
-                                api->names, &missing);
+    int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_PTI_FN_COUNT, required,
+                                api, api->names, &missing);
     if (nmissing) {
         snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library", d->vendor_api,
                  path, nmissing > 1 ? "s" : "", missing_buf, d->vendor_api);
@@ -242,9 +242,9 @@ static int cf_resolve(const dt_cf_descriptor *d, void *handle, const char *path,
     return 0;
 }
 
-static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
+static const char *kind_label(const dt_pti_descriptor *d, uint32_t kind)
 {
-    const dt_cf_kinds *k = &d->kinds;
+    const dt_pti_kinds *k = &d->kinds;
     if (kind == k->concurrent_kernel)
         return "CONCURRENT_KERNEL";
     if (kind == k->kernel)
@@ -257,16 +257,16 @@ static const char *kind_label(const dt_cf_descriptor *d, uint32_t kind)
         return "RUNTIME";
     if (kind == k->external_correlation)
         return "EXTERNAL_CORRELATION";
-    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++)
+    for (int i = 0; i < DT_PTI_MAX_MORE_KINDS && d->more_kinds[i].kind; i++)
         if (kind == d->more_kinds[i].kind)
             return d->more_kinds[i].name ? d->more_kinds[i].name : "?";
     return "?";
 }
 
 /* The known fix for a vendor result code, or NULL. */
-static const char *result_fix(const dt_cf_descriptor *d, int rc)
+static const char *result_fix(const dt_pti_descriptor *d, int rc)
 {
-    for (int i = 0; i < DT_CF_MAX_HINTS && d->result_hints[i].result; i++)
+    for (int i = 0; i < DT_PTI_MAX_HINTS && d->result_hints[i].result; i++)
         if (d->result_hints[i].result == rc)
             return d->result_hints[i].fix;
     return NULL;
@@ -275,7 +275,7 @@ static const char *result_fix(const dt_cf_descriptor *d, int rc)
 /* Can the library trace here? Enabling a harmless kind (external correlation: no record
  * appears unless an id is pushed) fails without a driver or device (CUDA 13.0 without a
  * driver: CUPTI_ERROR_UNKNOWN). */
-static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const char *path, char *why, size_t whylen)
+static int cf_check_usable(const dt_pti_descriptor *d, const cf_api *api, const char *path, char *why, size_t whylen)
 {
     uint32_t kind = d->usable_check_kind            ? d->usable_check_kind
                     : d->kinds.external_correlation ? d->kinds.external_correlation
@@ -289,7 +289,7 @@ static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const c
         result_text(api, d, rc, text, sizeof text);
         const char *fix = result_fix(d, rc);
         snprintf(why, whylen, "%s (%s, API version %u) cannot trace here: %s(%s) returned %s; %s", d->vendor_api, path,
-                 version, fn_name(api, DT_CF_ENABLE), kind_label(d, kind), text,
+                 version, fn_name(api, DT_PTI_ENABLE), kind_label(d, kind), text,
                  fix ? fix : "is the driver installed and a device visible?");
         return -1;
     }
@@ -297,7 +297,7 @@ static int cf_check_usable(const dt_cf_descriptor *d, const cf_api *api, const c
     return 0;
 }
 
-int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
+int dt_pti_probe(const dt_pti_descriptor *d, char *why, size_t whylen)
 {
     pthread_mutex_lock(&G.lock);
     int bound = G.desc == d;
@@ -318,7 +318,7 @@ int dt_cf_probe(const dt_cf_descriptor *d, char *why, size_t whylen)
     return 1;
 }
 
-unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathlen)
+unsigned dt_pti_symbols_found(const dt_pti_descriptor *d, char *path, size_t pathlen)
 {
     dt_vlib_found f;
     char why[1024];
@@ -330,8 +330,8 @@ unsigned dt_cf_symbols_found(const dt_cf_descriptor *d, char *path, size_t pathl
     snprintf(path, pathlen, "%s", f.path);
     cf_api api;
     memset(&api, 0, sizeof api);
-    dt_vlib_bind(f.handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_CF_FN_COUNT, 0, &api, api.names, NULL);
-    for (int fn = 0; fn < DT_CF_FN_COUNT; fn++)
+    dt_vlib_bind(f.handle, d->symbol_prefixes, cf_fn_suffix, cf_api_offsets, DT_PTI_FN_COUNT, 0, &api, api.names, NULL);
+    for (int fn = 0; fn < DT_PTI_FN_COUNT; fn++)
         if (api.names[fn][0])
             found |= 1u << fn;
     return found;
@@ -397,17 +397,17 @@ static cf_overflow *overflow_take(const uint8_t *b)
 
 /* ---- raw capture ($DEVTRACE_RAW): what live collection saw, for replay ---- */
 
-static void cf_raw_open(dt_session *s, dt_cf_state *st);
+static void cf_raw_open(dt_session *s, dt_pti_state *st);
 static int cf_quiesce(void);
 
-static dt_raw_writer *cf_raw(dt_cf_state *st)
+static dt_raw_writer *cf_raw(dt_pti_state *st)
 {
     dt_raw_writer *w = st ? atomic_load_explicit(&st->raw, memory_order_acquire) : NULL;
     return w && st->raw_pid == (int)getpid() ? w : NULL;
 }
 
 /* A loss counted outside the buffers (replay cannot find it in them). */
-static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
+static void cf_raw_counter(dt_pti_state *st, const char *name, uint64_t n)
 {
     dt_raw_writer *w = cf_raw(st);
     if (w)
@@ -424,7 +424,7 @@ static void cf_raw_counter(dt_cf_state *st, const char *name, uint64_t n)
 static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     dt_guard_pass pass;
-    dt_cf_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
+    dt_pti_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     *max_records = 0;
     uint8_t *b = pool_take();
     if (b) {
@@ -442,7 +442,7 @@ static void cf_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_reco
     dt_guard_leave(&G.guard, &pass);
 }
 
-static void cf_clock_sample(dt_cf_state *st)
+static void cf_clock_sample(dt_pti_state *st)
 {
     uint64_t vendor, host;
     if (!G.api.get_timestamp ||
@@ -454,7 +454,7 @@ static void cf_clock_sample(dt_cf_state *st)
 }
 
 /* From the completion callback: a clock sample at most every DT_CLOCK_SAMPLE_PERIOD_NS. */
-static void cf_maybe_sample(dt_cf_state *st)
+static void cf_maybe_sample(dt_pti_state *st)
 {
     if (G.api.get_timestamp && atomic_load_explicit(&st->accepting, memory_order_relaxed) &&
         dt_clock_sample_due(&st->last_sample_ns))
@@ -466,7 +466,7 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
     if (!buffer)
         return;
     dt_guard_pass pass;
-    dt_cf_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
+    dt_pti_state *st = dt_guard_enter(&G.guard, &t_guard, &pass);
     /* Before the walk: the records of this buffer ended before this sample, or at most a
      * sampling period after the last one (the MCPTI scanner bounds record times by them). */
     if (st)
@@ -483,7 +483,8 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
             dt_raw_writer *w = cf_raw(st);
             if (w)
                 dt_raw_buffer_mode(w, live ? DT_RAW_BUFFER_DECODE : DT_RAW_BUFFER_OUT_OF_WINDOW, buffer, valid_size);
-            dt_cf_walk_buffer(&st->dec, buffer, valid_size, live ? DT_CF_WALK_DECODE : DT_CF_WALK_OUT_OF_WINDOW, NULL);
+            dt_pti_walk_buffer(&st->dec, buffer, valid_size, live ? DT_PTI_WALK_DECODE : DT_PTI_WALK_OUT_OF_WINDOW,
+                               NULL);
         }
         atomic_store(&G.busy[idx], 0);
     } else {
@@ -495,7 +496,7 @@ static void cf_buffer_completed_common(uint8_t *buffer, size_t valid_size)
                 dt_raw_writer *w = cf_raw(st);
                 if (w)
                     dt_raw_buffer_mode(w, DT_RAW_BUFFER_POOL_FULL, buffer, valid_size);
-                dt_cf_walk_buffer(&st->dec, buffer, valid_size, DT_CF_WALK_POOL_FULL, NULL);
+                dt_pti_walk_buffer(&st->dec, buffer, valid_size, DT_PTI_WALK_POOL_FULL, NULL);
             }
             free(o);
         }
@@ -557,7 +558,7 @@ static void pool_configure(void)
 }
 
 /* Called with G.lock held. */
-static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
+static int cf_bind(const dt_pti_descriptor *d, char *why, size_t whylen)
 {
     dt_vlib_found f;
     cf_api api;
@@ -593,7 +594,7 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     G.may_refuse = d->refuse_from_version != UINT32_MAX && version >= d->refuse_from_version;
     G.desc = d;
     int rc;
-    if (d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT) {
+    if (d->quirks & DT_PTI_QUIRK_COMPLETE_NO_CONTEXT) {
         /* Called through the library's own type, so that no function is ever called
          * through a pointer of another type (MSPTI: complete(buffer, size, validSize)). */
         int (*register3)(cf_request_fn, cf_complete3_fn) =
@@ -604,7 +605,7 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
     if (rc != d->results.success) {
         char text[256];
         cf_result_text(d, rc, text, sizeof text);
-        snprintf(why, whylen, "%s in %s failed: %s", fn_name(&G.api, DT_CF_REGISTER_CALLBACKS), G.path, text);
+        snprintf(why, whylen, "%s in %s failed: %s", fn_name(&G.api, DT_PTI_REGISTER_CALLBACKS), G.path, text);
         G.desc = NULL;
         memset(&G.api, 0, sizeof G.api);
         return -1;
@@ -614,9 +615,9 @@ static int cf_bind(const dt_cf_descriptor *d, char *why, size_t whylen)
 
 /* ---- the dt_backend functions ---- */
 
-int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_error *err)
+int dt_pti_open(const dt_pti_descriptor *d, dt_session *s, void *state, devtrace_error *err)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     char why[1024];
     int code = DEVTRACE_EUNAVAILABLE;
     st->desc = d;
@@ -643,7 +644,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
         code = DEVTRACE_EVENDOR;
         goto fail;
     }
-    dt_cf_decoder_init(&st->dec, d, s, G.version, G.api.get_next_record);
+    dt_pti_decoder_init(&st->dec, d, s, G.version, G.api.get_next_record);
     dt_add_note(s, "%s: %s, API version %u; buffers %u x %zu bytes", d->name, G.path, G.version, G.buffer_count,
                 G.buffer_size);
     if (st->dec.prefix_only)
@@ -657,13 +658,13 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
         dt_add_note(s, "%s: %s", d->name, d->facts_note);
     if (!G.api.push_external)
         dt_add_note(s, "external correlation unavailable: %s has no %s%s; device work is not linked to CPU ops", G.path,
-                    cf_prefix(d), cf_fn_suffix[DT_CF_PUSH_EXTERNAL]);
+                    cf_prefix(d), cf_fn_suffix[DT_PTI_PUSH_EXTERNAL]);
     if (!G.api.get_timestamp)
         dt_add_note(s, "%s has no %s%s: vendor timestamps are taken as host CLOCK_REALTIME", G.path, cf_prefix(d),
-                    cf_fn_suffix[DT_CF_GET_TIMESTAMP]);
+                    cf_fn_suffix[DT_PTI_GET_TIMESTAMP]);
     if (!G.api.get_dropped)
         dt_add_note(s, "%s has no %s%s: records the vendor drops cannot be counted", G.path, cf_prefix(d),
-                    cf_fn_suffix[DT_CF_GET_DROPPED]);
+                    cf_fn_suffix[DT_PTI_GET_DROPPED]);
     if (G.api.subscribe) {
         void *sub = NULL;
         int rc = G.api.subscribe(&sub, cf_subscriber, NULL);
@@ -673,7 +674,7 @@ int dt_cf_open(const dt_cf_descriptor *d, dt_session *s, void *state, devtrace_e
             char text[256];
             cf_result_text(d, rc, text, sizeof text);
             dt_add_note(s, "%s refused: %s%s; activity tracing continues without the callback API",
-                        fn_name(&G.api, DT_CF_SUBSCRIBE), text,
+                        fn_name(&G.api, DT_PTI_SUBSCRIBE), text,
                         rc == d->results.multiple_subscribers ? " (another tool holds the one subscriber slot)" : "");
         }
     }
@@ -711,7 +712,7 @@ static void cf_raw_cpu_op(void *user, devtrace_event *ev)
 /* Completes the capture: what the trace depends on beyond the buffers (the session's
  * metadata, devices, notes, CPU operators and window), then closes the file. From the
  * session's on_stop (the window is closed by then) or from close. */
-static void cf_raw_finish(dt_session *s, dt_cf_state *st)
+static void cf_raw_finish(dt_session *s, dt_pti_state *st)
 {
     dt_raw_writer *w = atomic_exchange(&st->raw, NULL);
     if (!w)
@@ -744,7 +745,7 @@ static void cf_raw_finish(dt_session *s, dt_cf_state *st)
 
 static void cf_raw_on_stop(dt_session *s, void *user)
 {
-    dt_cf_state *st = user;
+    dt_pti_state *st = user;
     cf_raw_finish(s, st);
     if (st->prev_on_stop)
         st->prev_on_stop(s, st->prev_on_stop_user);
@@ -753,7 +754,7 @@ static void cf_raw_on_stop(dt_session *s, void *user)
 /* The session's raw path (devtrace_config.raw_path, else $DEVTRACE_RAW): every
  * completed buffer, the strings its records point to, the clock samples and the
  * resolved names are saved as they come; the rest at on_stop. */
-static void cf_raw_open(dt_session *s, dt_cf_state *st)
+static void cf_raw_open(dt_session *s, dt_pti_state *st)
 {
     const char *path = s->raw_path;
     if (!*path)
@@ -783,9 +784,9 @@ static int cf_quiesce(void)
 
 /* The vendor's names for every runtime cbid seen, after the final flush and disable:
  * never from a buffer callback (MACA 3.8.0's resolver deadlocks there). */
-static void cf_resolve_api_names(dt_cf_state *st)
+static void cf_resolve_api_names(dt_pti_state *st)
 {
-    dt_cf_decoder *d = &st->dec;
+    dt_pti_decoder *d = &st->dec;
     if (!G.api_name)
         return;
     if (atomic_load(&G.flush_hung)) {
@@ -795,7 +796,7 @@ static void cf_resolve_api_names(dt_cf_state *st)
                     st->desc->name, G.api_name_sym);
         return;
     }
-    for (uint32_t cbid = 0; cbid < DT_CF_CBID_CACHE; cbid++) {
+    for (uint32_t cbid = 0; cbid < DT_PTI_CBID_CACHE; cbid++) {
         if (!atomic_load_explicit(&d->cbid_name[cbid], memory_order_relaxed))
             continue;
         const char *name = NULL;
@@ -805,10 +806,10 @@ static void cf_resolve_api_names(dt_cf_state *st)
         dt_raw_writer *w = cf_raw(st);
         if (w)
             dt_raw_api_name(w, st->desc->api_name_arg, cbid, name);
-        dt_cf_apply_api_name(d, cbid, name);
+        dt_pti_apply_api_name(d, cbid, name);
     }
     uint64_t unresolved = 0;
-    for (uint32_t i = 0; i < DT_CF_CBID_CACHE / 32; i++)
+    for (uint32_t i = 0; i < DT_PTI_CBID_CACHE / 32; i++)
         unresolved += (uint64_t)__builtin_popcount(atomic_load_explicit(&d->cbid_unresolved[i], memory_order_relaxed));
     if (unresolved)
         dt_add_note(st->s,
@@ -818,18 +819,18 @@ static void cf_resolve_api_names(dt_cf_state *st)
                     st->desc->unknown_runtime_prefix ? st->desc->unknown_runtime_prefix : "runtime");
 }
 
-static int cf_enable(dt_cf_state *st, uint32_t kind, int *rc_out)
+static int cf_enable(dt_pti_state *st, uint32_t kind, int *rc_out)
 {
     int rc = G.api.enable((int)kind);
     *rc_out = rc;
     if (rc != st->desc->results.success)
         return -1;
-    if (st->nenabled < DT_CF_MAX_ENABLED)
+    if (st->nenabled < DT_PTI_MAX_ENABLED)
         st->enabled[st->nenabled++] = (int)kind;
     return 0;
 }
 
-static int cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *failures)
+static int cf_enable_noted(dt_pti_state *st, uint32_t kind, int optional, int *failures)
 {
     int rc;
     if (!kind || cf_enable(st, kind, &rc) == 0)
@@ -837,7 +838,7 @@ static int cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *fa
     char text[256];
     cf_result_text(st->desc, rc, text, sizeof text);
     const char *fix = result_fix(st->desc, rc);
-    dt_add_note(st->s, "%s(%s) %s: %s%s%s", fn_name(&G.api, DT_CF_ENABLE), kind_label(st->desc, kind),
+    dt_add_note(st->s, "%s(%s) %s: %s%s%s", fn_name(&G.api, DT_PTI_ENABLE), kind_label(st->desc, kind),
                 optional ? "refused (optional: not every library version has it)" : "failed", text, fix ? "; " : "",
                 fix ? fix : "");
     if (!optional)
@@ -847,7 +848,7 @@ static int cf_enable_noted(dt_cf_state *st, uint32_t kind, int optional, int *fa
 
 /* The devtrace kind a vendor kind's records make (its layout's), DEVTRACE_KIND_NONE when
  * the descriptor has no layout for it. */
-static int cf_devtrace_kind(const dt_cf_descriptor *d, uint32_t vendor_kind)
+static int cf_devtrace_kind(const dt_pti_descriptor *d, uint32_t vendor_kind)
 {
     for (size_t i = 0; i < d->nlayouts; i++)
         if (d->layouts[i].kind == vendor_kind)
@@ -855,16 +856,16 @@ static int cf_devtrace_kind(const dt_cf_descriptor *d, uint32_t vendor_kind)
     return DEVTRACE_KIND_NONE;
 }
 
-int dt_cf_start(dt_session *s, void *state)
+int dt_pti_start(dt_session *s, void *state)
 {
-    dt_cf_state *st = state;
-    const dt_cf_descriptor *d = st->desc;
+    dt_pti_state *st = state;
+    const dt_pti_descriptor *d = st->desc;
     int failures = 0, rc;
     if (!st->attached)
         return DEVTRACE_ESTATE;
     /* Device properties first: the runtime calls they take must not be traced. */
     if (!t_in_vendor_init && !st->devices_done) {
-        dt_cf_read_devices(st, G.handle, G.path);
+        dt_pti_read_devices(st, G.handle, G.path);
         st->devices_done = 1;
     }
     atomic_store(&st->last_sample_ns, dt_monotonic_ns());
@@ -881,11 +882,11 @@ int dt_cf_start(dt_session *s, void *state)
         cf_result_text(d, rc, text, sizeof text);
         int rc2 = 0;
         if (d->kinds.kernel && cf_enable(st, d->kinds.kernel, &rc2) == 0) {
-            if (!(d->quirks & DT_CF_QUIRK_KERNEL_EXCLUSIVE) || rc != d->results.not_compatible)
+            if (!(d->quirks & DT_PTI_QUIRK_KERNEL_EXCLUSIVE) || rc != d->results.not_compatible)
                 dt_add_note(s, "%s(CONCURRENT_KERNEL) failed (%s); KERNEL enabled instead (kernels serialised)",
-                            fn_name(&G.api, DT_CF_ENABLE), text);
+                            fn_name(&G.api, DT_PTI_ENABLE), text);
         } else {
-            dt_add_note(s, "%s(CONCURRENT_KERNEL) failed: %s", fn_name(&G.api, DT_CF_ENABLE), text);
+            dt_add_note(s, "%s(CONCURRENT_KERNEL) failed: %s", fn_name(&G.api, DT_PTI_ENABLE), text);
             failures++;
         }
     } else if (!d->kinds.concurrent_kernel) {
@@ -900,7 +901,7 @@ int dt_cf_start(dt_session *s, void *state)
     if (dt_session_wants(s, DEVTRACE_KIND_RUNTIME))
         cf_enable_noted(st, d->kinds.runtime, 0, &failures); /* runtime only while a session runs */
     int previous_on = 0;
-    for (int i = 0; i < DT_CF_MAX_MORE_KINDS && d->more_kinds[i].kind; i++) {
+    for (int i = 0; i < DT_PTI_MAX_MORE_KINDS && d->more_kinds[i].kind; i++) {
         if (d->more_kinds[i].fallback && previous_on)
             continue; /* the kind before it gives the same records */
         previous_on = dt_session_wants(s, cf_devtrace_kind(d, d->more_kinds[i].kind)) &&
@@ -917,23 +918,23 @@ static int cf_flush_forced(void *unused)
     return G.api.flush_all(1);
 }
 
-static void cf_flush(dt_cf_state *st)
+static void cf_flush(dt_pti_state *st)
 {
     int rc;
     char what[80];
-    snprintf(what, sizeof what, "%s(1)", fn_name(&G.api, DT_CF_FLUSH_ALL));
+    snprintf(what, sizeof what, "%s(1)", fn_name(&G.api, DT_PTI_FLUSH_ALL));
     if (dt_flush_with_deadline(st->s, what, cf_flush_forced, NULL, G.flush_timeout_ms, &G.flush_hung, &rc) != 0)
         return;
     if (rc != st->desc->results.success) {
         char text[256];
         cf_result_text(st->desc, rc, text, sizeof text);
-        dt_add_note(st->s, "%s(1) failed: %s", fn_name(&G.api, DT_CF_FLUSH_ALL), text);
+        dt_add_note(st->s, "%s(1) failed: %s", fn_name(&G.api, DT_PTI_FLUSH_ALL), text);
     }
 }
 
-int dt_cf_flush(dt_session *s, void *state)
+int dt_pti_flush(dt_session *s, void *state)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     (void)s;
     if (!st->attached)
         return DEVTRACE_ESTATE;
@@ -941,9 +942,9 @@ int dt_cf_flush(dt_session *s, void *state)
     return 0;
 }
 
-int dt_cf_stop(dt_session *s, void *state)
+int dt_pti_stop(dt_session *s, void *state)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     if (!st->attached)
         return DEVTRACE_ESTATE;
     cf_flush(st);
@@ -951,14 +952,14 @@ int dt_cf_stop(dt_session *s, void *state)
         G.api.disable(st->enabled[i]);
     st->nenabled = 0;
     if (!st->devices_done) {
-        dt_cf_read_devices(st, G.handle, G.path); /* runtime kind is off: these calls are not traced */
+        dt_pti_read_devices(st, G.handle, G.path); /* runtime kind is off: these calls are not traced */
         st->devices_done = 1;
     }
     cf_flush(st); /* records written between the first flush and the disable */
     if (G.api.get_dropped) {
         size_t dropped = 0;
         int rc;
-        if (st->desc->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT)
+        if (st->desc->quirks & DT_PTI_QUIRK_DROPPED_NO_CONTEXT)
             rc = ((int (*)(size_t *))(cf_any_fn)G.api.get_dropped)(&dropped);
         else
             rc = G.api.get_dropped(NULL, 0, &dropped);
@@ -976,9 +977,9 @@ int dt_cf_stop(dt_session *s, void *state)
     return 0;
 }
 
-int dt_cf_push_external(void *state, uint64_t id)
+int dt_pti_push_external(void *state, uint64_t id)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     if (!st || !st->attached || !G.api.push_external)
         return DEVTRACE_ENOTSUP;
     return G.api.push_external((int)st->desc->external_kind_custom0, id) == st->desc->results.success
@@ -986,9 +987,9 @@ int dt_cf_push_external(void *state, uint64_t id)
                : DEVTRACE_EVENDOR;
 }
 
-int dt_cf_push_user_external(void *state, uint64_t id)
+int dt_pti_push_user_external(void *state, uint64_t id)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     if (!st || !st->attached || !G.api.push_external)
         return DEVTRACE_ENOTSUP;
     return G.api.push_external((int)st->desc->external_kind_custom0 + 1, id) == st->desc->results.success
@@ -996,9 +997,9 @@ int dt_cf_push_user_external(void *state, uint64_t id)
                : DEVTRACE_EVENDOR;
 }
 
-int dt_cf_pop_user_external(void *state, uint64_t *id)
+int dt_pti_pop_user_external(void *state, uint64_t *id)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     uint64_t ignored;
     if (!st || !st->attached || !G.api.pop_external)
         return DEVTRACE_ENOTSUP;
@@ -1007,9 +1008,9 @@ int dt_cf_pop_user_external(void *state, uint64_t *id)
                : DEVTRACE_EVENDOR;
 }
 
-int dt_cf_pop_external(void *state, uint64_t *id)
+int dt_pti_pop_external(void *state, uint64_t *id)
 {
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     uint64_t ignored;
     if (!st || !st->attached || !G.api.pop_external)
         return DEVTRACE_ENOTSUP;
@@ -1018,14 +1019,14 @@ int dt_cf_pop_external(void *state, uint64_t *id)
                : DEVTRACE_EVENDOR;
 }
 
-void dt_cf_close(dt_session *s, void *state)
+void dt_pti_close(dt_session *s, void *state)
 {
     (void)s;
-    dt_cf_state *st = state;
+    dt_pti_state *st = state;
     if (!st || !st->attached)
         return;
     if (atomic_load(&st->accepting))
-        dt_cf_stop(s, st);
+        dt_pti_stop(s, st);
     if (st->subscriber && G.api.unsubscribe)
         G.api.unsubscribe(st->subscriber);
     st->subscriber = NULL;

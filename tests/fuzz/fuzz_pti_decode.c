@@ -1,8 +1,8 @@
-/* fuzz_cf_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
- * (src/backends/cupti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
+/* fuzz_pti_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
+ * (src/backends/pti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
  *
- * dt_cf_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, and MSPTI's layouts under the
- * engine's iterator walk) and a library version, then dt_cf_walk_buffer over the bytes, walked by
+ * dt_pti_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, and MSPTI's layouts under the
+ * engine's iterator walk) and a library version, then dt_pti_walk_buffer over the bytes, walked by
  *   - an honest iterator: the vendor's GetNextRecord, striding by its kind-to-size table and
  *     ending with MAX_LIMIT_REACHED or an error for an unknown or cut record; or
  *   - a hostile one, scripted by the input: pointers outside the buffer, one past its end, before
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cupti_family.h"
-#include "backends/cupti_records.h"
+#include "backends/pti_family.h"
+#include "backends/pti_records.h"
 #ifdef DT_HAVE_MSPTI
 #include "backends/mspti_records.h"
 #endif
@@ -33,23 +33,23 @@
 #ifdef DT_HAVE_MSPTI
 /* MSPTI's own layouts and decoders walked by the engine's iterator walk (the real descriptor
  * has its own walker, the stride walk): the hostile iterator reaches MSPTI's decoders too.
- * Filled from dt_cf_mspti_descriptor on the first input. */
-static dt_cf_descriptor mspti_under_an_iterator;
+ * Filled from dt_pti_mspti_descriptor on the first input. */
+static dt_pti_descriptor mspti_under_an_iterator;
 #endif
-static const dt_cf_descriptor *const descriptors[] = {
+static const dt_pti_descriptor *const descriptors[] = {
 #ifdef DT_HAVE_CUPTI
-    &dt_cf_cupti_descriptor,
+    &dt_pti_cupti_descriptor,
 #endif
 #ifdef DT_HAVE_PPU
-    &dt_cf_ppu_descriptor,
+    &dt_pti_ppu_descriptor,
 #endif
 #ifdef DT_HAVE_ILUVATAR
-    &dt_cf_iluvatar_descriptor,
+    &dt_pti_iluvatar_descriptor,
 #endif
 #ifdef DT_HAVE_MSPTI
     &mspti_under_an_iterator,
     /* walked by its own walker, the stride walk */
-    &dt_cf_mspti_descriptor,
+    &dt_pti_mspti_descriptor,
 #endif
 };
 #define NDESCRIPTORS (sizeof descriptors / sizeof descriptors[0])
@@ -62,18 +62,18 @@ static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 13
 typedef struct pointer_fields {
     int at[3];
 } pointer_fields;
-/* The engine's decoders, by id (DT_CF_DECODE_CUPTI_*). */
-static const pointer_fields engine_decoders[DT_CF_DECODE_CUPTI_EXTERNAL + 1] = {
-    [DT_CF_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1, -1}},
-    [DT_CF_DECODE_CUPTI_MEMCPY] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_MEMSET] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_API] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
+/* The engine's decoders, by id (DT_PTI_DECODE_CUPTI_*). */
+static const pointer_fields engine_decoders[DT_PTI_DECODE_CUPTI_EXTERNAL + 1] = {
+    [DT_PTI_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1, -1}},
+    [DT_PTI_DECODE_CUPTI_MEMCPY] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_MEMSET] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_API] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
 };
 #ifdef DT_HAVE_MSPTI
 /* MSPTI's decoders (mspti.c), by id (DT_MSPTI_DECODE_*). */
-#define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_CF_DECODE_VENDOR]
-static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_CF_DECODE_VENDOR] = {
+#define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_PTI_DECODE_VENDOR]
+static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_PTI_DECODE_VENDOR] = {
     MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name), -1}},
     MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1, -1}},
     MSPTI_ID(MEMSET) = {{-1, -1, -1}},
@@ -88,14 +88,14 @@ static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_CF_DECODE_VE
 #undef MSPTI_ID
 #endif
 
-static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_layout *l)
+static const pointer_fields *fields_of(const dt_pti_descriptor *d, const dt_pti_layout *l)
 {
-    if (l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL)
+    if (l->decoder >= DT_PTI_DECODE_CUPTI_KERNEL && l->decoder <= DT_PTI_DECODE_CUPTI_EXTERNAL)
         return &engine_decoders[l->decoder];
 #ifdef DT_HAVE_MSPTI
-    if (d->vendor_decode && d->vendor_decode == dt_cf_mspti_descriptor.vendor_decode &&
-        l->decoder >= DT_CF_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
-        return &mspti_decoders[l->decoder - DT_CF_DECODE_VENDOR];
+    if (d->vendor_decode && d->vendor_decode == dt_pti_mspti_descriptor.vendor_decode &&
+        l->decoder >= DT_PTI_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
+        return &mspti_decoders[l->decoder - DT_PTI_DECODE_VENDOR];
 #endif
     (void)d;
     return NULL;
@@ -105,17 +105,17 @@ static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_la
  * MSPTI's, the engine's stride walk, which steps by the layout sizes from the start, is fuzzed
  * here (its pointers are patched beforehand along the same stride); MCPTI's has its own target
  * (fuzz_mcpti_scan). */
-static int walks_by_sizes(const dt_cf_descriptor *d)
+static int walks_by_sizes(const dt_pti_descriptor *d)
 {
 #ifdef DT_HAVE_MSPTI
-    return d->scan && d->scan == dt_cf_mspti_descriptor.scan;
+    return d->scan && d->scan == dt_pti_mspti_descriptor.scan;
 #else
     (void)d;
     return 0;
 #endif
 }
 
-static int all_decoders_known(const dt_cf_descriptor *d)
+static int all_decoders_known(const dt_pti_descriptor *d)
 {
     for (size_t i = 0; i < d->nlayouts; i++)
         if (!fields_of(d, &d->layouts[i]))
@@ -140,7 +140,7 @@ static const char *const strings[] = {
 #define NSTRINGS (sizeof strings / sizeof strings[0])
 
 static struct {
-    dt_cf_decoder *d;
+    dt_pti_decoder *d;
     int hostile;
     const uint8_t *script;
     size_t script_len, pos;
@@ -148,7 +148,7 @@ static struct {
 
 static uint32_t vendor_size(uint32_t kind)
 {
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    const dt_pti_layout *l = kind < DT_PTI_MAX_KIND ? it.d->by_kind[kind] : NULL;
     return l ? l->size : 0;
 }
 
@@ -159,7 +159,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
         return;
     uint32_t kind;
     memcpy(&kind, rec, 4);
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    const dt_pti_layout *l = kind < DT_PTI_MAX_KIND ? it.d->by_kind[kind] : NULL;
     const pointer_fields *pf = l ? fields_of(it.d->desc, l) : NULL;
     for (int i = 0; pf && i < 3; i++) {
         if (pf->at[i] < 0 || (size_t)pf->at[i] + sizeof(void *) > avail)
@@ -173,7 +173,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
 /* The vendor's GetNextRecord: the record after *rec by the kind's size. */
 static int honest_step(uint8_t *buf, size_t valid, void **rec)
 {
-    const dt_cf_descriptor *desc = it.d->desc;
+    const dt_pti_descriptor *desc = it.d->desc;
     size_t off = 0;
     uintptr_t p = (uintptr_t)*rec, base = (uintptr_t)buf;
     if (p >= base && valid >= 4 && p - base <= valid - 4) { /* else (NULL, or a hostile pointer): from the start */
@@ -197,7 +197,7 @@ static int honest_step(uint8_t *buf, size_t valid, void **rec)
 
 static int fuzz_next(uint8_t *buf, size_t valid, void **rec)
 {
-    const dt_cf_descriptor *desc = it.d->desc;
+    const dt_pti_descriptor *desc = it.d->desc;
     if (!it.hostile)
         return honest_step(buf, valid, rec);
     if (it.pos + 3 > it.script_len)
@@ -248,7 +248,7 @@ static void fill_mspti_under_an_iterator(void)
 #ifdef DT_HAVE_MSPTI
     if (mspti_under_an_iterator.name)
         return;
-    mspti_under_an_iterator = dt_cf_mspti_descriptor;
+    mspti_under_an_iterator = dt_pti_mspti_descriptor;
     mspti_under_an_iterator.name = "mspti-iterator";
     mspti_under_an_iterator.scan = NULL;
 #endif
@@ -259,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fill_long_name();
     fill_mspti_under_an_iterator();
     fz_input in = {data, size};
-    const dt_cf_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
+    const dt_pti_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
     if (!all_decoders_known(chosen))
         return 0;
     uint32_t version = versions[fz_u8(&in) % (sizeof versions / sizeof versions[0])];
@@ -276,9 +276,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.n -= script_len;
 
     /* The descriptor with quirks toggled by the input: how a walk ends differs between them. */
-    dt_cf_descriptor desc = *chosen;
-    desc.quirks ^= (flags & 0x8 ? DT_CF_QUIRK_NULL_RECORD_ENDS : 0) | (flags & 0x10 ? DT_CF_QUIRK_ANY_ERROR_ENDS : 0) |
-                   (flags & 0x20 ? DT_CF_QUIRK_STRICT_RECORDS : 0);
+    dt_pti_descriptor desc = *chosen;
+    desc.quirks ^= (flags & 0x8 ? DT_PTI_QUIRK_NULL_RECORD_ENDS : 0) |
+                   (flags & 0x10 ? DT_PTI_QUIRK_ANY_ERROR_ENDS : 0) | (flags & 0x20 ? DT_PTI_QUIRK_STRICT_RECORDS : 0);
     size_t tail = in.n < sizeof input_tail - 1 ? in.n : sizeof input_tail - 1;
     memcpy(input_tail, in.p + in.n - tail, tail);
     input_tail[tail] = '\0';
@@ -287,8 +287,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dt_session *s = dt_session_new_offline("fuzz", "fuzz", "cuda_runtime", &err);
     if (!s)
         abort();
-    static dt_cf_decoder d; /* large (the cbid name cache): not on the stack */
-    dt_cf_decoder_init(&d, &desc, s, version, fuzz_next);
+    static dt_pti_decoder d; /* large (the cbid name cache): not on the stack */
+    dt_pti_decoder_init(&d, &desc, s, version, fuzz_next);
     it.d = &d;
     it.hostile = (flags & 0x4) != 0;
     it.script = script;
@@ -315,8 +315,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off += rec_size;
         }
     }
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(&d, buf, in.n, (dt_cf_walk_mode)((flags & 3) % 3), &c);
+    dt_pti_walk_counts c;
+    dt_pti_walk_buffer(&d, buf, in.n, (dt_pti_walk_mode)((flags & 3) % 3), &c);
     if (c.emitted > c.records || s->stats.malformed_records != c.malformed || s->stats.zero_timestamp != c.zero_time)
         abort(); /* the walk's counts and the session's must agree */
 

@@ -1,9 +1,9 @@
-/* cupti_replay.c: a raw capture's buffers replayed through the CUPTI-family engine's own
- * walker and decoders: dt_cf_raw_decoder, which every DT_CF_BACKEND names in its
+/* pti_replay.c: a raw capture's buffers replayed through the CUPTI-family engine's own
+ * walker and decoders: dt_pti_raw_decoder, which every DT_PTI_BACKEND names in its
  * dt_backend (raw_decoder, with its descriptor as raw_tables), so that the core reaches it
  * through the backend registry alone. */
-#include "cupti_decode.h"
-#include "cupti_family.h"
+#include "pti_decode.h"
+#include "pti_family.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +15,7 @@
 #include "core/raw.h"
 
 typedef struct cf_replay {
-    dt_cf_decoder dec;
+    dt_pti_decoder dec;
     uint64_t *keys; /* pointer values (open addressing; 0 = empty) */
     char **vals;    /* owned NUL-terminated copies */
     size_t mask, count;
@@ -42,13 +42,13 @@ static const char *replay_resolve(void *user, uint64_t pointer)
 
 static void *replay_open(dt_session *s, const dt_backend *b, uint32_t api_version, devtrace_error *err)
 {
-    const dt_cf_descriptor *desc = b->raw_tables; /* DT_CF_BACKEND: the backend's own descriptor */
+    const dt_pti_descriptor *desc = b->raw_tables; /* DT_PTI_BACKEND: the backend's own descriptor */
     cf_replay *r = calloc(1, sizeof *r);
     if (!r) {
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         return NULL;
     }
-    dt_cf_decoder_init_offline(&r->dec, desc, s, api_version, replay_resolve, r);
+    dt_pti_decoder_init_offline(&r->dec, desc, s, api_version, replay_resolve, r);
     return r;
 }
 
@@ -98,7 +98,7 @@ static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t
 static void replay_kind_size(void *st, uint32_t kind, uint32_t size)
 {
     cf_replay *r = st;
-    dt_cf_learn_kind_size(&r->dec, kind, size);
+    dt_pti_learn_kind_size(&r->dec, kind, size);
 }
 
 static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t valid_size)
@@ -119,11 +119,11 @@ static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t v
     }
     if (valid_size)
         memcpy(r->copy, data, valid_size);
-    dt_cf_walk_mode walk = mode == DT_RAW_BUFFER_DECODE          ? DT_CF_WALK_DECODE
-                           : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_CF_WALK_OUT_OF_WINDOW
-                                                                 : DT_CF_WALK_POOL_FULL;
+    dt_pti_walk_mode walk = mode == DT_RAW_BUFFER_DECODE          ? DT_PTI_WALK_DECODE
+                            : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_PTI_WALK_OUT_OF_WINDOW
+                                                                  : DT_PTI_WALK_POOL_FULL;
     if (valid_size)
-        dt_cf_walk_buffer(&r->dec, r->copy, valid_size, walk, NULL);
+        dt_pti_walk_buffer(&r->dec, r->copy, valid_size, walk, NULL);
 }
 
 static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len)
@@ -137,7 +137,7 @@ static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char
     copy[len] = '\0';
     if (memchr(copy, '\0', len))
         return;
-    dt_cf_apply_api_name(&r->dec, cbid, copy);
+    dt_pti_apply_api_name(&r->dec, cbid, copy);
 }
 
 static void replay_close(void *st)
@@ -155,14 +155,14 @@ static void replay_close(void *st)
 
 static int replay_same_records(const dt_backend *backend_a, const dt_backend *backend_b)
 {
-    if (!backend_a || !backend_b || backend_a->raw_decoder != &dt_cf_raw_decoder ||
-        backend_b->raw_decoder != &dt_cf_raw_decoder)
+    if (!backend_a || !backend_b || backend_a->raw_decoder != &dt_pti_raw_decoder ||
+        backend_b->raw_decoder != &dt_pti_raw_decoder)
         return -1;
-    const dt_cf_descriptor *a = backend_a->raw_tables, *b = backend_b->raw_tables;
+    const dt_pti_descriptor *a = backend_a->raw_tables, *b = backend_b->raw_tables;
     return a->layouts == b->layouts && a->nlayouts == b->nlayouts && memcmp(&a->kinds, &b->kinds, sizeof a->kinds) == 0;
 }
 
-const dt_raw_decoder dt_cf_raw_decoder = {
+const dt_raw_decoder dt_pti_raw_decoder = {
     .engine = "CUPTI family",
     .open = replay_open,
     .string = replay_string,

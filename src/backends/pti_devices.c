@@ -1,10 +1,10 @@
-/* cupti_devices.c: device properties for the occupancy calculator, read through the
+/* pti_devices.c: device properties for the occupancy calculator, read through the
  * vendor's CUDA-style attribute query (the descriptor's attribute_fn and device_count_fn,
  * found in the process, its runtime libraries or the tracing library itself) with CUDA's
  * attribute numbers; without the query a note says why the trace has no occupancy. */
 #include <string.h>
 
-#include "cupti_family.h"
+#include "pti_family.h"
 #include "device_attrs.h"
 #include "vendor_lib.h"
 
@@ -42,7 +42,7 @@ static const dt_device_attr cf_device_attrs[] = {
 
 /* A vendor runtime function, in the process: global symbols, an already loaded runtime
  * library, then the tracing library itself (an emulator exports both). */
-static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, void *handle, const char *const *names,
+static cf_any_fn cf_runtime_symbol(const dt_pti_descriptor *d, void *handle, const char *const *names,
                                    const char **found)
 {
     void *sym = dt_vlib_runtime_symbol(names, d->runtime_libraries, handle, found);
@@ -51,9 +51,9 @@ static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, void *handle, cons
     return fn;
 }
 
-void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path)
+void dt_pti_read_devices(dt_pti_state *st, void *handle, const char *path)
 {
-    const dt_cf_descriptor *d = st->desc;
+    const dt_pti_descriptor *d = st->desc;
     if (!d->attribute_fn[0])
         return; /* the vendor has no CUDA-style attribute query (its facts_note says so) */
     const char *attr_name = d->attribute_fn[0], *count_name = NULL;
