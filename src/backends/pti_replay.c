@@ -14,16 +14,16 @@
 #include "core/errors.h"
 #include "core/raw.h"
 
-typedef struct cf_replay {
+typedef struct pti_replay {
     dt_pti_decoder dec;
     uint64_t *keys; /* pointer values (open addressing; 0 = empty) */
     char **vals;    /* owned NUL-terminated copies */
     size_t mask, count;
     uint8_t *copy; /* the buffer being walked: writable, aligned */
     size_t copy_cap;
-} cf_replay;
+} pti_replay;
 
-static size_t replay_slot(const cf_replay *r, uint64_t key)
+static size_t replay_slot(const pti_replay *r, uint64_t key)
 {
     size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & r->mask;
     while (r->keys[i] && r->keys[i] != key)
@@ -33,7 +33,7 @@ static size_t replay_slot(const cf_replay *r, uint64_t key)
 
 static const char *replay_resolve(void *user, uint64_t pointer)
 {
-    cf_replay *r = user;
+    pti_replay *r = user;
     if (!pointer || !r->keys)
         return NULL;
     size_t i = replay_slot(r, pointer);
@@ -43,7 +43,7 @@ static const char *replay_resolve(void *user, uint64_t pointer)
 static void *replay_open(dt_session *s, const dt_backend *b, uint32_t api_version, devtrace_error *err)
 {
     const dt_pti_descriptor *desc = b->raw_tables; /* DT_PTI_BACKEND: the backend's own descriptor */
-    cf_replay *r = calloc(1, sizeof *r);
+    pti_replay *r = calloc(1, sizeof *r);
     if (!r) {
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         return NULL;
@@ -52,7 +52,7 @@ static void *replay_open(dt_session *s, const dt_backend *b, uint32_t api_versio
     return r;
 }
 
-static int replay_grow(cf_replay *r)
+static int replay_grow(pti_replay *r)
 {
     size_t cap = r->mask ? (r->mask + 1) * 2 : 256;
     uint64_t *keys = calloc(cap, sizeof *keys);
@@ -62,7 +62,7 @@ static int replay_grow(cf_replay *r)
         free(vals);
         return -1;
     }
-    cf_replay old = *r;
+    pti_replay old = *r;
     r->keys = keys;
     r->vals = vals;
     r->mask = cap - 1;
@@ -79,7 +79,7 @@ static int replay_grow(cf_replay *r)
 
 static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t len)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (!pointer || ((r->count + 1) * 2 > r->mask && replay_grow(r) != 0))
         return;
     size_t i = replay_slot(r, pointer);
@@ -97,13 +97,13 @@ static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t
 
 static void replay_kind_size(void *st, uint32_t kind, uint32_t size)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     dt_pti_learn_kind_size(&r->dec, kind, size);
 }
 
 static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t valid_size)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (mode > DT_RAW_BUFFER_POOL_FULL) {
         DT_COUNT(r->dec.s, malformed_bytes, valid_size); /* a mode this devtrace does not know */
         return;
@@ -128,7 +128,7 @@ static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t v
 
 static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     char copy[256];
     (void)domain;
     if (len == 0 || len >= sizeof copy)
@@ -142,7 +142,7 @@ static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char
 
 static void replay_close(void *st)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (!r)
         return;
     for (size_t i = 0; r->keys && i <= r->mask; i++)

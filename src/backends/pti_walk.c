@@ -127,7 +127,7 @@ enum { CF_ASK, CF_NEXT, CF_END };
  * where the library's iterator would go (prev's kind and the next record's kind were both
  * seen to step by their layouts' sizes, and the next record fits), CF_END where it would
  * report the end of the buffer (MAX_LIMIT_REACHED), CF_ASK otherwise: the library steps. */
-static inline int cf_stride(const dt_pti_decoder *d, uintptr_t prev, uintptr_t hi, uintptr_t *next)
+static inline int pti_stride(const dt_pti_decoder *d, uintptr_t prev, uintptr_t hi, uintptr_t *next)
 {
     uint32_t kind = read_u32((const uint8_t *)prev);
     uint32_t size = kind < DT_PTI_MAX_KIND ? atomic_load_explicit(&d->stride_size[kind], memory_order_relaxed) : 0;
@@ -148,7 +148,7 @@ static inline int cf_stride(const dt_pti_decoder *d, uintptr_t prev, uintptr_t h
 
 /* The library stepped from prev to p: when prev's kind has a layout for this version, the
  * step says whether that kind can be stepped by its size from now on. */
-static void cf_learn_stride(dt_pti_decoder *d, uintptr_t prev, uintptr_t p)
+static void pti_learn_stride(dt_pti_decoder *d, uintptr_t prev, uintptr_t p)
 {
     uint32_t kind = read_u32((const uint8_t *)prev);
     if (kind >= DT_PTI_MAX_KIND || !d->by_kind[kind] ||
@@ -201,7 +201,7 @@ static inline int iterator_next(dt_pti_decoder *d, uint8_t *buf, size_t valid_si
         return 0;
     }
     if (prev && !d->iterator_only)
-        cf_learn_stride(d, prev, *p);
+        pti_learn_stride(d, prev, *p);
     return 1;
 }
 
@@ -223,7 +223,7 @@ static void walk_with_iterator(dt_pti_decoder *d, uint8_t *buf, size_t valid_siz
     void *rec = NULL;
     for (;;) {
         uintptr_t p = 0;
-        int step = prev && !d->iterator_only ? cf_stride(d, prev, hi, &p) : CF_ASK;
+        int step = prev && !d->iterator_only ? pti_stride(d, prev, hi, &p) : CF_ASK;
         if (step == CF_END)
             break;
         if (step == CF_ASK) {
@@ -349,13 +349,13 @@ uint32_t dt_pti_vendor_string_miss(dt_pti_decoder *d, dt_pti_name_cache *nc, con
     return id;
 }
 
-typedef struct cf_rename {
+typedef struct pti_rename {
     uint32_t cbid, from, to;
-} cf_rename;
+} pti_rename;
 
 static void rename_runtime_events(void *user, devtrace_event *ev)
 {
-    const cf_rename *r = user;
+    const pti_rename *r = user;
     if (ev->kind == DEVTRACE_KIND_RUNTIME && (ev->flags & DEVTRACE_EVENT_HAS_CBID) && ev->u.runtime.cbid == r->cbid &&
         ev->name_id == r->from)
         ev->name_id = r->to;
@@ -373,7 +373,7 @@ void dt_pti_apply_api_name(dt_pti_decoder *d, uint32_t cbid, const char *name)
     if (atomic_fetch_and(&d->cbid_unresolved[cbid / 32], ~bit) & bit)
         __atomic_fetch_sub(&d->s->stats.unresolved_names, 1, __ATOMIC_RELAXED);
     if (old && old != id) {
-        cf_rename r = {cbid, old, id};
+        pti_rename r = {cbid, old, id};
         dt_store_visit(&d->s->store, rename_runtime_events, &r);
     }
 }
