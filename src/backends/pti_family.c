@@ -212,6 +212,12 @@ static int pti_find_library(const dt_pti_descriptor *d, dt_vlib_found *out, char
     return 0;
 }
 
+void dt_pti_describe_library(const dt_pti_descriptor *d, devtrace_backend_info *info)
+{
+    dt_vlib_search q = pti_search(d);
+    dt_vlib_describe(&q, d->vendor_api, info);
+}
+
 int dt_pti_locate_library(const dt_pti_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen)
 {
     char tried_buf[1024] = "";

@@ -334,6 +334,8 @@ unsigned dt_pti_symbols_found(const dt_pti_descriptor *d, char *path, size_t pat
  * the override variable, then the SDK roots joined with the subdirectories, then each
  * system name in $LD_LIBRARY_PATH. 0 with path set, or -1 with why (what was tried). */
 int dt_pti_locate_library(const dt_pti_descriptor *d, char *path, size_t pathlen, char *why, size_t whylen);
+/* Where the descriptor's search looks (devtrace_backend_info's library fields). */
+void dt_pti_describe_library(const dt_pti_descriptor *d, devtrace_backend_info *info);
 
 /* Replays a raw capture's buffers (pti_replay.c): each DT_PTI_BACKEND's raw_decoder, with
  * its descriptor as raw_tables. */
@@ -354,6 +356,10 @@ void dt_pti_read_devices(dt_pti_state *st, void *handle, const char *path);
     {                                                                        \
         return dt_pti_locate_library(&(desc), path, n, why, whyn);           \
     }                                                                        \
+    static void var##__describe(devtrace_backend_info *info)                 \
+    {                                                                        \
+        dt_pti_describe_library(&(desc), info);                              \
+    }                                                                        \
     static int var##__open(dt_session *s, void *state, devtrace_error *err)  \
     {                                                                        \
         return dt_pti_open(&(desc), s, state, err);                          \
@@ -362,6 +368,7 @@ void dt_pti_read_devices(dt_pti_state *st, void *handle, const char *path);
                             .state_size = sizeof(dt_pti_state),              \
                             .probe = var##__probe,                           \
                             .locate_library = var##__locate,                 \
+                            .describe_library = var##__describe,             \
                             .open = var##__open,                             \
                             .start = dt_pti_start,                           \
                             .stop = dt_pti_stop,                             \
