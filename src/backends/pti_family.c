@@ -49,6 +49,7 @@ typedef struct pti_api {
     int (*get_timestamp)(uint64_t *timestamp);
     int (*subscribe)(void **subscriber, pti_callback_fn callback, void *userdata);
     int (*unsubscribe)(void *subscriber);
+    int (*init)(void);
     char names[DT_PTI_FN_COUNT][64]; /* the spelling each function was found under */
 } pti_api;
 
@@ -67,6 +68,7 @@ static const size_t pti_api_offsets[DT_PTI_FN_COUNT] = {
     offsetof(pti_api, get_timestamp),
     offsetof(pti_api, subscribe),
     offsetof(pti_api, unsubscribe),
+    offsetof(pti_api, init),
 };
 
 static const char *const pti_fn_suffix[DT_PTI_FN_COUNT] = {
@@ -238,6 +240,8 @@ static int pti_resolve(const dt_pti_descriptor *d, void *handle, const char *pat
     char missing_buf[768] = "";
     dt_text missing = {missing_buf, sizeof missing_buf, 0};
     unsigned required = d->required ? d->required : DT_PTI_REQUIRED_DEFAULT;
+    if (d->quirks & DT_PTI_QUIRK_INIT_FIRST)
+        required |= DT_PTI_BIT(INIT);
     memset(api, 0, sizeof *api);
     int nmissing = dt_vlib_bind(handle, d->symbol_prefixes, pti_fn_suffix, pti_api_offsets, DT_PTI_FN_COUNT, required,
                                 api, api->names, &missing);
@@ -245,6 +249,18 @@ static int pti_resolve(const dt_pti_descriptor *d, void *handle, const char *pat
         snprintf(why, whylen, "%s in %s lacks the required symbol%s %s; it is not a usable %s library", d->vendor_api,
                  path, nmissing > 1 ? "s" : "", missing_buf, d->vendor_api);
         return -1;
+    }
+    if (!(d->quirks & DT_PTI_QUIRK_INIT_FIRST))
+        api->init = NULL; /* a function of that name is called only where the descriptor says so */
+    else {
+        int rc = api->init(); /* CNPAPI: nothing else answers before cnpapiInit (repeat calls are harmless) */
+        if (rc != d->results.success) {
+            char text[256];
+            result_text(api, d, rc, text, sizeof text);
+            snprintf(why, whylen, "%s in %s failed: %s; is the driver installed and a device visible?",
+                     api->names[DT_PTI_INIT], path, text);
+            return -1;
+        }
     }
     return 0;
 }
@@ -565,6 +581,15 @@ static void pool_configure(void)
                  G.config_note[0] ? "; " : "", getenv("DEVTRACE_FLUSH_TIMEOUT_MS"), DT_FLUSH_TIMEOUT_MS);
 }
 
+/* GetTimestamp for a library whose function returns the value (DT_PTI_QUIRK_TIMESTAMP_VALUE:
+ * CNPAPI's uint64_t cnpapiGetTimestamp(void)), in the shape the clock sampling calls. */
+static uint64_t (*pti_timestamp_value)(void);
+static int pti_timestamp_by_value(uint64_t *timestamp)
+{
+    *timestamp = pti_timestamp_value();
+    return G.desc->results.success;
+}
+
 /* Called with G.lock held. */
 static int pti_bind(const dt_pti_descriptor *d, char *why, size_t whylen)
 {
@@ -589,6 +614,10 @@ static int pti_bind(const dt_pti_descriptor *d, char *why, size_t whylen)
         }
     }
     G.api = api;
+    if ((d->quirks & DT_PTI_QUIRK_TIMESTAMP_VALUE) && api.get_timestamp) {
+        pti_timestamp_value = (uint64_t(*)(void))(pti_any_fn)api.get_timestamp;
+        G.api.get_timestamp = pti_timestamp_by_value;
+    }
     G.handle = f.handle;
     G.version = version;
     G.api_name = NULL;
@@ -923,6 +952,11 @@ int dt_pti_start(dt_session *s, void *state)
 static int pti_flush_forced(void *unused)
 {
     (void)unused;
+    if (G.desc->quirks & DT_PTI_QUIRK_FLUSH_NO_FLAG) {
+        /* Called through the library's own type (CNPAPI: cnpapiActivityFlushAll(void)). */
+        int (*flush0)(void) = (int (*)(void))(pti_any_fn)G.api.flush_all;
+        return flush0();
+    }
     return G.api.flush_all(1);
 }
 
@@ -930,7 +964,8 @@ static void pti_flush(dt_pti_state *st)
 {
     int rc;
     char what[80];
-    snprintf(what, sizeof what, "%s(1)", fn_name(&G.api, DT_PTI_FLUSH_ALL));
+    snprintf(what, sizeof what, "%s(%s)", fn_name(&G.api, DT_PTI_FLUSH_ALL),
+             G.desc->quirks & DT_PTI_QUIRK_FLUSH_NO_FLAG ? "" : "1");
     if (dt_flush_with_deadline(st->s, what, pti_flush_forced, NULL, G.flush_timeout_ms, &G.flush_hung, &rc) != 0)
         return;
     if (rc != st->desc->results.success) {

@@ -50,7 +50,8 @@
     X(POP_EXTERNAL, "ActivityPopExternalCorrelationId")   \
     X(GET_TIMESTAMP, "GetTimestamp")                      \
     X(SUBSCRIBE, "Subscribe")                             \
-    X(UNSUBSCRIBE, "Unsubscribe")
+    X(UNSUBSCRIBE, "Unsubscribe")                         \
+    X(INIT, "Init")
 
 typedef enum dt_pti_fn {
 #define DT_PTI__FN_ENUM(id, suffix) DT_PTI_##id,
@@ -73,6 +74,9 @@ typedef enum dt_pti_fn {
 #define DT_PTI_QUIRK_COMPLETE_NO_CONTEXT 0x010u /* completion callback (buf, size, valid) */
 #define DT_PTI_QUIRK_DROPPED_NO_CONTEXT 0x020u  /* GetNumDroppedRecords(size_t *) */
 #define DT_PTI_QUIRK_STRICT_RECORDS 0x040u      /* reject device records with correlation 0 */
+#define DT_PTI_QUIRK_FLUSH_NO_FLAG 0x080u       /* ActivityFlushAll(void): no flag argument */
+#define DT_PTI_QUIRK_TIMESTAMP_VALUE 0x100u     /* uint64_t GetTimestamp(void): the value, no result */
+#define DT_PTI_QUIRK_INIT_FIRST 0x200u          /* <prefix>Init(void) before any other call (required) */
 
 /* Vendor activity kind numbers (0 = the vendor has none). */
 typedef struct dt_pti_kinds {
