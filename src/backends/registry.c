@@ -24,6 +24,7 @@
     DT_REGISTER(roctracer)       \
     DT_REGISTER(mspti)           \
     DT_REGISTER(musa)            \
+    DT_REGISTER(cnpapi)          \
     DT_REGISTER(opencl)
 
 /* DT_IF(DT_WITH_NAME, tokens): the tokens when the backend is compiled in, else nothing. */
