@@ -46,17 +46,15 @@ DT_PTI_BACKEND(dt_backend_cupti, dt_pti_cupti_descriptor, .name = "cupti", .desc
                .load_variable = "CUDA_INJECTION64_PATH");
 
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH=libdevtrace.so) during its
- * initialisation. The collector is the lead's (src/inject); a weak reference keeps this
- * file linkable without it. Returns 1: the driver treats 0 as a failed injection. */
-extern void dt_collector_autostart(const char *backend_name) __attribute__((weak));
+ * initialisation: the collector's session starts (through the core's hooks: nothing in a
+ * program that links devtrace without the collector). Returns 1: the driver treats 0 as a
+ * failed injection. */
 DEVTRACE_EXPORT int InitializeInjection(void);
 
 DEVTRACE_EXPORT int InitializeInjection(void)
 {
-    if (dt_collector_autostart) {
-        dt_pti_set_in_vendor_init(1); /* do not call the CUDA runtime from inside the driver's init */
-        dt_collector_autostart("cupti");
-        dt_pti_set_in_vendor_init(0);
-    }
+    dt_pti_set_in_vendor_init(1); /* do not call the CUDA runtime from inside the driver's init */
+    dt_core_autostart("cupti");
+    dt_pti_set_in_vendor_init(0);
     return 1;
 }

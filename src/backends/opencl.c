@@ -66,9 +66,6 @@ const dt_backend dt_backend_opencl = {
 #define DT_CL_LAYER_NAME "devtrace"
 #define DT_CL_STOP_TIMEOUT_MS 10000u /* default wait for running commands at stop */
 
-/* Declared here, weak, so that the backend builds without the collector. */
-extern void dt_collector_autostart(const char *backend_name) __attribute__((weak));
-
 cl_icd_dispatch dt_cl_target;
 dt_cl_recording *_Atomic dt_cl_recording_now;
 
@@ -138,8 +135,7 @@ DEVTRACE_EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd
     *num_entries_ret = layer_entries;
     *layer_dispatch_ret = &layer_dispatch;
     /* Under devtrace record, the collector starts its session now (no OpenCL call). */
-    if (dt_collector_autostart)
-        dt_collector_autostart("opencl");
+    dt_core_autostart("opencl");
     return CL_SUCCESS;
 }
 

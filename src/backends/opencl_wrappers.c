@@ -217,12 +217,9 @@ static void call_end_enqueue(const dt_cl_call *c, dt_cl_fn fn, cl_int status, dt
      (fn) == DT_CL_FN_clCreateProgramWithSource || (fn) == DT_CL_FN_clCreateProgramWithBinary ||                \
      (fn) == DT_CL_FN_clCreateProgramWithIL || (fn) == DT_CL_FN_clCreateProgramWithBuiltInKernels)
 
-extern void dt_collector_keep_handlers(void) __attribute__((weak)); /* inject/collector.c */
-
 static void keep_crash_handlers(void)
 {
-    if (dt_collector_keep_handlers)
-        dt_collector_keep_handlers();
+    dt_core_keep_handlers(); /* the collector's, through the core's hooks */
 }
 
 /* Returns a cl_int status; waits_for_device: 1 for the SYNC list. */

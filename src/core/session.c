@@ -700,6 +700,20 @@ void dt_core_set_hooks(const dt_core_hooks *hooks)
     atomic_store(&core_hooks, hooks);
 }
 
+void dt_core_autostart(const char *backend_name)
+{
+    const dt_core_hooks *hooks = atomic_load(&core_hooks);
+    if (hooks && hooks->autostart)
+        hooks->autostart(backend_name);
+}
+
+void dt_core_keep_handlers(void)
+{
+    const dt_core_hooks *hooks = atomic_load(&core_hooks);
+    if (hooks && hooks->keep_handlers)
+        hooks->keep_handlers();
+}
+
 /* Under devtrace record, the collector's session from its first use in the program (an
  * annotation, or the PyTorch bridge asking for it), not only from the backend's first call. */
 static dt_session *default_session_started(void)

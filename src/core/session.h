@@ -69,8 +69,8 @@ struct devtrace_session {
     char unavailable_reason[8192]; /* every backend's reason, in the auto order */
     char raw_path[1024];           /* .dtraw capture to write ("" = none): config, else $DEVTRACE_RAW */
     _Atomic dt_state state; /* written by the controlling thread, read by every thread inside an op or a callback */
-    uint32_t kinds;              /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
-    int flushed_final;           /* devtrace_flush delivered the last events of the window */
+    uint32_t kinds;         /* DEVTRACE_KIND_BIT mask of the kinds recorded (devtrace_config.kinds); never 0 */
+    int flushed_final;      /* devtrace_flush delivered the last events of the window */
     uint64_t store_dropped_base; /* the store's drops before this capture window (a restarted session) */
     uint64_t generation;
     int rank, world_size;
@@ -322,9 +322,19 @@ typedef struct dt_core_hooks {
      * devtrace_default_session), before the backend's own hook does (inject/collector.c);
      * NULL: nothing to start. */
     void (*start_early)(void);
+    /* Starts the collector's session for the named backend from the vendor's own hook into
+     * the library (the CUDA driver's InitializeInjection, the OpenCL loader's layer init). */
+    void (*autostart)(const char *backend_name);
+    /* Puts the collector's signal handlers back on top after a call that may have installed
+     * others (an OpenCL platform start or program build: PoCL's LLVM). */
+    void (*keep_handlers)(void);
 } dt_core_hooks;
 /* Registers hooks (borrowed: static storage); NULL removes them. */
 void dt_core_set_hooks(const dt_core_hooks *hooks);
+/* The registered hooks' autostart and keep_handlers, for the backends: nothing without
+ * them (a program that links devtrace without the collector). */
+void dt_core_autostart(const char *backend_name);
+void dt_core_keep_handlers(void);
 
 /* Occupancy (occupancy.c). Returns 0 and fills the figures, or -1 when the device has
  * no attributes or the launch is not valid for it. */

@@ -351,8 +351,8 @@ static void on_fatal_signal(int sig);
 static const struct {
     int sig;
     void (*handler)(int);
-} kept_signals[] = {{SIGINT, on_signal},         {SIGTERM, on_signal},         {SIGHUP, on_signal},
-                    {SIGSEGV, on_fatal_signal}, {SIGBUS, on_fatal_signal},    {SIGFPE, on_fatal_signal},
+} kept_signals[] = {{SIGINT, on_signal},        {SIGTERM, on_signal},      {SIGHUP, on_signal},
+                    {SIGSEGV, on_fatal_signal}, {SIGBUS, on_fatal_signal}, {SIGFPE, on_fatal_signal},
                     {SIGILL, on_fatal_signal},  {SIGABRT, on_fatal_signal}};
 #define DT_NKEPT (sizeof kept_signals / sizeof kept_signals[0])
 static struct {
@@ -636,7 +636,9 @@ void dt_collector_start_early(void)
     dt_collector_autostart(mode && strcmp(mode, "preload") == 0 ? getenv("DEVTRACE_COLLECT_PRELOAD") : NULL);
 }
 
-static const dt_core_hooks collector_hooks = {.start_early = dt_collector_start_early};
+static const dt_core_hooks collector_hooks = {.start_early = dt_collector_start_early,
+                                              .autostart = dt_collector_autostart,
+                                              .keep_handlers = dt_collector_keep_handlers};
 
 /* The hooks the core calls (dt_core_set_hooks); vendors without an injection hook: started
  * when the library is preloaded. */
