@@ -34,6 +34,7 @@
  *  - Clock [U]: the device clock stands apart from the host's by a fixed gap (third-party
  *    code measures it once against cnpapiGetTimestamp()): sampled like every vendor clock.
  *  - No injection hook is known [I]: `devtrace record` preloads the collector. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -152,6 +153,11 @@ static const dt_pti_layout cnpapi_layouts[] = {
     {DT_CNPAPI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_cnpapi_external_correlation),
      sizeof(dt_cnpapi_external_correlation), DEVTRACE_KIND_EXTCORR, DT_CNPAPI_DECODE_EXTERNAL,
      "cnpapiActivityExternalCorrelation"},
+};
+
+/* Where each decoder reads a string (the descriptor's vendor_pointers): the kernel's name. */
+static const dt_pti_pointer_fields cnpapi_pointers[] = {
+    [DT_CNPAPI_DECODE_KERNEL - DT_PTI_DECODE_VENDOR] = {{offsetof(dt_cnpapi_kernel, name)}},
 };
 
 /* cnpapiActivityMemcpyType [H-copy]: HTOD 1, DTOH 2, DTOD 3, HTOH 4; PTOP 5 (between two
@@ -282,6 +288,8 @@ const dt_pti_descriptor dt_pti_cnpapi_descriptor = {
     .layouts = cnpapi_layouts,
     .nlayouts = sizeof cnpapi_layouts / sizeof cnpapi_layouts[0],
     .vendor_decode = cnpapi_decode_record,
+    .vendor_pointers = cnpapi_pointers,
+    .nvendor_pointers = sizeof cnpapi_pointers / sizeof cnpapi_pointers[0],
     .copy_kinds = cnpapi_copy_kinds,
     .ncopy_kinds = sizeof cnpapi_copy_kinds,
     .runtime_names = cnpapi_cndrv_names,

@@ -28,6 +28,7 @@
  * The mirrors and numbers are checked at compile time against MSPTI's public headers (the
  * snapshot of Ascend/mspti csrc/include at a38916051d9a10467591f05c564f2f80985ee292, by
  * tests/integration/test_mspti_layout.c); not run on Ascend hardware. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -62,6 +63,19 @@ static const dt_pti_layout mspti_layouts[] = {
     {DT_MSPTI_KIND_MEMORY, 0, UINT32_MAX, sizeof(dt_mspti_memory), sizeof(dt_mspti_memory), DEVTRACE_KIND_MEMORY,
      DT_MSPTI_DECODE_MEMORY, "msptiActivityMemory"},
 };
+
+/* Where each decoder reads a string (the descriptor's vendor_pointers). */
+#define MSPTI_POINTERS(id) [DT_MSPTI_DECODE_##id - DT_PTI_DECODE_VENDOR]
+static const dt_pti_pointer_fields mspti_pointers[DT_MSPTI_DECODE_END - DT_PTI_DECODE_VENDOR] = {
+    MSPTI_POINTERS(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
+    MSPTI_POINTERS(API) = {{offsetof(dt_mspti_api, name)}},
+    MSPTI_POINTERS(HCCL) = {{offsetof(dt_mspti_hccl, name), offsetof(dt_mspti_hccl, comm_name)}},
+    MSPTI_POINTERS(COMMUNICATION) = {{offsetof(dt_mspti_communication, alg_type),
+                                      offsetof(dt_mspti_communication, name),
+                                      offsetof(dt_mspti_communication, comm_name)}},
+    MSPTI_POINTERS(MARKER) = {{offsetof(dt_mspti_marker, name), offsetof(dt_mspti_marker, domain)}},
+};
+#undef MSPTI_POINTERS
 
 /* msptiCommunicationDataType -> devtrace_dtype (HIF8 and the FP8 forms as FP8). */
 static uint32_t mspti_dtype(uint32_t t)
@@ -399,6 +413,8 @@ const dt_pti_descriptor dt_pti_mspti_descriptor = {
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
     .vendor_decode = mspti_decode_record,
+    .vendor_pointers = mspti_pointers,
+    .nvendor_pointers = sizeof mspti_pointers / sizeof mspti_pointers[0],
     .copy_kinds = mspti_copy_kinds,
     .ncopy_kinds = sizeof mspti_copy_kinds,
     .runtime_names = NULL,

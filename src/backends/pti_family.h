@@ -152,6 +152,12 @@ struct dt_pti_layout {
     const char *name;   /* the vendor's struct name, for notes */
 };
 
+/* Where one of a vendor's decoders reads pointers (the strings it follows: names): record
+ * offsets, 0 ends the list (the kind is at 0). */
+typedef struct dt_pti_pointer_fields {
+    uint16_t at[3];
+} dt_pti_pointer_fields;
+
 typedef struct dt_pti_cbid_name {
     uint32_t cbid;
     const char *name;
@@ -202,6 +208,11 @@ typedef struct dt_pti_descriptor {
     /* The vendor's own decoders, for the layouts with ids from DT_PTI_DECODE_VENDOR on (its
      * dispatch over those ids); NULL: such layouts are not used. */
     dt_pti_decode_record_fn vendor_decode;
+    /* Its decoders' pointer fields, indexed by id - DT_PTI_DECODE_VENDOR (the engine knows its
+     * own): what a fuzz target that walks any descriptor's records points at strings
+     * (tests/fuzz/fuzz_pti_decode.c); a decoder not listed reads no pointer. */
+    const dt_pti_pointer_fields *vendor_pointers;
+    size_t nvendor_pointers;
     /* The vendor's memcpy kind -> devtrace_memcpy_dir (out of range: UNKNOWN). */
     const uint8_t *copy_kinds;
     size_t ncopy_kinds;

@@ -1,8 +1,9 @@
 /* fuzz_pti_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
  * (src/backends/pti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
  *
- * dt_pti_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, and MSPTI's layouts under the
- * engine's iterator walk) and a library version, then dt_pti_walk_buffer over the bytes, walked by
+ * dt_pti_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, MSPTI's layouts under the
+ * engine's iterator walk, then every other PTI-family descriptor of the registry: musa, mcpti,
+ * cnpapi, ...) and a library version, then dt_pti_walk_buffer over the bytes, walked by
  *   - an honest iterator: the vendor's GetNextRecord, striding by its kind-to-size table and
  *     ending with MAX_LIMIT_REACHED or an error for an unknown or cut record; or
  *   - a hostile one, scripted by the input: pointers outside the buffer, one past its end, before
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "backends/pti_family.h"
 #include "backends/pti_records.h"
 #ifdef DT_HAVE_MSPTI
@@ -36,7 +38,10 @@
  * Filled from dt_pti_mspti_descriptor on the first input. */
 static dt_pti_descriptor mspti_under_an_iterator;
 #endif
-static const dt_pti_descriptor *const descriptors[] = {
+/* The descriptors an input picks from: these first, in this order (the corpus's seeds name
+ * them by index), then every other PTI-family descriptor of the registry (its backends whose
+ * raw_tables are a descriptor of the engine), found on the first input. */
+static const dt_pti_descriptor *const first_descriptors[] = {
 #ifdef DT_HAVE_CUPTI
     &dt_pti_cupti_descriptor,
 #endif
@@ -52,7 +57,29 @@ static const dt_pti_descriptor *const descriptors[] = {
     &dt_pti_mspti_descriptor,
 #endif
 };
-#define NDESCRIPTORS (sizeof descriptors / sizeof descriptors[0])
+#define MAX_DESCRIPTORS 32
+static const dt_pti_descriptor *descriptors[MAX_DESCRIPTORS];
+static size_t ndescriptors;
+
+static void add_descriptor(const dt_pti_descriptor *d)
+{
+    for (size_t i = 0; i < ndescriptors; i++)
+        if (descriptors[i] == d)
+            return;
+    if (ndescriptors < MAX_DESCRIPTORS)
+        descriptors[ndescriptors++] = d;
+}
+
+static void fill_descriptors(void)
+{
+    if (ndescriptors)
+        return;
+    for (size_t i = 0; i < sizeof first_descriptors / sizeof first_descriptors[0]; i++)
+        add_descriptor(first_descriptors[i]);
+    for (const dt_backend *const *b = dt_backends(); *b; b++)
+        if ((*b)->raw_decoder == &dt_pti_raw_decoder && (*b)->raw_tables)
+            add_descriptor((*b)->raw_tables);
+}
 
 /* Library versions around every boundary the layout tables have. */
 static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 130001, 130100, 200000, UINT32_MAX};
@@ -70,35 +97,23 @@ static const pointer_fields engine_decoders[DT_PTI_DECODE_CUPTI_EXTERNAL + 1] = 
     [DT_PTI_DECODE_CUPTI_API] = {{-1, -1, -1}},
     [DT_PTI_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
 };
-#ifdef DT_HAVE_MSPTI
-/* MSPTI's decoders (mspti.c), by id (DT_MSPTI_DECODE_*). */
-#define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_PTI_DECODE_VENDOR]
-static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_PTI_DECODE_VENDOR] = {
-    MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name), -1}},
-    MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1, -1}},
-    MSPTI_ID(MEMSET) = {{-1, -1, -1}},
-    MSPTI_ID(MEMCPY) = {{-1, -1, -1}},
-    MSPTI_ID(EXTERNAL) = {{-1, -1, -1}},
-    MSPTI_ID(HCCL) = {{offsetof(dt_mspti_hccl, name), offsetof(dt_mspti_hccl, comm_name), -1}},
-    MSPTI_ID(COMMUNICATION) = {{offsetof(dt_mspti_communication, alg_type), offsetof(dt_mspti_communication, name),
-                                offsetof(dt_mspti_communication, comm_name)}},
-    MSPTI_ID(MARKER) = {{offsetof(dt_mspti_marker, name), offsetof(dt_mspti_marker, domain), -1}},
-    MSPTI_ID(MEMORY) = {{-1, -1, -1}},
-};
-#undef MSPTI_ID
-#endif
+
+/* A vendor's decoders: what its descriptor declares (vendor_pointers; one not listed reads
+ * no pointer). A wrong declaration is a wild pointer read here, which the sanitizers report. */
+static pointer_fields vendor_fields;
 
 static const pointer_fields *fields_of(const dt_pti_descriptor *d, const dt_pti_layout *l)
 {
     if (l->decoder >= DT_PTI_DECODE_CUPTI_KERNEL && l->decoder <= DT_PTI_DECODE_CUPTI_EXTERNAL)
         return &engine_decoders[l->decoder];
-#ifdef DT_HAVE_MSPTI
-    if (d->vendor_decode && d->vendor_decode == dt_pti_mspti_descriptor.vendor_decode &&
-        l->decoder >= DT_PTI_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
-        return &mspti_decoders[l->decoder - DT_PTI_DECODE_VENDOR];
-#endif
-    (void)d;
-    return NULL;
+    if (!d->vendor_decode || l->decoder < DT_PTI_DECODE_VENDOR)
+        return NULL;
+    size_t id = (size_t)l->decoder - DT_PTI_DECODE_VENDOR;
+    for (int i = 0; i < 3; i++) {
+        uint16_t at = id < d->nvendor_pointers ? d->vendor_pointers[id].at[i] : 0;
+        vendor_fields.at[i] = at ? at : -1;
+    }
+    return &vendor_fields;
 }
 
 /* A vendor scanner walks the buffer by itself (no iterator to patch records on the way): only
@@ -258,8 +273,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fill_long_name();
     fill_mspti_under_an_iterator();
+    fill_descriptors();
+    if (!ndescriptors)
+        return 0; /* no PTI-family backend compiled in */
     fz_input in = {data, size};
-    const dt_pti_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
+    const dt_pti_descriptor *chosen = descriptors[fz_u8(&in) % ndescriptors];
     if (!all_decoders_known(chosen))
         return 0;
     uint32_t version = versions[fz_u8(&in) % (sizeof versions / sizeof versions[0])];
