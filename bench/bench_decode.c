@@ -1,5 +1,5 @@
 /* bench_decode.c: the decode figures. Activity buffers written by the emulator's runtime
- * (emu_records.c) are decoded by the real CUPTI-family decoder (dt_cf_walk_buffer, the
+ * (emu_records.c) are decoded by the real CUPTI-family decoder (dt_pti_walk_buffer, the
  * code the completion callback runs) into a session's event store; the baseline is a
  * memcpy of the same buffers into a buffer of the same size, timed in the same
  * repetition. Records/s, input bytes/s and the ratio of the two times.
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "bench.h"
 #include "emu_records.h"
 
@@ -33,13 +33,13 @@
 #define DECODE_MCPTI_MIN_RATIO 0.35
 
 #ifdef DT_BENCH_MCPTI_DESCRIPTOR
-extern const dt_cf_descriptor DT_BENCH_MCPTI_DESCRIPTOR;
+extern const dt_pti_descriptor DT_BENCH_MCPTI_DESCRIPTOR;
 #endif
 
 typedef struct decode_result {
     bench_span decode;
     double piece_cpu; /* the fast quartile of the buffers' CPU seconds (piece_quartile) */
-    dt_cf_walk_counts counts;
+    dt_pti_walk_counts counts;
     uint64_t stored;
 } decode_result;
 
@@ -89,29 +89,29 @@ static bench_span time_copy_cold(const bench_buffers *b)
 
 /* offline: the engine's own size-table walker (replay's: no vendor iterator, strides by
  * the layouts' record sizes), so the time is devtrace's alone. */
-static int time_decode(const char *prefix, const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version,
+static int time_decode(const char *prefix, const bench_buffers *b, const dt_pti_descriptor *desc, uint32_t version,
                        int offline, decode_result *r)
 {
     devtrace_error err;
     dt_session *s = dt_session_new_offline(desc->name, "benchmark", "cuda_runtime", &err);
-    dt_cf_decoder *d = calloc(1, sizeof *d);
+    dt_pti_decoder *d = calloc(1, sizeof *d);
     if (!s || !d) {
         devtrace_close(s);
         free(d);
         return -1;
     }
     if (offline)
-        dt_cf_decoder_init_offline(d, desc, s, version, NULL, NULL); /* names: the live pointers */
+        dt_pti_decoder_init_offline(d, desc, s, version, NULL, NULL); /* names: the live pointers */
     else
-        dt_cf_decoder_init(d, desc, s, version, bench_emu_next_record);
+        dt_pti_decoder_init(d, desc, s, version, bench_emu_next_record);
     memset(&r->counts, 0, sizeof r->counts);
     double *cpu = calloc(b->n ? b->n : 1, sizeof *cpu);
     bench_mark m = bench_mark_now();
     for (size_t i = 0; i < b->n; i++) {
-        dt_cf_walk_counts c;
+        dt_pti_walk_counts c;
         bench_mark piece = bench_mark_now();
         uint64_t c0 = bench_thread_cpu_ns();
-        dt_cf_walk_buffer(d, b->data[i], b->valid[i], DT_CF_WALK_DECODE, &c);
+        dt_pti_walk_buffer(d, b->data[i], b->valid[i], DT_PTI_WALK_DECODE, &c);
         bench_slow(prefix, piece);
         if (cpu)
             cpu[i] = (double)(bench_thread_cpu_ns() - c0) / 1e9;
@@ -133,7 +133,7 @@ static int time_decode(const char *prefix, const bench_buffers *b, const dt_cf_d
 
 /* The vendor's iterator alone over the same buffers (reading each record's kind): the
  * part of a CUPTI decode that is the library's, not devtrace's. */
-static double time_iterate(const bench_buffers *b, const dt_cf_descriptor *desc)
+static double time_iterate(const bench_buffers *b, const dt_pti_descriptor *desc)
 {
     uint64_t sum = 0, t0 = bench_now_ns();
     for (size_t i = 0; i < b->n; i++) {
@@ -175,7 +175,7 @@ static void series_add(series *x, int i, const bench_buffers *b, bench_span copy
 }
 
 /* Decodes the buffers reps times, cold then warm, each after a copy of the same bytes. */
-static void measure(const char *prefix, const bench_buffers *b, const dt_cf_descriptor *desc, uint32_t version,
+static void measure(const char *prefix, const bench_buffers *b, const dt_pti_descriptor *desc, uint32_t version,
                     int reps, double min_ratio)
 {
     series warm = {0}, cold = {0}, own = {0};
@@ -271,13 +271,13 @@ void bench_decode(const bench_sizes *sz, const bench_paths *paths)
         bench_unmeasurable("decode.cupti.vs_memcpy", "ratio", BENCH_AT_LEAST, DECODE_CUPTI_MIN_RATIO,
                            "the emulator could not write the buffers (out of memory)");
     } else {
-        measure("decode.cupti", &b, &dt_cf_cupti_descriptor, bench_emu_version(BENCH_CUPTI), sz->reps,
+        measure("decode.cupti", &b, &dt_pti_cupti_descriptor, bench_emu_version(BENCH_CUPTI), sz->reps,
                 DECODE_CUPTI_MIN_RATIO);
     }
     bench_buffers_free(&b);
 
 #ifdef DT_BENCH_MCPTI_DESCRIPTOR
-    const dt_cf_descriptor *mcpti = &DT_BENCH_MCPTI_DESCRIPTOR;
+    const dt_pti_descriptor *mcpti = &DT_BENCH_MCPTI_DESCRIPTOR;
     if (!mcpti->scan) {
         bench_unmeasurable("decode.mcpti.vs_memcpy", "ratio", BENCH_AT_LEAST, DECODE_MCPTI_MIN_RATIO,
                            "the MCPTI descriptor has no scanner (.scan is NULL)");

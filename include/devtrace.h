@@ -548,6 +548,16 @@ typedef struct devtrace_backend_info {
      * file the backend will load); NULL: none. */
     const char *preload_library;
     char validation[256]; /* how far it is validated, as the trace says: "emulated: ..." */
+    /* Where the backend looks for its vendor library, as its reason says when it finds none
+     * (NULL where it has no library of its own, as "none"): the API's name in its messages
+     * ("CUPTI"), the variable that names the library's path ("DEVTRACE_CUPTI_LIBRARY"), the
+     * variables that name an SDK root, in the order tried ("CUDA_HOME", "CUDA_PATH"), and
+     * the file names it looks for, under the SDK roots and through the loader
+     * ("libcupti.so.13", ...). Each list ends at its first NULL. */
+    const char *library_api;
+    const char *library_variable;
+    const char *sdk_variables[8];
+    const char *library_files[16];
 } devtrace_backend_info;
 
 /* The compiled-in backends, in the order DEVTRACE_BACKEND=auto tries them ("none", the

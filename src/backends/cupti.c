@@ -10,9 +10,9 @@
  * subscriber per process before CUPTI 13.3); refusing a buffer crashed CUPTI before API
  * version 27 (CUDA 12.9). Without a driver, CUDA 13.0's libcupti answers
  * cuptiActivityEnable with CUPTI_ERROR_UNKNOWN (999): the session is then unavailable. */
-#include "cupti_family.h"
+#include "pti_family.h"
 
-const dt_cf_descriptor dt_cf_cupti_descriptor = {
+const dt_pti_descriptor dt_pti_cupti_descriptor = {
     .name = "cupti",
     .vendor_api = "CUPTI",
     .override_env = "DEVTRACE_CUPTI_LIBRARY",
@@ -23,12 +23,12 @@ const dt_cf_descriptor dt_cf_cupti_descriptor = {
     .system_names = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"},
     .search_process = 1,
     .symbol_prefixes = {"cupti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = 27,
-    DT_CF_CUDA_SHAPED_TABLES,
+    DT_PTI_CUDA_SHAPED_TABLES,
     .unknown_runtime_prefix = "cudaRuntime",
     .attribute_fn = {"cudaDeviceGetAttribute"},
     .device_count_fn = {"cudaGetDeviceCount"},
@@ -37,13 +37,13 @@ const dt_cf_descriptor dt_cf_cupti_descriptor = {
     .quirks = 0,
 };
 
-DT_CF_BACKEND(dt_backend_cupti, dt_cf_cupti_descriptor, .name = "cupti", .description = "NVIDIA CUPTI",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
-              .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
-              .validation_note = "record mirrors checked against CUDA 13.0 headers; end to end against the CUPTI "
-                                 "emulator; not run on an NVIDIA GPU by this project",
-              .runtime_category = "cuda_runtime", .load_method = DEVTRACE_LOAD_INJECTION,
-              .load_variable = "CUDA_INJECTION64_PATH");
+DT_PTI_BACKEND(dt_backend_cupti, dt_pti_cupti_descriptor, .name = "cupti", .description = "NVIDIA CUPTI",
+               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
+               .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
+               .validation_note = "record mirrors checked against CUDA 13.0 headers; end to end against the CUPTI "
+                                  "emulator; not run on an NVIDIA GPU by this project",
+               .runtime_category = "cuda_runtime", .load_method = DEVTRACE_LOAD_INJECTION,
+               .load_variable = "CUDA_INJECTION64_PATH");
 
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH=libdevtrace.so) during its
  * initialisation: the collector's session starts (through the core's hooks: nothing in a
@@ -53,8 +53,8 @@ DEVTRACE_EXPORT int InitializeInjection(void);
 
 DEVTRACE_EXPORT int InitializeInjection(void)
 {
-    dt_cf_set_in_vendor_init(1); /* do not call the CUDA runtime from inside the driver's init */
+    dt_pti_set_in_vendor_init(1); /* do not call the CUDA runtime from inside the driver's init */
     dt_core_autostart("cupti");
-    dt_cf_set_in_vendor_init(0);
+    dt_pti_set_in_vendor_init(0);
     return 1;
 }

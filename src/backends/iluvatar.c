@@ -8,9 +8,9 @@
  * API version; buffer requests are never refused (not known to be safe); the loader's
  * plain search and the process's own symbols are not used (they would find NVIDIA's
  * CUPTI). SDK root: $COREX_HOME, $COREX_PATH, else /usr/local/corex. */
-#include "cupti_family.h"
+#include "pti_family.h"
 
-const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
+const dt_pti_descriptor dt_pti_iluvatar_descriptor = {
     .name = "iluvatar",
     .vendor_api = "CoreX CUPTI",
     .override_env = "DEVTRACE_ILUVATAR_LIBRARY",
@@ -21,24 +21,24 @@ const dt_cf_descriptor dt_cf_iluvatar_descriptor = {
     .system_names = {NULL},
     .search_process = 0,
     .symbol_prefixes = {"cupti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX,
-    DT_CF_CUDA_SHAPED_TABLES,
+    DT_PTI_CUDA_SHAPED_TABLES,
     .unknown_runtime_prefix = "cudaRuntime",
     .attribute_fn = {"cudaDeviceGetAttribute"},
     .device_count_fn = {"cudaGetDeviceCount"},
     .runtime_libraries = {"libcudart.so"},
     .device_name_prefix = "Iluvatar GPU",
-    .quirks = DT_CF_QUIRK_VENDOR_CLOCK,
+    .quirks = DT_PTI_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_iluvatar, dt_cf_iluvatar_descriptor, .name = "iluvatar",
-              .description = "Iluvatar CoreX (CUDA-compatible CUPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
-              .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "facts from third-party code that ran on CoreX, not from vendor headers; tested "
-                                 "against the CUPTI emulator only; not run on Iluvatar hardware by this project",
-              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);
+DT_PTI_BACKEND(dt_backend_iluvatar, dt_pti_iluvatar_descriptor, .name = "iluvatar",
+               .description = "Iluvatar CoreX (CUDA-compatible CUPTI)",
+               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
+               .validated = DT_VALIDATED_EMULATED,
+               .validation_note = "facts from third-party code that ran on CoreX, not from vendor headers; tested "
+                                  "against the CUPTI emulator only; not run on Iluvatar hardware by this project",
+               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

@@ -33,12 +33,12 @@
  *  - Occupancy: wcudaDeviceGetAttribute (libruntime_cu.so, CUDA attribute numbers), else
  *    mcDeviceGetAttribute; with neither, the trace has no occupancy keys and a note says
  *    why. */
-#include "cupti_decode.h"
+#include "pti_decode.h"
 #include "mcpti_scan.h"
 
 /* MetaX runtime callback ids (vendor-abi.md), sorted. Launch-like ids seen beyond these
  * (57, 58, 61, 63..66, 333, 394) have no known name: the resolver names them. */
-static const dt_cf_cbid_name mcpti_runtime_names[] = {
+static const dt_pti_cbid_name mcpti_runtime_names[] = {
     {18, "mcDeviceSynchronize"},
     {19, "mcGetDevice"},
     {20, "mcGetDeviceCount"},
@@ -61,19 +61,19 @@ static const dt_cf_cbid_name mcpti_runtime_names[] = {
 
 /* One layout per kind, for every library version: MACA 3.8.0's sizes. The decoders are
  * the engine's CUPTI ones (the prefixes are CUPTI's); the walker validates first. */
-static const dt_cf_layout mcpti_layouts[] = {
+static const dt_pti_layout mcpti_layouts[] = {
     {DT_MCPTI_KIND_CONCURRENT_KERNEL, 0, UINT32_MAX, sizeof(dt_mcpti_kernel8), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
+     DEVTRACE_KIND_KERNEL, DT_PTI_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
     {DT_MCPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mcpti_kernel8), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
+     DEVTRACE_KIND_KERNEL, DT_PTI_DECODE_CUPTI_KERNEL, "MCpti_ActivityKernel8"},
     {DT_MCPTI_KIND_MEMCPY, 0, UINT32_MAX, DT_MCPTI_MEMCPY_SIZE, sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
-     DT_CF_DECODE_CUPTI_MEMCPY, "MCpti_ActivityMemcpy5"},
+     DT_PTI_DECODE_CUPTI_MEMCPY, "MCpti_ActivityMemcpy5"},
     {DT_MCPTI_KIND_MEMSET, 0, UINT32_MAX, DT_MCPTI_MEMSET_SIZE, offsetof(dt_cupti_memset4, tail), DEVTRACE_KIND_MEMSET,
-     DT_CF_DECODE_CUPTI_MEMSET, "MCpti_ActivityMemset4"},
+     DT_PTI_DECODE_CUPTI_MEMSET, "MCpti_ActivityMemset4"},
     {DT_MCPTI_KIND_RUNTIME, 0, UINT32_MAX, DT_MCPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME,
-     DT_CF_DECODE_CUPTI_API, "MCpti_ActivityAPI"},
+     DT_PTI_DECODE_CUPTI_API, "MCpti_ActivityAPI"},
     {DT_MCPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, DT_MCPTI_EXTERNAL_SIZE, sizeof(dt_cupti_external_correlation),
-     DEVTRACE_KIND_EXTCORR, DT_CF_DECODE_CUPTI_EXTERNAL, "MCpti_ActivityExternalCorrelation"},
+     DEVTRACE_KIND_EXTCORR, DT_PTI_DECODE_CUPTI_EXTERNAL, "MCpti_ActivityExternalCorrelation"},
 };
 _Static_assert(sizeof(dt_mcpti_kernel8) == DT_MCPTI_KERNEL_SIZE, "MCpti_ActivityKernel8 is 200 bytes");
 _Static_assert(sizeof(dt_cupti_memset4) == DT_MCPTI_MEMSET_SIZE, "MCpti_ActivityMemset4 is 88 bytes");
@@ -81,7 +81,7 @@ _Static_assert(sizeof(dt_cupti_api) == DT_MCPTI_API_SIZE, "MCpti_ActivityAPI is 
 _Static_assert(sizeof(dt_cupti_external_correlation) == DT_MCPTI_EXTERNAL_SIZE,
                "MCpti_ActivityExternalCorrelation is 24 bytes");
 
-const dt_cf_descriptor dt_cf_mcpti_descriptor = {
+const dt_pti_descriptor dt_pti_mcpti_descriptor = {
     .name = "mcpti",
     .vendor_api = "MCPTI",
     .override_env = "DEVTRACE_MCPTI_LIBRARY",
@@ -92,7 +92,7 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
     .system_names = {"libmcpti.so"},
     .search_process = 1,
     .symbol_prefixes = {"mcpti", "cupti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     .kinds = {.memcpy = DT_MCPTI_KIND_MEMCPY,
               .memset = DT_MCPTI_KIND_MEMSET,
               .kernel = DT_MCPTI_KIND_KERNEL,
@@ -105,8 +105,8 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
     .refuse_from_version = UINT32_MAX, /* unknown whether MACA survives a refused buffer: never refuse */
     .layouts = mcpti_layouts,
     .nlayouts = sizeof mcpti_layouts / sizeof mcpti_layouts[0],
-    .copy_kinds = dt_cf_cupti_copy_kinds, /* CUPTI's memcpy kind numbers [I] */
-    .ncopy_kinds = DT_CF_CUPTI_NCOPY_KINDS,
+    .copy_kinds = dt_pti_cupti_copy_kinds, /* CUPTI's memcpy kind numbers [I] */
+    .ncopy_kinds = DT_PTI_CUPTI_NCOPY_KINDS,
     .runtime_names = mcpti_runtime_names,
     .nruntime_names = sizeof mcpti_runtime_names / sizeof mcpti_runtime_names[0],
     .unknown_runtime_prefix = "mcRuntime",
@@ -114,17 +114,17 @@ const dt_cf_descriptor dt_cf_mcpti_descriptor = {
     .device_count_fn = {"wcudaGetDeviceCount", "mcGetDeviceCount"},
     .runtime_libraries = {"libruntime_cu.so", "libmcruntime.so"},
     .device_name_prefix = "MetaX GPU",
-    .quirks = DT_CF_QUIRK_VENDOR_CLOCK | DT_CF_QUIRK_STRICT_RECORDS,
+    .quirks = DT_PTI_QUIRK_VENDOR_CLOCK | DT_PTI_QUIRK_STRICT_RECORDS,
     .scan = dt_mcpti_walk_buffer,
     .api_name_suffix = "ActivityGetApiName",
     .api_name_arg = DT_MCPTI_KIND_RUNTIME,
     .finish = dt_mcpti_finish,
 };
 
-DT_CF_BACKEND(dt_backend_mcpti, dt_cf_mcpti_descriptor, .name = "mcpti", .description = "MetaX MCPTI (MACA)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
-              .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "
-                                 "records, zero timestamps, device clock, resolver deadlock), facts from code that "
-                                 "ran there; no MetaX header or hardware used by this project",
-              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);
+DT_PTI_BACKEND(dt_backend_mcpti, dt_pti_mcpti_descriptor, .name = "mcpti", .description = "MetaX MCPTI (MACA)",
+               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
+               .validated = DT_VALIDATED_EMULATED,
+               .validation_note = "quirks emulated from MACA 3.8.0 observations on a C550 (stale iterator, malformed "
+                                  "records, zero timestamps, device clock, resolver deadlock), facts from code that "
+                                  "ran there; no MetaX header or hardware used by this project",
+               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

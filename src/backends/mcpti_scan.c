@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/session.h"
-#include "cupti_decode.h"
-#include "cupti_records.h"
+#include "pti_decode.h"
+#include "pti_records.h"
 #include "mcpti_scan.h"
 
 uint32_t dt_mcpti_record_size(uint32_t kind)
@@ -183,14 +183,14 @@ const char *dt_mcpti_verdict_name(dt_mcpti_verdict v)
     return (unsigned)v < DT_MCPTI_VERDICT_COUNT ? names[v] : "?";
 }
 
-static void stat_add(dt_cf_decoder *d, int which, uint64_t n)
+static void stat_add(dt_pti_decoder *d, int which, uint64_t n)
 {
     if (n)
         atomic_fetch_add_explicit(&d->scan_stats[which], n, memory_order_relaxed);
 }
 
-static void scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
-                       dt_cf_walk_counts *c, uint64_t max_records, const dt_mcpti_time_bounds *bounds,
+static void scan_range(dt_pti_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_pti_walk_mode mode,
+                       dt_pti_walk_counts *c, uint64_t max_records, const dt_mcpti_time_bounds *bounds,
                        dt_mcpti_scan_result *out)
 {
     dt_mcpti_scan_result r = {0, 0, 0, 0, 0};
@@ -214,7 +214,7 @@ static void scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid
             memcpy(&kind, rec, sizeof kind);
             /* Validation covers every check the decoders make, so the record is taken
              * (emitted, ignored or counted zero time), never rejected a second time. */
-            dt_cf_take_record_inline(d, rec, avail, mode, c);
+            dt_pti_take_record_inline(d, rec, avail, mode, c);
             r.accepted++;
             off += dt_mcpti_record_size(kind); /* > 0 for a valid record: always advances */
             continue;
@@ -246,14 +246,15 @@ static void scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid
         *out = r;
 }
 
-void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
-                         dt_cf_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out)
+void dt_mcpti_scan_range(dt_pti_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_pti_walk_mode mode,
+                         dt_pti_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out)
 {
     dt_mcpti_time_bounds bounds = dt_mcpti_time_bounds_of(d->s);
     scan_range(d, buf, from, valid_size, mode, c, max_records, &bounds, out);
 }
 
-void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+void dt_mcpti_walk_buffer(dt_pti_decoder *d, uint8_t *buf, size_t valid_size, dt_pti_walk_mode mode,
+                          dt_pti_walk_counts *c)
 {
     size_t pos = 0; /* the end of the last record the iterator gave: all before it is handled */
     uint64_t taken = 0;
@@ -296,7 +297,7 @@ void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_
             }
             uint32_t kind;
             memcpy(&kind, buf + off, sizeof kind);
-            dt_cf_take_record_inline(d, buf + off, valid_size - off, mode, c);
+            dt_pti_take_record_inline(d, buf + off, valid_size - off, mode, c);
             taken++;
             pos = off + dt_mcpti_record_size(kind);
         }
@@ -308,7 +309,7 @@ void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_
     scan_range(d, buf, pos, valid_size, mode, c, DT_MCPTI_SCAN_MAX_RECORDS - taken, &bounds, NULL);
 }
 
-void dt_mcpti_finish(dt_cf_decoder *d)
+void dt_mcpti_finish(dt_pti_decoder *d)
 {
     uint64_t st[DT_MCPTI_STAT_COUNT];
     for (int i = 0; i < DT_MCPTI_STAT_COUNT; i++)

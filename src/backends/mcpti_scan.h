@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cupti_family.h"
+#include "pti_family.h"
 
 /* MACA 3.8.0 record sizes (vendor-abi.md: code that ran on MACA 3.8.0). */
 #define DT_MCPTI_KERNEL_SIZE 200u  /* MCpti_ActivityKernel8 */
@@ -108,7 +108,7 @@ enum {
     DT_MCPTI_STAT_RUNS,               /* skipped runs (= malformed records found by the scanner) */
     DT_MCPTI_STAT_COUNT
 };
-_Static_assert(DT_MCPTI_STAT_COUNT <= DT_CF_SCAN_STATS, "MCPTI's scanner counters fit in the decoder");
+_Static_assert(DT_MCPTI_STAT_COUNT <= DT_PTI_SCAN_STATS, "MCPTI's scanner counters fit in the decoder");
 
 /* What one scan found (also added to the session's counters and the decoder's stats). */
 typedef struct dt_mcpti_scan_result {
@@ -121,15 +121,15 @@ typedef struct dt_mcpti_scan_result {
 
 /* Scans buf[from, valid_size) (offsets relative to buf, from a multiple of 8) with at most
  * max_records accepted records; the rest after the cap counts as skipped bytes. */
-void dt_mcpti_scan_range(dt_cf_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_cf_walk_mode mode,
-                         dt_cf_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out);
+void dt_mcpti_scan_range(dt_pti_decoder *d, uint8_t *buf, size_t from, size_t valid_size, dt_pti_walk_mode mode,
+                         dt_pti_walk_counts *c, uint64_t max_records, dt_mcpti_scan_result *out);
 /* The descriptor's scan hook: the iterator while it behaves (d->next), the scanner from
  * the first anomaly to the end of the buffer; without an iterator, the scanner alone. */
-void dt_mcpti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
-                          dt_cf_walk_counts *c);
+void dt_mcpti_walk_buffer(dt_pti_decoder *d, uint8_t *buf, size_t valid_size, dt_pti_walk_mode mode,
+                          dt_pti_walk_counts *c);
 /* The descriptor's finish hook: a note on how the buffers were walked. */
-void dt_mcpti_finish(dt_cf_decoder *d);
+void dt_mcpti_finish(dt_pti_decoder *d);
 
-extern const dt_cf_descriptor dt_cf_mcpti_descriptor; /* mcpti.c */
+extern const dt_pti_descriptor dt_pti_mcpti_descriptor; /* mcpti.c */
 
 #endif

@@ -28,14 +28,15 @@
  * The mirrors and numbers are checked at compile time against MSPTI's public headers (the
  * snapshot of Ascend/mspti csrc/include at a38916051d9a10467591f05c564f2f80985ee292, by
  * tests/integration/test_mspti_layout.c); not run on Ascend hardware. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "cupti_decode.h"
+#include "pti_decode.h"
 #include "mspti_records.h"
 
 /* Every record layout is version independent so far: one decoder per kind. */
-static const dt_cf_layout mspti_layouts[] = {
+static const dt_pti_layout mspti_layouts[] = {
     {DT_MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
      DT_MSPTI_DECODE_KERNEL, "msptiActivityKernel"},
     {DT_MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
@@ -62,6 +63,19 @@ static const dt_cf_layout mspti_layouts[] = {
     {DT_MSPTI_KIND_MEMORY, 0, UINT32_MAX, sizeof(dt_mspti_memory), sizeof(dt_mspti_memory), DEVTRACE_KIND_MEMORY,
      DT_MSPTI_DECODE_MEMORY, "msptiActivityMemory"},
 };
+
+/* Where each decoder reads a string (the descriptor's vendor_pointers). */
+#define MSPTI_POINTERS(id) [DT_MSPTI_DECODE_##id - DT_PTI_DECODE_VENDOR]
+static const dt_pti_pointer_fields mspti_pointers[DT_MSPTI_DECODE_END - DT_PTI_DECODE_VENDOR] = {
+    MSPTI_POINTERS(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name)}},
+    MSPTI_POINTERS(API) = {{offsetof(dt_mspti_api, name)}},
+    MSPTI_POINTERS(HCCL) = {{offsetof(dt_mspti_hccl, name), offsetof(dt_mspti_hccl, comm_name)}},
+    MSPTI_POINTERS(COMMUNICATION) = {{offsetof(dt_mspti_communication, alg_type),
+                                      offsetof(dt_mspti_communication, name),
+                                      offsetof(dt_mspti_communication, comm_name)}},
+    MSPTI_POINTERS(MARKER) = {{offsetof(dt_mspti_marker, name), offsetof(dt_mspti_marker, domain)}},
+};
+#undef MSPTI_POINTERS
 
 /* msptiCommunicationDataType -> devtrace_dtype (HIF8 and the FP8 forms as FP8). */
 static uint32_t mspti_dtype(uint32_t t)
@@ -114,24 +128,25 @@ static const uint8_t mspti_copy_kinds[] = {
  * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
  * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
  * clock artefact but a bad record. */
-static inline dt_cf_decoded mspti_span_valid(uint64_t start, uint64_t end)
+static inline dt_pti_decoded mspti_span_valid(uint64_t start, uint64_t end)
 {
     if (start == 0 && end == 0)
-        return DT_CF_ZERO_TIME;
-    return end < start ? DT_CF_MALFORMED : DT_CF_EMIT;
+        return DT_PTI_ZERO_TIME;
+    return end < start ? DT_PTI_MALFORMED : DT_PTI_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_kernel(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_kernel(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
-    dt_cf_decoded r = mspti_span_valid(k.start, k.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(k.start, k.end);
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
-    ev->name_id = dt_cf_kernel_name(d, nc, k.name);
-    return DT_CF_EMIT;
+    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
+    ev->name_id = dt_pti_kernel_name(d, nc, k.name);
+    return DT_PTI_EMIT;
 }
 
 /* The API levels, by record kind: each runtime event says which in args ("level"), and how
@@ -160,109 +175,111 @@ static const char *mspti_api_level(uint32_t kind, uint32_t *depth)
 }
 
 /* Every API record level (API, ACL_API, NODE_API, RUNTIME_API) is named by its string. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_api(dt_cf_decoder *d, const uint8_t *rec,
-                                                                            devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_api(dt_pti_decoder *d, const uint8_t *rec,
+                                                                             devtrace_event *ev, dt_pti_name_cache *nc)
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
-    dt_cf_decoded r = mspti_span_valid(a.start, a.end);
-    if (r == DT_CF_EMIT && !a.name)
-        r = DT_CF_MALFORMED; /* an API record is named by its string: without one it says nothing */
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(a.start, a.end);
+    if (r == DT_PTI_EMIT && !a.name)
+        r = DT_PTI_MALFORMED; /* an API record is named by its string: without one it says nothing */
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
-    ev->name_id = dt_cf_vendor_string_cached(d, nc, a.name);
+    dt_pti_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    ev->name_id = dt_pti_vendor_string_cached(d, nc, a.name);
     uint32_t depth = 0;
-    ev->u.runtime.level_id = dt_cf_vendor_string_cached(d, nc, mspti_api_level(a.kind, &depth));
+    ev->u.runtime.level_id = dt_pti_vendor_string_cached(d, nc, mspti_api_level(a.kind, &depth));
     if (ev->u.runtime.level_id) {
         ev->flags |= DEVTRACE_EVENT_HAS_LEVEL;
         ev->u.runtime.depth = depth;
     }
-    return DT_CF_EMIT;
+    return DT_PTI_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memset(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memset(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     (void)d, (void)nc;
     dt_mspti_memset m;
     memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    dt_pti_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
-    return DT_CF_EMIT;
+    return DT_PTI_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memcpy(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memcpy(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     (void)nc;
     dt_mspti_memcpy m;
     memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
+    dt_pti_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
     ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = dt_cf_copy_direction(d, m.copy_kind);
-    return DT_CF_EMIT;
+    ev->u.memcpy.direction = dt_pti_copy_direction(d, m.copy_kind);
+    return DT_PTI_EMIT;
 }
 
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_external(dt_cf_decoder *d, const uint8_t *rec,
-                                                                                 devtrace_event *ev,
-                                                                                 dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_external(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                  devtrace_event *ev,
+                                                                                  dt_pti_name_cache *nc)
 {
     (void)nc;
     dt_mspti_external_correlation x;
     memcpy(&x, rec, sizeof x);
-    return dt_cf_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
+    return dt_pti_external(d, x.external_kind, x.correlation_id, x.external_id, ev);
 }
 
 /* A collective's names: its operation (the event's name; the trace prefixes it for HTA),
  * its communicator and algorithm. A collective without an operation name is malformed. */
-static inline dt_cf_decoded mspti_collective(dt_cf_decoder *d, dt_cf_name_cache *nc, devtrace_event *ev,
-                                             const char *name, const char *comm, const char *alg, uint32_t kind)
+static inline dt_pti_decoded mspti_collective(dt_pti_decoder *d, dt_pti_name_cache *nc, devtrace_event *ev,
+                                              const char *name, const char *comm, const char *alg, uint32_t kind)
 {
     if (!name)
-        return DT_CF_MALFORMED;
+        return DT_PTI_MALFORMED;
     ev->flags |= DEVTRACE_EVENT_COLLECTIVE;
-    ev->name_id = dt_cf_vendor_string_cached(d, nc, name);
-    ev->u.collective.comm_name_id = comm ? dt_cf_vendor_string_cached(d, nc, comm) : 0;
-    ev->u.collective.algorithm_id = alg ? dt_cf_vendor_string_cached(d, nc, alg) : 0;
+    ev->name_id = dt_pti_vendor_string_cached(d, nc, name);
+    ev->u.collective.comm_name_id = comm ? dt_pti_vendor_string_cached(d, nc, comm) : 0;
+    ev->u.collective.algorithm_id = alg ? dt_pti_vendor_string_cached(d, nc, alg) : 0;
     ev->u.collective.vendor_record = kind;
-    return ev->name_id ? DT_CF_EMIT : DT_CF_MALFORMED;
+    return ev->name_id ? DT_PTI_EMIT : DT_PTI_MALFORMED;
 }
 
 /* HCCL: an operation with the bandwidth MSPTI measured; no correlation, count or type. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_hccl(dt_cf_decoder *d, const uint8_t *rec,
-                                                                             devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_hccl(dt_pti_decoder *d, const uint8_t *rec,
+                                                                              devtrace_event *ev, dt_pti_name_cache *nc)
 {
     dt_mspti_hccl h;
     memcpy(&h, rec, sizeof h);
-    dt_cf_decoded r = mspti_span_valid(h.start, h.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(h.start, h.end);
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, h.start, h.end, 0, h.device_id, h.stream_id);
+    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, h.start, h.end, 0, h.device_id, h.stream_id);
     ev->u.collective.bandwidth_gbps = h.bandwidth >= 0 && h.bandwidth < 1e12 ? h.bandwidth : 0; /* NaN: 0 */
     ev->u.collective.data_type = DEVTRACE_DTYPE_UNKNOWN;
     return mspti_collective(d, nc, ev, h.name, h.comm_name, NULL, DT_MSPTI_KIND_HCCL);
 }
 
 /* COMMUNICATION: a collective on the device, linked to its call by correlation. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_communication(dt_cf_decoder *d,
-                                                                                      const uint8_t *rec,
-                                                                                      devtrace_event *ev,
-                                                                                      dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_communication(dt_pti_decoder *d,
+                                                                                       const uint8_t *rec,
+                                                                                       devtrace_event *ev,
+                                                                                       dt_pti_name_cache *nc)
 {
     dt_mspti_communication c;
     memcpy(&c, rec, sizeof c);
-    dt_cf_decoded r = mspti_span_valid(c.start, c.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(c.start, c.end);
+    if (r != DT_PTI_EMIT)
         return r;
-    dt_cf_set_span(ev, DEVTRACE_KIND_KERNEL, c.start, c.end, c.correlation_id, c.device_id, c.stream_id);
+    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, c.start, c.end, c.correlation_id, c.device_id, c.stream_id);
     ev->u.collective.count = c.count;
     ev->u.collective.data_type = mspti_dtype(c.data_type);
     return mspti_collective(d, nc, ev, c.name, c.comm_name, c.alg_type, DT_MSPTI_KIND_COMMUNICATION);
@@ -270,62 +287,65 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_communic
 
 /* MARKER: one point of a range (start or end, paired by id at finalise) or a mark. A host
  * marker sits on its process and thread, a device one on its device and stream. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_marker(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_marker(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     dt_mspti_marker m;
     memcpy(&m, rec, sizeof m);
     if (m.timestamp == 0)
-        return DT_CF_ZERO_TIME;
+        return DT_PTI_ZERO_TIME;
     uint32_t host = DT_MSPTI_MARKER_INSTANTANEOUS | DT_MSPTI_MARKER_START | DT_MSPTI_MARKER_END;
     uint32_t device =
         DT_MSPTI_MARKER_INSTANTANEOUS_WITH_DEVICE | DT_MSPTI_MARKER_START_WITH_DEVICE | DT_MSPTI_MARKER_END_WITH_DEVICE;
     uint32_t flag = m.flag;
     if (!flag || (flag & (flag - 1)) || !(flag & (host | device)))
-        return DT_CF_MALFORMED; /* exactly one known flag */
+        return DT_PTI_MALFORMED; /* exactly one known flag */
     int is_end = (flag & (DT_MSPTI_MARKER_END | DT_MSPTI_MARKER_END_WITH_DEVICE)) != 0;
     if (!is_end && !m.name)
-        return DT_CF_MALFORMED; /* a start or a mark is named */
-    dt_cf_set_span(ev, DEVTRACE_KIND_MARKER, m.timestamp, m.timestamp, 0, m.object_a, m.object_b);
-    ev->name_id = m.name ? dt_cf_vendor_string_cached(d, nc, m.name) : 0;
+        return DT_PTI_MALFORMED; /* a start or a mark is named */
+    dt_pti_set_span(ev, DEVTRACE_KIND_MARKER, m.timestamp, m.timestamp, 0, m.object_a, m.object_b);
+    ev->name_id = m.name ? dt_pti_vendor_string_cached(d, nc, m.name) : 0;
     ev->u.marker.id = m.id;
     ev->u.marker.device = (flag & device) != 0 || m.source_kind == DT_MSPTI_SOURCE_DEVICE;
-    ev->u.marker.domain_id = m.domain ? dt_cf_vendor_string_cached(d, nc, m.domain) : 0;
+    ev->u.marker.domain_id = m.domain ? dt_pti_vendor_string_cached(d, nc, m.domain) : 0;
     ev->u.marker.phase = is_end ? DEVTRACE_MARKER_END
                          : (flag & (DT_MSPTI_MARKER_INSTANTANEOUS | DT_MSPTI_MARKER_INSTANTANEOUS_WITH_DEVICE))
                              ? DEVTRACE_MARKER_INSTANT
                              : DEVTRACE_MARKER_START;
-    return DT_CF_EMIT;
+    return DT_PTI_EMIT;
 }
 
 /* MEMORY: an allocation or release, an instant at its end; the running total per device is
  * made at finalise. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_memory(dt_cf_decoder *d, const uint8_t *rec,
-                                                                               devtrace_event *ev, dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memory(dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     (void)d, (void)nc;
     dt_mspti_memory m;
     memcpy(&m, rec, sizeof m);
-    dt_cf_decoded r = mspti_span_valid(m.start, m.end);
-    if (r != DT_CF_EMIT)
+    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
+    if (r != DT_PTI_EMIT)
         return r;
     if (m.operation != DT_MSPTI_MEMORY_ALLOCATION && m.operation != DT_MSPTI_MEMORY_RELEASE)
-        return DT_CF_MALFORMED;
-    dt_cf_set_span(ev, DEVTRACE_KIND_MEMORY, m.end, m.end, m.correlation_id, m.process_id, m.process_id);
+        return DT_PTI_MALFORMED;
+    dt_pti_set_span(ev, DEVTRACE_KIND_MEMORY, m.end, m.end, m.correlation_id, m.process_id, m.process_id);
     ev->u.memory.address = m.address;
     ev->u.memory.bytes = m.bytes;
     ev->u.memory.release = m.operation == DT_MSPTI_MEMORY_RELEASE;
     ev->u.memory.device_id = m.device_id;
     ev->u.memory.stream_id = m.stream_id;
-    return DT_CF_EMIT;
+    return DT_PTI_EMIT;
 }
 
 /* The decoder of a layout by its id (DT_MSPTI_DECODE_*, mspti_records.h): the descriptor's
  * vendor_decode, for the engine's walks, and inline in mspti_walk_buffer's. The engine's
  * own ids have no MSPTI layout. */
-static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(const dt_cf_layout *l, dt_cf_decoder *d,
-                                                                               const uint8_t *rec, devtrace_event *ev,
-                                                                               dt_cf_name_cache *nc)
+static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_record(const dt_pti_layout *l,
+                                                                                dt_pti_decoder *d, const uint8_t *rec,
+                                                                                devtrace_event *ev,
+                                                                                dt_pti_name_cache *nc)
 {
     switch (l->decoder) {
     case DT_MSPTI_DECODE_KERNEL:
@@ -347,7 +367,7 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(c
     case DT_MSPTI_DECODE_MEMORY:
         return mspti_decode_memory(d, rec, ev, nc);
     default:
-        return DT_CF_MALFORMED;
+        return DT_PTI_MALFORMED;
     }
 }
 
@@ -359,13 +379,13 @@ static inline __attribute__((always_inline)) dt_cf_decoded mspti_decode_record(c
  * that thread start mid-way. Records lie back to back, each its kind's full size; a kind
  * without a layout has no known size, so the rest of the buffer is unreadable (counted
  * malformed, once). Replay walks MSPTI's captures with it too. */
-static void mspti_walk_buffer(dt_cf_decoder *d, uint8_t *buf, size_t valid_size, dt_cf_walk_mode mode,
-                              dt_cf_walk_counts *counts)
+static void mspti_walk_buffer(dt_pti_decoder *d, uint8_t *buf, size_t valid_size, dt_pti_walk_mode mode,
+                              dt_pti_walk_counts *counts)
 {
-    dt_cf_stride_walk(d, buf, valid_size, mode, counts, mspti_decode_record);
+    dt_pti_stride_walk(d, buf, valid_size, mode, counts, mspti_decode_record);
 }
 
-const dt_cf_descriptor dt_cf_mspti_descriptor = {
+const dt_pti_descriptor dt_pti_mspti_descriptor = {
     .name = "mspti",
     .vendor_api = "MSPTI",
     .override_env = "DEVTRACE_MSPTI_LIBRARY",
@@ -376,7 +396,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .system_names = {"libmspti.so"},
     .search_process = 1, /* a program that links or preloads libmspti.so */
     .symbol_prefixes = {"mspti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     /* The API record kinds are all in more_kinds, each under its own name. */
     .kinds = {.memcpy = DT_MSPTI_KIND_MEMCPY,
               .memset = DT_MSPTI_KIND_MEMSET,
@@ -393,6 +413,8 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .layouts = mspti_layouts,
     .nlayouts = sizeof mspti_layouts / sizeof mspti_layouts[0],
     .vendor_decode = mspti_decode_record,
+    .vendor_pointers = mspti_pointers,
+    .nvendor_pointers = sizeof mspti_pointers / sizeof mspti_pointers[0],
     .copy_kinds = mspti_copy_kinds,
     .ncopy_kinds = sizeof mspti_copy_kinds,
     .runtime_names = NULL,
@@ -402,7 +424,7 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
     .device_count_fn = {NULL},
     .runtime_libraries = {NULL},
     .device_name_prefix = "Ascend NPU",
-    .quirks = DT_CF_QUIRK_COMPLETE_NO_CONTEXT,
+    .quirks = DT_PTI_QUIRK_COMPLETE_NO_CONTEXT,
     .scan = mspti_walk_buffer,
     .usable_check_kind = DT_MSPTI_KIND_MEMCPY,
     .more_kinds = {{DT_MSPTI_KIND_ACL_API, "ACL_API", 0, 0},
@@ -422,10 +444,10 @@ const dt_cf_descriptor dt_cf_mspti_descriptor = {
                   "(no cbid)",
 };
 
-DT_CF_BACKEND(dt_backend_mspti, dt_cf_mspti_descriptor, .name = "mspti", .description = "Huawei Ascend MSPTI",
-              .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
-              .validation_note = "record mirrors checked against the MSPTI headers (Ascend/mspti "
-                                 "a38916051d9a10467591f05c564f2f80985ee292); end to end on the MSPTI emulator; not run "
-                                 "on Ascend hardware",
-              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD,
-              .preload_library = "libmspti.so");
+DT_PTI_BACKEND(
+    dt_backend_mspti, dt_pti_mspti_descriptor, .name = "mspti", .description = "Huawei Ascend MSPTI",
+    .caps = DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE, .validated = DT_VALIDATED_HEADERS | DT_VALIDATED_EMULATED,
+    .validation_note = "record mirrors checked against the MSPTI headers (Ascend/mspti "
+                       "a38916051d9a10467591f05c564f2f80985ee292); end to end on the MSPTI emulator; not run "
+                       "on Ascend hardware",
+    .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD, .preload_library = "libmspti.so");

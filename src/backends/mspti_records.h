@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cupti_family.h"  /* DT_CF_DECODE_VENDOR */
-#include "cupti_records.h" /* DT_RECORD_SIZE, DT_RECORD_OFFSET */
+#include "pti_family.h"  /* DT_PTI_DECODE_VENDOR */
+#include "pti_records.h" /* DT_RECORD_SIZE, DT_RECORD_OFFSET */
 
 /* MSPTI's numbers that devtrace uses (mspti_activity.h, mspti_result.h); each is asserted
  * against the headers by tests/integration/test_mspti_layout.c. */
@@ -90,18 +90,18 @@ enum {
     DT_MSPTI_DTYPE_INVALID = 0xFFFF,
 };
 
-/* The decoders of mspti.c, by the id a layout names them with (from DT_CF_DECODE_VENDOR
- * on: dt_cf_mspti_descriptor's vendor_decode reads them). */
+/* The decoders of mspti.c, by the id a layout names them with (from DT_PTI_DECODE_VENDOR
+ * on: dt_pti_mspti_descriptor's vendor_decode reads them). */
 typedef enum dt_mspti_decode_id {
-    DT_MSPTI_DECODE_KERNEL = DT_CF_DECODE_VENDOR, /* dt_mspti_kernel */
-    DT_MSPTI_DECODE_API,                          /* dt_mspti_api: every API record level */
-    DT_MSPTI_DECODE_MEMSET,                       /* dt_mspti_memset */
-    DT_MSPTI_DECODE_MEMCPY,                       /* dt_mspti_memcpy */
-    DT_MSPTI_DECODE_EXTERNAL,                     /* dt_mspti_external_correlation */
-    DT_MSPTI_DECODE_HCCL,                         /* dt_mspti_hccl */
-    DT_MSPTI_DECODE_COMMUNICATION,                /* dt_mspti_communication */
-    DT_MSPTI_DECODE_MARKER,                       /* dt_mspti_marker */
-    DT_MSPTI_DECODE_MEMORY,                       /* dt_mspti_memory */
+    DT_MSPTI_DECODE_KERNEL = DT_PTI_DECODE_VENDOR, /* dt_mspti_kernel */
+    DT_MSPTI_DECODE_API,                           /* dt_mspti_api: every API record level */
+    DT_MSPTI_DECODE_MEMSET,                        /* dt_mspti_memset */
+    DT_MSPTI_DECODE_MEMCPY,                        /* dt_mspti_memcpy */
+    DT_MSPTI_DECODE_EXTERNAL,                      /* dt_mspti_external_correlation */
+    DT_MSPTI_DECODE_HCCL,                          /* dt_mspti_hccl */
+    DT_MSPTI_DECODE_COMMUNICATION,                 /* dt_mspti_communication */
+    DT_MSPTI_DECODE_MARKER,                        /* dt_mspti_marker */
+    DT_MSPTI_DECODE_MEMORY,                        /* dt_mspti_memory */
     DT_MSPTI_DECODE_END
 } dt_mspti_decode_id;
 

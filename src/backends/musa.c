@@ -23,7 +23,7 @@
  *    preloads the collector, as for every backend without one.
  *  - Occupancy: musaDeviceGetAttribute / musaGetDeviceCount in libmusart.so [U: names],
  *    with CUDA's attribute numbers [I]. */
-#include "cupti_decode.h"
+#include "pti_decode.h"
 
 /* MUpti record sizes [I: CUPTI's structs of the same names]. */
 #define DT_MUPTI_KERNEL6_SIZE 168u
@@ -39,7 +39,7 @@ _Static_assert(sizeof(dt_cupti_external_correlation) == DT_MUPTI_EXTERNAL_SIZE,
                "MUpti_ActivityExternalCorrelation is 24 bytes");
 
 /* MUSA runtime callback ids, sorted: CUDA's numbers with MUSA's names. */
-static const dt_cf_cbid_name musa_runtime_names[] = {
+static const dt_pti_cbid_name musa_runtime_names[] = {
     {3, "musaGetDeviceCount"},
     {16, "musaSetDevice"},
     {17, "musaGetDevice"},
@@ -59,22 +59,22 @@ static const dt_cf_cbid_name musa_runtime_names[] = {
 };
 
 /* One layout per kind, for every library version (no version is known to change them). */
-static const dt_cf_layout musa_layouts[] = {
+static const dt_pti_layout musa_layouts[] = {
     {10, 0, UINT32_MAX, DT_MUPTI_KERNEL6_SIZE, sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
-     DT_CF_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
+     DT_PTI_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
     {3, 0, UINT32_MAX, DT_MUPTI_KERNEL6_SIZE, sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
-     DT_CF_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
+     DT_PTI_DECODE_CUPTI_KERNEL, "MUpti_ActivityKernel6"},
     {1, 0, UINT32_MAX, DT_MUPTI_MEMCPY4_SIZE, sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
-     DT_CF_DECODE_CUPTI_MEMCPY, "MUpti_ActivityMemcpy4"},
+     DT_PTI_DECODE_CUPTI_MEMCPY, "MUpti_ActivityMemcpy4"},
     {2, 0, UINT32_MAX, DT_MUPTI_MEMSET3_SIZE, offsetof(dt_cupti_memset4, tail), DEVTRACE_KIND_MEMSET,
-     DT_CF_DECODE_CUPTI_MEMSET, "MUpti_ActivityMemset3"},
-    {5, 0, UINT32_MAX, DT_MUPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_CF_DECODE_CUPTI_API,
+     DT_PTI_DECODE_CUPTI_MEMSET, "MUpti_ActivityMemset3"},
+    {5, 0, UINT32_MAX, DT_MUPTI_API_SIZE, sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_PTI_DECODE_CUPTI_API,
      "MUpti_ActivityAPI"},
     {39, 0, UINT32_MAX, DT_MUPTI_EXTERNAL_SIZE, sizeof(dt_cupti_external_correlation), DEVTRACE_KIND_EXTCORR,
-     DT_CF_DECODE_CUPTI_EXTERNAL, "MUpti_ActivityExternalCorrelation"},
+     DT_PTI_DECODE_CUPTI_EXTERNAL, "MUpti_ActivityExternalCorrelation"},
 };
 
-const dt_cf_descriptor dt_cf_musa_descriptor = {
+const dt_pti_descriptor dt_pti_musa_descriptor = {
     .name = "musa",
     .vendor_api = "MUPTI",
     .override_env = "DEVTRACE_MUSA_LIBRARY",
@@ -85,15 +85,15 @@ const dt_cf_descriptor dt_cf_musa_descriptor = {
     .system_names = {"libmupti.so"},
     .search_process = 1,
     .symbol_prefixes = {"mupti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX, /* unknown whether MUPTI survives a refused buffer: never refuse */
     .layouts = musa_layouts,
     .nlayouts = sizeof musa_layouts / sizeof musa_layouts[0],
-    .copy_kinds = dt_cf_cupti_copy_kinds, /* CUPTI's memcpy kind numbers [I] */
-    .ncopy_kinds = DT_CF_CUPTI_NCOPY_KINDS,
+    .copy_kinds = dt_pti_cupti_copy_kinds, /* CUPTI's memcpy kind numbers [I] */
+    .ncopy_kinds = DT_PTI_CUPTI_NCOPY_KINDS,
     .runtime_names = musa_runtime_names,
     .nruntime_names = sizeof musa_runtime_names / sizeof musa_runtime_names[0],
     .unknown_runtime_prefix = "musaRuntime",
@@ -101,11 +101,11 @@ const dt_cf_descriptor dt_cf_musa_descriptor = {
     .device_count_fn = {"musaGetDeviceCount"},
     .runtime_libraries = {"libmusart.so"},
     .device_name_prefix = "MUSA GPU",
-    .quirks = DT_CF_QUIRK_VENDOR_CLOCK,
+    .quirks = DT_PTI_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_musa, dt_cf_musa_descriptor, .name = "musa", .description = "Moore Threads MUSA (MUPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL, .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "facts from third-party code using MUPTI, record layouts inferred from CUPTI's; "
-                                 "tested against the MUPTI emulator only; not run on MUSA hardware by this project",
-              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);
+DT_PTI_BACKEND(dt_backend_musa, dt_pti_musa_descriptor, .name = "musa", .description = "Moore Threads MUSA (MUPTI)",
+               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL, .validated = DT_VALIDATED_EMULATED,
+               .validation_note = "facts from third-party code using MUPTI, record layouts inferred from CUPTI's; "
+                                  "tested against the MUPTI emulator only; not run on MUSA hardware by this project",
+               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

@@ -434,6 +434,13 @@ static void opencl_close(dt_session *s, void *state)
         opencl_stop(s, state);
 }
 
+/* The loader, found by the loader's own search only (opencl_probe). */
+static void opencl_describe_library(devtrace_backend_info *info)
+{
+    info->library_api = "OpenCL";
+    info->library_files[0] = "libOpenCL.so.1";
+}
+
 const dt_backend dt_backend_opencl = {
     .name = "opencl",
     .description = "OpenCL loader layer",
@@ -448,6 +455,7 @@ const dt_backend dt_backend_opencl = {
     .load_variable = "OPENCL_LAYERS",
     .state_size = sizeof(dt_cl_recording),
     .probe = opencl_probe,
+    .describe_library = opencl_describe_library,
     .open = opencl_open,
     .start = opencl_start,
     .stop = opencl_stop,

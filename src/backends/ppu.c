@@ -13,9 +13,9 @@
  *  - the clock differs from the host's in epoch and rate: clock samples at start, stop
  *    and every 100 ms while buffers complete map it (affine, piecewise).
  * SDK root: $PPU_SDK, $PPU_HOME. */
-#include "cupti_family.h"
+#include "pti_family.h"
 
-const dt_cf_descriptor dt_cf_ppu_descriptor = {
+const dt_pti_descriptor dt_pti_ppu_descriptor = {
     .name = "ppu",
     .vendor_api = "HGPTI",
     .override_env = "DEVTRACE_PPU_LIBRARY",
@@ -26,24 +26,24 @@ const dt_cf_descriptor dt_cf_ppu_descriptor = {
     .system_names = {"libhgpti.so"},
     .search_process = 0, /* cupti* in the process would be NVIDIA's */
     .symbol_prefixes = {"hgpti", "cupti"},
-    .required = DT_CF_REQUIRED_DEFAULT,
+    .required = DT_PTI_REQUIRED_DEFAULT,
     .kinds = {.memcpy = 1, .memset = 2, .kernel = 3, .concurrent_kernel = 10, .runtime = 5, .external_correlation = 39},
     .results = {.success = 0, .max_limit_reached = 12, .not_compatible = 14, .multiple_subscribers = 39},
     .external_kind_custom0 = 3,
     .refuse_from_version = UINT32_MAX, /* unknown whether a refusal is safe: never refuse */
-    DT_CF_CUDA_SHAPED_TABLES,
+    DT_PTI_CUDA_SHAPED_TABLES,
     .unknown_runtime_prefix = "ppuRuntime",
     .attribute_fn = {"cudaDeviceGetAttribute"},
     .device_count_fn = {"cudaGetDeviceCount"},
     .runtime_libraries = {"libcudart.so"},
     .device_name_prefix = "PPU",
-    .quirks = DT_CF_QUIRK_KERNEL_EXCLUSIVE | DT_CF_QUIRK_NULL_RECORD_ENDS | DT_CF_QUIRK_ANY_ERROR_ENDS |
-              DT_CF_QUIRK_VENDOR_CLOCK,
+    .quirks = DT_PTI_QUIRK_KERNEL_EXCLUSIVE | DT_PTI_QUIRK_NULL_RECORD_ENDS | DT_PTI_QUIRK_ANY_ERROR_ENDS |
+              DT_PTI_QUIRK_VENDOR_CLOCK,
 };
 
-DT_CF_BACKEND(dt_backend_ppu, dt_cf_ppu_descriptor, .name = "ppu", .description = "Alibaba PPU (HGPTI)",
-              .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
-              .validated = DT_VALIDATED_EMULATED,
-              .validation_note = "facts from third-party code that ran on PPU, not from vendor headers; tested "
-                                 "against the CUPTI emulator only; not run on PPU hardware by this project",
-              .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);
+DT_PTI_BACKEND(dt_backend_ppu, dt_pti_ppu_descriptor, .name = "ppu", .description = "Alibaba PPU (HGPTI)",
+               .caps = DT_CAP_KERNEL_LAUNCH | DT_CAP_OCCUPANCY | DT_CAP_EXTERNAL | DT_CAP_RAW_CAPTURE,
+               .validated = DT_VALIDATED_EMULATED,
+               .validation_note = "facts from third-party code that ran on PPU, not from vendor headers; tested "
+                                  "against the CUPTI emulator only; not run on PPU hardware by this project",
+               .runtime_category = "privateuse1_runtime", .load_method = DEVTRACE_LOAD_PRELOAD);

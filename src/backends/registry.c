@@ -9,60 +9,35 @@
 
 #include "backend.h"
 
-#ifdef DT_HAVE_CUPTI
-extern const dt_backend dt_backend_cupti;
-#endif
-#ifdef DT_HAVE_MCPTI
-extern const dt_backend dt_backend_mcpti;
-#endif
-#ifdef DT_HAVE_PPU
-extern const dt_backend dt_backend_ppu;
-#endif
-#ifdef DT_HAVE_ILUVATAR
-extern const dt_backend dt_backend_iluvatar;
-#endif
-#ifdef DT_HAVE_ROCTRACER
-extern const dt_backend dt_backend_roctracer;
-#endif
-#ifdef DT_HAVE_MSPTI
-extern const dt_backend dt_backend_mspti;
-#endif
-#ifdef DT_HAVE_MUSA
-extern const dt_backend dt_backend_musa;
-#endif
-#ifdef DT_HAVE_OPENCL
-extern const dt_backend dt_backend_opencl;
-#endif
+/* The one list of backends, in the order DEVTRACE_BACKEND=auto probes them: vendor device
+ * APIs first (a process has at most one vendor runtime loaded, and each probe only looks
+ * for its own library), OpenCL last. A backend NAME is the descriptor dt_backend_NAME in
+ * src/backends/NAME.c. This list is the only place that names them: CMake reads its
+ * DT_REGISTER lines (the known backends, DEVTRACE_ALL_BACKENDS) and defines DT_WITH_NAME to
+ * 1 for each backend compiled in (DEVTRACE_BACKENDS), 0 for the others; the tests read the
+ * compiled-in list through devtrace_backend_get (`devtrace list --json`). */
+#define DT_REGISTRY(DT_REGISTER) \
+    DT_REGISTER(cupti)           \
+    DT_REGISTER(mcpti)           \
+    DT_REGISTER(ppu)             \
+    DT_REGISTER(iluvatar)        \
+    DT_REGISTER(roctracer)       \
+    DT_REGISTER(mspti)           \
+    DT_REGISTER(musa)            \
+    DT_REGISTER(cnpapi)          \
+    DT_REGISTER(opencl)
 
-/* auto order: vendor device APIs first (a process has at most one vendor runtime
- * loaded, and each probe only looks for its own library), OpenCL last. */
-static const dt_backend *const all_backends[] = {
-#ifdef DT_HAVE_CUPTI
-    &dt_backend_cupti,
-#endif
-#ifdef DT_HAVE_MCPTI
-    &dt_backend_mcpti,
-#endif
-#ifdef DT_HAVE_PPU
-    &dt_backend_ppu,
-#endif
-#ifdef DT_HAVE_ILUVATAR
-    &dt_backend_iluvatar,
-#endif
-#ifdef DT_HAVE_ROCTRACER
-    &dt_backend_roctracer,
-#endif
-#ifdef DT_HAVE_MSPTI
-    &dt_backend_mspti,
-#endif
-#ifdef DT_HAVE_MUSA
-    &dt_backend_musa,
-#endif
-#ifdef DT_HAVE_OPENCL
-    &dt_backend_opencl,
-#endif
-    NULL,
-};
+/* DT_IF(DT_WITH_NAME, tokens): the tokens when the backend is compiled in, else nothing. */
+#define DT_IF_1(...) __VA_ARGS__
+#define DT_IF_0(...)
+#define DT_IF_(flag, ...) DT_IF_##flag(__VA_ARGS__)
+#define DT_IF(flag, ...) DT_IF_(flag, __VA_ARGS__)
+#define DT_DECLARE(name) extern const dt_backend dt_backend_##name;
+#define DT_ENTRY(name) DT_IF(DT_WITH_##name, &dt_backend_##name, )
+
+DT_REGISTRY(DT_DECLARE)
+
+static const dt_backend *const all_backends[] = {DT_REGISTRY(DT_ENTRY) NULL};
 
 static const dt_backend_table registry = {all_backends, &dt_backend_none};
 
@@ -130,6 +105,8 @@ static int backend_info(const dt_backend *b, devtrace_backend_info *out)
     info.load_variable = b->load_variable;
     info.preload_library = b->preload_library;
     dt_backend_validation_text(b, info.validation, sizeof info.validation);
+    if (b->describe_library)
+        b->describe_library(&info);
     size_t size = out->size < sizeof info ? out->size : sizeof info;
     info.size = out->size;
     memcpy(out, &info, size);

@@ -289,6 +289,11 @@ static void roc_error_text(int rc, char *buf, size_t len)
         free((void *)msg);
 }
 
+static void roc_describe_library(devtrace_backend_info *info)
+{
+    dt_vlib_describe(&roc_search, "ROCtracer", info);
+}
+
 static int roc_probe(char *why, size_t whylen)
 {
     pthread_mutex_lock(&G.lock);
@@ -872,6 +877,7 @@ const dt_backend dt_backend_roctracer = {
     .load_method = DEVTRACE_LOAD_PRELOAD,
     .state_size = sizeof(roc_state),
     .probe = roc_probe,
+    .describe_library = roc_describe_library,
     .open = roc_open,
     .start = roc_start,
     .stop = roc_stop,

@@ -267,3 +267,29 @@ void *dt_vlib_runtime_symbol(const char *const *names, const char *const *librar
             *found = names[i];
     return sym;
 }
+
+/* Adds each name of names not yet in list (n entries of cap), keeping one NULL at the end. */
+static void add_names(const char **list, int *n, int cap, const char *const *names)
+{
+    int count = names ? dt_vlib_names_count(names) : 0;
+    for (int i = 0; i < count; i++) {
+        int seen = 0;
+        for (int j = 0; j < *n && !seen; j++)
+            seen = !strcmp(list[j], names[i]);
+        if (!seen && *n < cap - 1)
+            list[(*n)++] = names[i];
+    }
+}
+
+void dt_vlib_describe(const dt_vlib_search *q, const char *api, devtrace_backend_info *info)
+{
+    int cap_sdk = (int)(sizeof info->sdk_variables / sizeof info->sdk_variables[0]);
+    int cap_files = (int)(sizeof info->library_files / sizeof info->library_files[0]);
+    int nsdk = 0, nfiles = 0;
+    info->library_api = api;
+    info->library_variable = q->override_env;
+    add_names(info->sdk_variables, &nsdk, cap_sdk, q->sdk_env);
+    add_names(info->library_files, &nfiles, cap_files, q->dir_names);
+    add_names(info->library_files, &nfiles, cap_files, q->loader_names);
+    add_names(info->library_files, &nfiles, cap_files, q->loaded_names);
+}

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "devtrace.h"
+
 #define DT_VLIB_MAX_NAMES 8 /* entries of a name list at most (else NULL-terminated) */
 
 /* Text built piecewise into a fixed buffer, cut short (and NUL-terminated) when full. */
@@ -68,6 +70,10 @@ int dt_vlib_find(const dt_vlib_search *q, dt_vlib_found *out, dt_text *tried);
  * (why: "$VAR=path: reason"). */
 int dt_vlib_locate(const dt_vlib_search *q, char *path, size_t pathlen, dt_text *tried, char *why, size_t whylen);
 
+/* Where the search looks, for devtrace_backend_info (include/devtrace.h): api (the name
+ * in the backend's messages), the override variable, the SDK variables, and every file
+ * name tried (in a directory, through the loader, already loaded), each once. */
+void dt_vlib_describe(const dt_vlib_search *q, const char *api, devtrace_backend_info *info);
 /* The path of a loaded library, from its handle (fallback when the loader cannot say). */
 void dt_vlib_handle_path(void *handle, const char *fallback, char *out, size_t len);
 

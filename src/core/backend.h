@@ -75,6 +75,9 @@ typedef struct dt_backend {
      * counters (it adds them at stop). Called when the program crashes, from the shipper
      * thread while the crashing thread waits: readings only, no vendor call. */
     void (*unfolded_counts)(void *state, devtrace_stats *st);
+    /* Optional: where the backend looks for its vendor library (devtrace_backend_info's
+     * library_api, library_variable, sdk_variables, library_files), from its descriptor. */
+    void (*describe_library)(devtrace_backend_info *info);
 } dt_backend;
 
 /* The backends a session can be opened with, as the registry hands them to the core. */

@@ -59,6 +59,11 @@ void devemu_reset(void);
 void devemu_get_stats(devemu_stats *out);
 /* "cupti", "mcpti", ... */
 const char *devemu_vendor(void);
+/* The emulated vendor's facts, as one JSON object into buf (cut short when it does not fit:
+ * the length it needs is returned): {"vendor": "cupti", "records_cbid": true, "calls":
+ * {"get_device": {"name": "cudaGetDevice", "cbid": 17}, ...}}: each generic call's runtime
+ * name and callback id, and whether its runtime records carry the callback id. */
+size_t devemu_describe(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -427,3 +427,24 @@ EMU_EXPORT const char *devemu_vendor(void)
 {
     return emu_vendor_get()->name;
 }
+
+EMU_EXPORT size_t devemu_describe(char *buf, size_t len)
+{
+    const emu_vendor *v = emu_vendor_get();
+    int records_cbid = 0;
+    for (uint32_t i = 0; i < v->api.nfields; i++)
+        records_cbid |= v->api.fields[i].field == EMU_F_CBID;
+    size_t used = 0;
+    int n = snprintf(buf, len, "{\"vendor\": \"%s\", \"records_cbid\": %s, \"calls\": {", v->name,
+                     records_cbid ? "true" : "false");
+    used += n > 0 ? (size_t)n : 0;
+    for (int call = 0; call < WL_CALL_COUNT; call++) {
+        n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0,
+                     "%s\"%s\": {\"name\": \"%s\", \"cbid\": %u}", call ? ", " : "", wl_call_name(call),
+                     v->api_name[call] ? v->api_name[call] : "", (unsigned)v->cbid[call]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0, "}}");
+    used += n > 0 ? (size_t)n : 0;
+    return used;
+}

@@ -30,6 +30,7 @@ typedef struct options {
     unsigned long threads;
     unsigned long repeat;
     unsigned long ranks;
+    int describe;
 } options;
 
 typedef struct driver {
@@ -46,11 +47,14 @@ typedef struct worker {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: emu-run --lib PATH_TO_EMULATOR.so WORKLOAD.wl [--threads N] [--repeat M] [--ranks R]\n"
+                 "       emu-run --lib PATH_TO_EMULATOR.so --describe\n"
                  "Runs a devtrace workload file through a vendor ABI emulator (libcupti-emu.so, ...).\n"
                  "  --lib PATH     the emulator library to load\n"
                  "  --threads N    run the workload on N threads at once (default 1)\n"
                  "  --repeat M     each thread runs the workload M times (default 1)\n"
                  "  --ranks R      run R processes of it at once, with RANK 0..R-1 and WORLD_SIZE R (default 1)\n"
+                 "  --describe     print the emulated vendor's facts (JSON: its name, each generic call's\n"
+                 "                 runtime name and callback id) instead of running a workload\n"
                  "Environment: DEVEMU_FAULTS (fault injection, see tests/emu/README.md),\n"
                  "CUDA_INJECTION64_PATH (a tracer's injection library, for the CUPTI emulator).\n");
 }
@@ -99,6 +103,8 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (strcmp(a, "--ranks") == 0) {
             if (parse_count(a, ++i < argc ? argv[i] : NULL, EMU_RUN_MAX_RANKS, &o->ranks) < 0)
                 return -1;
+        } else if (strcmp(a, "--describe") == 0) {
+            o->describe = 1;
         } else if (a[0] == '-') {
             return fail_usage("unknown option", a);
         } else if (o->workload) {
@@ -109,7 +115,7 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (!o->lib)
         return fail_usage("missing --lib PATH_TO_EMULATOR.so", NULL);
-    if (!o->workload)
+    if (!o->workload && !o->describe)
         return fail_usage("missing WORKLOAD.wl", NULL);
     return 0;
 }
@@ -220,6 +226,31 @@ static int run_ranks(int argc, char **argv, unsigned long ranks)
     return failed;
 }
 
+/* --describe: the emulator's devemu_describe, printed. */
+static int describe(const char *lib_path)
+{
+    void *lib = dlopen(lib_path, RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+        fprintf(stderr, "emu-run: cannot load %s: %s\n", lib_path, dlerror());
+        return 2;
+    }
+    void *sym = need_symbol(lib, lib_path, "devemu_describe");
+    if (!sym)
+        return 2;
+    size_t (*fn)(char *, size_t);
+    memcpy(&fn, &sym, sizeof fn);
+    size_t need = fn(NULL, 0) + 1;
+    char *buf = malloc(need);
+    if (!buf) {
+        fprintf(stderr, "emu-run: out of memory\n");
+        return 2;
+    }
+    fn(buf, need);
+    puts(buf);
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -228,6 +259,8 @@ int main(int argc, char **argv)
     int parsed = parse_options(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
+    if (o.describe)
+        return describe(o.lib);
     if (o.ranks > 1)
         return run_ranks(argc, argv, o.ranks);
     if (bind_driver(o.lib, &drv) < 0)

@@ -2,7 +2,7 @@
  *
  * Numbers from shared/vendor-abi.md ([H]: the Ascend/mspti csrc/include headers
  * mspti_activity.h, mspti_callback.h, mspti_result.h), written here independently of
- * devtrace's decoder mirrors (src/backends/cupti_records.h), so that the two can
+ * devtrace's decoder mirrors (src/backends/pti_records.h), so that the two can
  * disagree and a test can see it. The records are packed (the headers' PACKED_ALIGNMENT:
  * packed, then aligned to 8), so a u64 sits at offset 4 and each size is rounded up to 8:
  * Kernel 52 -> 56, Api 44 -> 48, Memset/Memcpy 49 -> 56, ExternalCorrelation 24.

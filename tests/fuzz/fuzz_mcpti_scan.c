@@ -2,7 +2,7 @@
  * (src/backends/mcpti_scan.c): the fuzzer's bytes are a completed MCPTI activity buffer.
  *
  * The buffer (a heap copy of exactly the valid bytes: AddressSanitizer sees any read past
- * them) is walked with dt_cf_walk_buffer through the MCPTI descriptor, by
+ * them) is walked with dt_pti_walk_buffer through the MCPTI descriptor, by
  *   - no iterator (the scanner alone, as in replay);
  *   - an honest GetNextRecord striding by MACA 3.8.0's sizes, ending with MAX_LIMIT_REACHED
  *     or an error for an unknown or cut record;
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "backends/mcpti_scan.h"
 #include "fuzz_common.h"
 
@@ -124,20 +124,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     devtrace_error err = {0, ""};
     dt_session *s = dt_session_new_offline("mcpti", "fuzz", "privateuse1_runtime", &err);
-    dt_cf_decoder *d = calloc(1, sizeof *d);
+    dt_pti_decoder *d = calloc(1, sizeof *d);
     if (!s || !d) {
         free(buf);
         free(d);
         devtrace_close(s);
         return 0;
     }
-    dt_cf_decoder_init_offline(d, &dt_cf_mcpti_descriptor, s, 18, resolve, NULL);
-    static const dt_cf_next_fn iterators[4] = {NULL, honest_next, stale_next, scripted_next};
+    dt_pti_decoder_init_offline(d, &dt_pti_mcpti_descriptor, s, 18, resolve, NULL);
+    static const dt_pti_next_fn iterators[4] = {NULL, honest_next, stale_next, scripted_next};
     d->next = iterators[flags & 3];
-    static const dt_cf_walk_mode modes[4] = {DT_CF_WALK_DECODE, DT_CF_WALK_OUT_OF_WINDOW, DT_CF_WALK_POOL_FULL,
-                                             DT_CF_WALK_DECODE};
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(d, buf, n, modes[(flags >> 2) & 3], &c);
+    static const dt_pti_walk_mode modes[4] = {DT_PTI_WALK_DECODE, DT_PTI_WALK_OUT_OF_WINDOW, DT_PTI_WALK_POOL_FULL,
+                                              DT_PTI_WALK_DECODE};
+    dt_pti_walk_counts c;
+    dt_pti_walk_buffer(d, buf, n, modes[(flags >> 2) & 3], &c);
     if (s->stats.malformed_bytes > n) {
         fprintf(stderr, "fuzz oracle: %llu malformed bytes counted in a buffer of %zu\n",
                 (unsigned long long)s->stats.malformed_bytes, n);
@@ -145,10 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     /* the scanner alone from the start, with a cap: every byte is a record or skipped */
-    dt_cf_walk_counts c2 = {0};
+    dt_pti_walk_counts c2 = {0};
     dt_mcpti_scan_result r;
-    dt_mcpti_scan_range(d, buf, 0, n, DT_CF_WALK_DECODE, &c2, cap, &r);
-    dt_cf_commit_counts(d, &c2);
+    dt_mcpti_scan_range(d, buf, 0, n, DT_PTI_WALK_DECODE, &c2, cap, &r);
+    dt_pti_commit_counts(d, &c2);
     if (r.skipped > n || r.runs > n / 8 + 1 || (r.skipped > 0) != (r.runs > 0) || r.accepted > cap ||
         (!r.capped && r.accepted * DT_MCPTI_EXTERNAL_SIZE + r.skipped > n)) {
         fprintf(stderr, "fuzz oracle: scan of %zu bytes: %llu accepted, %llu runs, %llu skipped, capped %d\n", n,

@@ -4,7 +4,7 @@
     tests/fuzz/make_seeds.py [--build BUILD_DIR] [--shared ../shared]
 
 fuzz_wl           the shared workloads and one small file per statement kind
-fuzz_cf_decode    activity buffers in CUPTI's byte layout (CUDA 13.0 and 12.x record sizes) and
+fuzz_pti_decode    activity buffers in CUPTI's byte layout (CUDA 13.0 and 12.x record sizes) and
                   MSPTI's packed layout, written at the documented offsets, each behind the target's
                   header (descriptor, version, flags, script)
 fuzz_wire         real collector streams: a program under the CUPTI emulator traced with the
@@ -62,7 +62,7 @@ def seeds_wl(shared):
         write("fuzz_wl", name + ".wl", text.encode())
 
 
-# ---- fuzz_cf_decode ----
+# ---- fuzz_pti_decode ----
 CUPTI = dict(memcpy=1, memset=2, kernel=3, runtime=5, concurrent_kernel=10, extcorr=39, custom0=3)
 
 
@@ -140,16 +140,16 @@ def seeds_cf():
     samples = struct.pack("<QQQQ", t, t, t + 10_000, t + 10_000)
     window = struct.pack("<QQ", t - 1, t + 3000)
     # descriptor 0 = cupti; versions index 9 = 130001, 6 = 28
-    write("fuzz_cf_decode", "cupti13_mixed", cf_header(0, 9, 0x40, 1, b"", samples + b"\0" * 16 + window) + cuda13)
-    write("fuzz_cf_decode", "cupti12_small", cf_header(0, 6, 0x80, 0, b"", samples) + cuda12)
-    write("fuzz_cf_decode", "cupti13_prefix_only", cf_header(0, 10, 0) + cuda13)
-    write("fuzz_cf_decode", "cupti13_pool_full", cf_header(0, 9, 2) + cuda13)
-    write("fuzz_cf_decode", "cupti13_truncated", cf_header(0, 9, 0) + cuda13[:300])
+    write("fuzz_pti_decode", "cupti13_mixed", cf_header(0, 9, 0x40, 1, b"", samples + b"\0" * 16 + window) + cuda13)
+    write("fuzz_pti_decode", "cupti12_small", cf_header(0, 6, 0x80, 0, b"", samples) + cuda12)
+    write("fuzz_pti_decode", "cupti13_prefix_only", cf_header(0, 10, 0) + cuda13)
+    write("fuzz_pti_decode", "cupti13_pool_full", cf_header(0, 9, 2) + cuda13)
+    write("fuzz_pti_decode", "cupti13_truncated", cf_header(0, 9, 0) + cuda13[:300])
     script = bytes([6, 0, 0, 6, 0, 0, 1, 0, 0, 0, 8, 0, 5, 3, 0, 7, 0, 0, 2, 0, 0, 4, 12, 0])
-    write("fuzz_cf_decode", "cupti13_hostile", cf_header(0, 9, 0x04, 0, script) + cuda13)
-    write("fuzz_cf_decode", "ppu_mixed", cf_header(1, 9, 0x08) + cuda13)
-    write("fuzz_cf_decode", "mspti_packed", cf_header(3, 0, 0x40, 0, b"", samples) + mspti_records())
-    write("fuzz_cf_decode", "mspti_collectives_markers_memory",
+    write("fuzz_pti_decode", "cupti13_hostile", cf_header(0, 9, 0x04, 0, script) + cuda13)
+    write("fuzz_pti_decode", "ppu_mixed", cf_header(1, 9, 0x08) + cuda13)
+    write("fuzz_pti_decode", "mspti_packed", cf_header(3, 0, 0x40, 0, b"", samples) + mspti_records())
+    write("fuzz_pti_decode", "mspti_collectives_markers_memory",
           cf_header(3, 0, 0x40, 0, b"", samples) + mspti_records() + mspti_more_records())
 
 

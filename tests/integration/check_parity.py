@@ -9,7 +9,9 @@ are required, its validation level and its name).
     (legacy spellings: --vendor NAME (= --profile NAME), --runtime-category CAT,
      --no-cbid, --require-occupancy: each overrides that one item of the profile)
 
-Profiles (PROFILES below): cupti, ppu, iluvatar, mcpti, roctracer, mspti, musa, opencl.
+Profiles (PROFILES below): cupti, ppu, iluvatar, mcpti, roctracer, mspti, opencl, for the tests of
+one backend; the suites that iterate every emulated backend build each profile from the facts
+instead (profile_from_facts: `devtrace list --json` and the emulator's `emu-run --describe`).
 --expect checks values of the trace's devtrace section by dotted path, compared as text:
 counts.kernel=17 dropped.vendor=0 malformed.records=4 backend=mspti ...
 
@@ -50,7 +52,6 @@ _CUDA = {
 }
 VENDOR_NAMES = {
     "cupti": _CUDA, "ppu": _CUDA, "iluvatar": _CUDA,
-    "musa": {generic: name.replace("cuda", "musa", 1) for generic, name in _CUDA.items()},
     "mcpti": {
         "get_device": "mcGetDevice", "get_device_count": "mcGetDeviceCount",
         "get_device_properties": "mcGetDeviceProperties", "set_device": "mcSetDevice",
@@ -173,8 +174,6 @@ PROFILES = {
                      absent_kernel_keys=REGISTER_KEYS | LAUNCH_KEYS | OCCUPANCY_KEYS, absent_runtime_keys={"cbid"},
                      extra_runtime_keys={"level"}, require_cbid=False, validation="headers+emulated",
                      why="Ascend MSPTI: aclrt* names, no cbid, no grid/block/registers/shared memory/occupancy"),
-    "musa": Profile("musa", "privateuse1_runtime", VENDOR_NAMES["musa"], validation="emulated",
-                    why="Moore Threads MUPTI: musa* names with CUDA's cbids, against the MUPTI emulator"),
     # OpenCL has no register, warp or per-SM limits, and no callback ids; its shared memory
     # is the kernel's local memory (CL_KERNEL_LOCAL_MEM_SIZE plus the __local arguments).
     "opencl": Profile("opencl", "privateuse1_runtime", VENDOR_NAMES["opencl"],
@@ -185,6 +184,60 @@ PROFILES = {
 }
 # clEnqueueReadBuffer/WriteBuffer both stand for the generic memcpy (no single name).
 PROFILES["opencl"].extra_generic = {"clEnqueueReadBuffer": "memcpy", "clEnqueueWriteBuffer": "memcpy"}
+
+
+# ---- profiles from the facts: what the backend's descriptor says (`devtrace list --json`, the
+# public devtrace_backend_info) and what its emulator says of the vendor (`emu-run --lib LIB
+# --describe`: the vendor's runtime name of each generic call, whether its runtime records
+# carry the callback id). A new backend needs nothing here. ----
+
+# What a backend's records lack or add beyond what its capabilities say (the record content
+# of one vendor, not derivable from the descriptor's public facts).
+RECORD_QUIRKS = {
+    # No ROCtracer record or HIP callback carries the register count (PROFILES["roctracer"]).
+    "roctracer": {"absent_kernel_keys": REGISTER_KEYS, "require_occupancy": True},
+    # MSPTI API records carry their API level.
+    "mspti": {"extra_runtime_keys": {"level"}},
+}
+
+
+def backend_facts(devtrace):
+    """name -> the backend's public facts, from `devtrace list --json` (every compiled-in backend and none)."""
+    proc = subprocess.run([devtrace, "list", "--json"], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError("%s list --json exited %d: %s" % (devtrace, proc.returncode, proc.stderr.strip()))
+    return collections.OrderedDict((b["name"], b) for b in json.loads(proc.stdout)["backends"])
+
+
+def emulator_facts(emu_run, lib):
+    """The emulated vendor's facts (`emu-run --lib LIB --describe`)."""
+    proc = subprocess.run([emu_run, "--lib", lib, "--describe"], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError("emu-run --lib %s --describe exited %d: %s" % (lib, proc.returncode, proc.stderr.strip()))
+    return json.loads(proc.stdout)
+
+
+def profile_from_facts(info, emulator):
+    """The profile of backend info (one entry of backend_facts) traced against emulator
+    (emulator_facts): runtime category and validation level from the descriptor; launch,
+    register and occupancy keys absent where the capabilities say the records lack them;
+    the runtime names and whether a cbid is carried from the emulated vendor."""
+    caps = info["capabilities"]
+    absent = set()
+    if not caps["kernel_launch"]:
+        absent |= LAUNCH_KEYS | REGISTER_KEYS
+    if not caps["occupancy"]:
+        absent |= OCCUPANCY_KEYS
+    cbid = bool(emulator["records_cbid"])
+    names = {generic: call["name"] for generic, call in emulator["calls"].items() if call["name"]}
+    quirks = dict(RECORD_QUIRKS.get(info["name"], {}))
+    absent |= set(quirks.pop("absent_kernel_keys", ()))
+    return Profile(info["name"], info["runtime_category"], names, absent_kernel_keys=absent,
+                   absent_runtime_keys=() if cbid else {"cbid"}, require_cbid=cbid,
+                   validation=info["validation"].split(":", 1)[0],
+                   why="%s (%s): %s names%s, against the %s emulator" % (
+                       info["description"], info["validation"].split(":", 1)[0], names.get("launch", "?"),
+                       " with cbids" if cbid else ", no cbid", emulator["vendor"]), **quirks)
 
 
 class WorkloadError(Exception):

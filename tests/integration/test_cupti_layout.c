@@ -1,4 +1,4 @@
-/* test_cupti_layout.c: our CUPTI record mirrors (src/backends/cupti_records.h) and the
+/* test_cupti_layout.c: our CUPTI record mirrors (src/backends/pti_records.h) and the
  * CUPTI descriptor's numbers against the installed CUDA toolkit's own headers: sizeof
  * and the offset of every field the decoders read, the activity kinds, result codes,
  * CUSTOM0, memcpy kinds and the runtime callback ids. Built with -DDT_HAVE_CUPTI_HEADERS
@@ -17,8 +17,8 @@ int main(void)
 #include <cupti.h>
 #include <string.h>
 
-#include "backends/cupti_family.h"
-#include "backends/cupti_records.h"
+#include "backends/pti_family.h"
+#include "backends/pti_records.h"
 
 static int failures, checks;
 
@@ -75,8 +75,8 @@ static void same(const char *what, size_t ours, size_t theirs)
 static void runtime_name(uint32_t cbid, const char *want)
 {
     checks++;
-    if (cbid == 0 || cbid > DT_CF_CUDA_NRUNTIME_NAMES || strcmp(dt_cf_cuda_runtime_names[cbid - 1].name, want) != 0 ||
-        dt_cf_cuda_runtime_names[cbid - 1].cbid != cbid) {
+    if (cbid == 0 || cbid > DT_PTI_CUDA_NRUNTIME_NAMES || strcmp(dt_pti_cuda_runtime_names[cbid - 1].name, want) != 0 ||
+        dt_pti_cuda_runtime_names[cbid - 1].cbid != cbid) {
         failures++;
         fprintf(stderr, "FAIL: runtime cbid %u should be named %s\n", cbid, want);
     }
@@ -121,7 +121,7 @@ int main(void)
     SAME_OFFSET(dt_cupti_external_correlation, correlation_id, CUpti_ActivityExternalCorrelation, correlationId);
 
     /* the descriptor's numbers */
-    const dt_cf_descriptor *d = &dt_cf_cupti_descriptor;
+    const dt_pti_descriptor *d = &dt_pti_cupti_descriptor;
     SAME_VALUE(d->kinds.memcpy, CUPTI_ACTIVITY_KIND_MEMCPY);
     SAME_VALUE(d->kinds.memset, CUPTI_ACTIVITY_KIND_MEMSET);
     SAME_VALUE(d->kinds.kernel, CUPTI_ACTIVITY_KIND_KERNEL);
@@ -141,7 +141,7 @@ int main(void)
     SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_HTOH], DEVTRACE_COPY_HTOH);
     SAME_VALUE(d->ncopy_kinds, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP + 1);
     /* the runtime callback ids */
-    SAME_VALUE(DT_CF_CUDA_NRUNTIME_NAMES, CUPTI_RUNTIME_TRACE_CBID_SIZE - 1);
+    SAME_VALUE(DT_PTI_CUDA_NRUNTIME_NAMES, CUPTI_RUNTIME_TRACE_CBID_SIZE - 1);
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020, "cudaGetDeviceCount");
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice");
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice");

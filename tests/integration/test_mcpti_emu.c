@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "backends/mcpti_scan.h"
 #include "core/raw.h"
 #include "core/session.h"
@@ -409,10 +409,10 @@ static void clear_search_vars(void)
 static void expect_found(const char *what, const char *want_suffix)
 {
     char path[1024];
-    unsigned found = dt_cf_symbols_found(&dt_cf_mcpti_descriptor, path, sizeof path);
+    unsigned found = dt_pti_symbols_found(&dt_pti_mcpti_descriptor, path, sizeof path);
     size_t n = strlen(path), m = strlen(want_suffix);
     CHECK(n >= m && strcmp(path + n - m, want_suffix) == 0, "%s: found %s, expected ...%s", what, path, want_suffix);
-    CHECK((found & DT_CF_REQUIRED_DEFAULT) == DT_CF_REQUIRED_DEFAULT, "%s: required symbols missing (0x%x)", what,
+    CHECK((found & DT_PTI_REQUIRED_DEFAULT) == DT_PTI_REQUIRED_DEFAULT, "%s: required symbols missing (0x%x)", what,
           found);
     printf("search: %-44s -> %s\n", what, path);
 }
@@ -436,7 +436,7 @@ static void mode_library_search(const char *emu_path, const char *only_cupti)
     clear_search_vars();
     /* nothing set, nothing loaded, no /opt/maca here: not found, and the message says where it looked */
     char why[1024];
-    CHECK(dt_cf_symbols_found(&dt_cf_mcpti_descriptor, why, sizeof why) == 0, "found an MCPTI library: %s", why);
+    CHECK(dt_pti_symbols_found(&dt_pti_mcpti_descriptor, why, sizeof why) == 0, "found an MCPTI library: %s", why);
     CHECK(strstr(why, "$METAX_PATH (unset), $METAX_HOME (unset), $MACA_PATH (unset), $MACA_HOME (unset), "
                       "/opt/maca/lib/libmcpti.so, /opt/maca/lib64/libmcpti.so") &&
               strstr(why, "the process itself") && strstr(why, "$DEVTRACE_MCPTI_LIBRARY"),
@@ -461,14 +461,14 @@ static void mode_library_search(const char *emu_path, const char *only_cupti)
     setenv("DEVTRACE_MCPTI_LIBRARY", file, 1);
     expect_found("$DEVTRACE_MCPTI_LIBRARY before all", "/a/lib64/libmcpti.so");
     setenv("DEVTRACE_MCPTI_LIBRARY", "/nonexistent/libmcpti.so", 1);
-    CHECK(dt_cf_symbols_found(&dt_cf_mcpti_descriptor, why, sizeof why) == 0 &&
+    CHECK(dt_pti_symbols_found(&dt_pti_mcpti_descriptor, why, sizeof why) == 0 &&
               strstr(why, "$DEVTRACE_MCPTI_LIBRARY=/nonexistent/libmcpti.so cannot be loaded"),
           "a bad override: %s", why);
     clear_search_vars();
     /* the process itself: only under the mcpti* spelling (cupti* in a process may be NVIDIA's) */
     void *h = dlopen(only_cupti, RTLD_NOW | RTLD_GLOBAL);
     CHECK(h != NULL, "cannot load %s", only_cupti);
-    CHECK(dt_cf_symbols_found(&dt_cf_mcpti_descriptor, why, sizeof why) == 0,
+    CHECK(dt_pti_symbols_found(&dt_pti_mcpti_descriptor, why, sizeof why) == 0,
           "cupti* symbols in the process were taken for MCPTI: %s", why);
     h = dlopen(emu_path, RTLD_NOW | RTLD_GLOBAL);
     CHECK(h != NULL, "cannot load %s", emu_path);

@@ -3,12 +3,13 @@
 
     parity_suite.py backend NAME --devtrace BIN --emu-run BIN --lib EMULATOR.so --workload WL --out-dir DIR
     parity_suite.py opencl --devtrace BIN --example BIN --workload WL --out-dir DIR --api-calls N
-    parity_suite.py compare --devtrace BIN --workload WL --out-dir DIR
+    parity_suite.py compare --backends A,B,... --devtrace BIN --workload WL --out-dir DIR
 
-`backend NAME` (cupti, ppu, iluvatar, mcpti, roctracer, mspti, musa) runs the workload under
+`backend NAME` (every backend an emulator stands in for) runs the workload under
 `devtrace record --backend NAME` with the emulator as the vendor library
 ($DEVTRACE_<NAME>_LIBRARY; mcpti with DEVEMU_FAULTS=maca-3.8, every MACA 3.8.0 quirk on),
-asserts every DESIGN.md parity assertion with the backend's profile (check_parity.py), the
+asserts every DESIGN.md parity assertion with the backend's profile (check_parity.py's
+profile_from_facts: the descriptor's public facts and the emulated vendor's names), the
 exact values of the trace's devtrace section, and that the trace's normalised structure is
 the workload's; then writes DIR/NAME.structure.json.
 
@@ -45,17 +46,11 @@ import check_parity  # noqa: E402
 import record_emulated_backend  # noqa: E402
 
 SKIP = 77
-# The emulated backends, in the order `compare` reports them: name -> (emulator, DEVEMU_FAULTS).
-EMULATED = collections.OrderedDict([
-    ("cupti", ("cupti", "")),
-    ("ppu", ("cupti", "")),
-    ("iluvatar", ("cupti", "")),
-    ("mcpti", ("mcpti", "maca-3.8")),
-    ("roctracer", ("roctracer", "")),
-    ("mspti", ("mspti", "")),
-    ("musa", ("musa", "")),
-])
-ALL = list(EMULATED) + ["opencl"]
+# The emulated backends are the ones CMake pairs with an emulator (tests/emu: STANDS_IN_FOR),
+# given to `compare` as --backends in the registry's order; each backend's facts come from
+# `devtrace list --json` and its emulator's `emu-run --describe` (check_parity.profile_from_facts).
+# The suite's own choice: the DEVEMU_FAULTS a backend runs under (MCPTI with every MACA 3.8.0 quirk on).
+FAULTS = {"mcpti": "maca-3.8"}
 LOSS_ZERO = {"dropped.store_full": 0, "dropped.pool_full": 0, "dropped.vendor": 0, "malformed.records": 0,
              "malformed.bytes": 0, "zero_timestamp": 0, "refused_buffers": 0, "unpaired_flows": 0,
              "unresolved_names": 0, "bad_timestamps": 0, "out_of_window.kernel": 0, "out_of_window.memcpy": 0,
@@ -265,23 +260,34 @@ def opencl_shared(structure):
 def cmd_backend(args):
     name = args.name
     start(args.out_dir, name)
-    if name not in EMULATED:
-        print("parity_suite: unknown backend %r (emulated: %s)" % (name, ", ".join(EMULATED)), file=sys.stderr)
-        return 2
-    if name not in compiled_backends(args.devtrace):
+    facts = check_parity.backend_facts(args.devtrace)
+    if name not in facts:
         return skip(args.out_dir, name, not_compiled_reason(name))
-    emu, faults = EMULATED[name]
+    faults = FAULTS.get(name, "")
     if not args.lib or not os.path.exists(args.lib):
-        return skip(args.out_dir, name, "the %s emulator (lib%s-emu.so) is not built here" % (emu, emu))
-    profile = check_parity.PROFILES[name]
+        return skip(args.out_dir, name, "the %s emulator is not built here" % name)
+    emulator = check_parity.emulator_facts(args.emu_run, args.lib)
+    emu = emulator["vendor"]
+    profile = check_parity.profile_from_facts(facts[name], emulator)
     wl = check_parity.Workload(args.workload)
+    fails = Failures()
+    # A backend that also has a written profile (check_parity.PROFILES, for the tests of one
+    # backend) must have the same facts there as its descriptor and emulator give.
+    legacy = check_parity.PROFILES.get(name)
+    if legacy:
+        for field in ("runtime_category", "names", "absent_kernel_keys", "absent_runtime_keys", "extra_runtime_keys",
+                      "require_cbid", "require_occupancy", "validation"):
+            want, got = getattr(profile, field), getattr(legacy, field)
+            if field == "names":  # the written profile may leave out calls its tests never make (collective)
+                want = {generic: want.get(generic) for generic in got}
+            fails.check(want == got, "check_parity.PROFILES[%r].%s is %r; the descriptor and emulator say %r"
+                        % (name, field, got, want))
     trace_path = os.path.join(args.out_dir, name + ".json")
     env = dict(os.environ)
     env["DEVEMU_FAULTS"] = faults
     print("%s: devtrace record --backend %s on lib%s-emu.so%s" % (name, name, emu,
                                                                   ", DEVEMU_FAULTS=" + faults if faults else ""))
     proc = record_emulated_backend.record(args.devtrace, args.emu_run, args.lib, args.workload, trace_path, name, env=env)
-    fails = Failures()
     fails.check(proc.returncode == 0, "devtrace record exited %d: %s" % (proc.returncode, proc.stderr.strip()[-800:]))
     try:
         with open(trace_path, encoding="utf-8") as f:
@@ -390,7 +396,7 @@ def cmd_opencl(args):
 def cmd_compare(args):
     compiled = compiled_backends(args.devtrace)
     structures, skipped, failed = collections.OrderedDict(), [], []
-    for name in ALL:
+    for name in [b for b in args.backends.split(",") if b] + ["opencl"]:
         path = os.path.join(args.out_dir, name + ".status")
         try:
             with open(path, encoding="utf-8") as f:
@@ -447,7 +453,8 @@ def main():
     o = sub.add_parser("opencl")
     o.add_argument("--example", default="", help="the opencl-parity example ('' when it is not built)")
     o.add_argument("--api-calls", type=int, required=True)
-    sub.add_parser("compare")
+    cmp = sub.add_parser("compare")
+    cmp.add_argument("--backends", required=True, help="the emulated backends, ','-separated, in the order compared")
     for p in (b, o, sub.choices["compare"]):
         p.add_argument("--devtrace", required=True)
         p.add_argument("--workload", required=True)

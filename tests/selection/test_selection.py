@@ -16,8 +16,8 @@ does: $DEVTRACE_BACKEND, else auto, or the name it is given, and prints `backend
 
 Cases: list_nothing_installed, auto_nothing_installed, list_overrides_missing,
 auto_overrides_missing, list_sdk_roots_empty, auto_sdk_roots_empty,
-opencl_loader_without_platform, one_present_<backend> (cupti, mcpti, ppu, iluvatar,
-roctracer, mspti), mspti_without_preload, two_present, auto_order, record_backend_wins,
+opencl_loader_without_platform, one_present_<backend> (every backend an emulator stands in
+for: --emu BACKEND=PATH), mspti_without_preload, two_present, auto_order, record_backend_wins,
 missing_symbol, unknown_backend, empty_backends_build.
 Exit 0 when every assertion holds, 1 otherwise, 77 when the case cannot run here (a backend
 or an emulator it needs is not built), 2 on bad usage. Standard library only.
@@ -31,31 +31,49 @@ import subprocess
 import sys
 
 SKIP = 77
-# registry.c: the fixed order in which DEVTRACE_BACKEND=auto probes the compiled-in backends.
-ORDER = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa", "opencl"]
-DESCRIPTION = {
-    "cupti": "NVIDIA CUPTI", "mcpti": "MetaX MCPTI (MACA)", "ppu": "Alibaba PPU (HGPTI)",
-    "iluvatar": "Iluvatar CoreX (CUDA-compatible CUPTI)", "roctracer": "AMD ROCtracer (ROCm, Hygon DCU DTK)",
-    "mspti": "Huawei Ascend MSPTI", "musa": "Moore Threads MUSA (MUPTI)", "opencl": "OpenCL loader layer",
-    "none": "unavailable (records nothing, says why)",
-}
-LEVEL = {"cupti": "headers+emulated", "mcpti": "emulated", "ppu": "emulated", "iluvatar": "emulated",
-         "roctracer": "emulated", "mspti": "headers+emulated", "musa": "emulated", "opencl": "hardware"}
-API = {"cupti": "CUPTI", "mcpti": "MCPTI", "ppu": "HGPTI", "iluvatar": "CoreX CUPTI", "mspti": "MSPTI", "musa": "MUPTI"}
-SDK_VARS = {"cupti": ["CUDA_HOME", "CUDA_PATH"], "mcpti": ["METAX_PATH", "METAX_HOME", "MACA_PATH", "MACA_HOME"],
-            "ppu": ["PPU_SDK", "PPU_HOME"], "iluvatar": ["COREX_HOME", "COREX_PATH"], "roctracer": ["ROCM_PATH", "DTK_PATH"],
-            "mspti": ["ASCEND_HOME_PATH"], "musa": ["MUSA_HOME", "MUSA_PATH"]}
-EMULATED = ["cupti", "mcpti", "ppu", "iluvatar", "roctracer", "mspti", "musa"]
-# The file names every backend looks for (the descriptors' library and system names).
-VENDOR_LIBS = ["libcupti.so.13", "libcupti.so.12", "libcupti.so", "libcupti.so.1", "libhgpti.so", "libmcpti.so",
-               "libmspti.so", "libroctracer64.so", "libroctracer64.so.4", "libroctracer64.so.1", "libgalaxyhip.so.5", "libmupti.so"]
+# Every backend's facts, read in main() from `devtrace list --json` (each descriptor through the
+# public devtrace_backend_info): the fixed order in which DEVTRACE_BACKEND=auto probes the
+# compiled-in backends, each one's description, validation level, the API name its messages
+# use, the variable naming its library, its SDK variables and the file names it looks for.
+ORDER, DESCRIPTION, LEVEL, API, LIBRARY_VARIABLE, SDK_VARS = [], {}, {}, {}, {}, {}
+# The file names every backend looks for (the shim hides them all); the OpenCL loader apart.
+VENDOR_LIBS = []
 OPENCL_LOADER = "libOpenCL.so.1"
-# Which emulator stands in for each backend's library.
-EMULATOR_OF = {"cupti": "cupti", "ppu": "cupti", "iluvatar": "cupti", "mcpti": "mcpti", "roctracer": "roctracer",
-               "mspti": "mspti", "musa": "musa"}
+VENDOR_FILES = {}
+# The backends an emulator stands in for (--emu BACKEND=PATH, from tests/emu's STANDS_IN_FOR).
+EMULATED = []
+# The backends whose vendor library must itself be preloaded (devtrace_backend_info.preload_library):
+# a program run as `devtrace record` runs it has the emulator standing in for it in LD_PRELOAD.
+PRELOADED = []
+
+
+def read_facts(devtrace, emulators):
+    proc = subprocess.run([devtrace, "list", "--json"], capture_output=True, text=True, timeout=60)
+    facts = json.loads(proc.stdout)["backends"]
+    for b in facts:
+        name = b["name"]
+        DESCRIPTION[name] = b["description"]
+        if name == "none":
+            continue
+        ORDER.append(name)
+        LEVEL[name] = b["validation"].split(":", 1)[0]
+        API[name] = b["library_api"]
+        LIBRARY_VARIABLE[name] = b["library_variable"]
+        SDK_VARS[name] = b["sdk_variables"]
+        VENDOR_FILES[name] = b["library_files"]
+        if b["preload_library"]:
+            PRELOADED.append(name)
+        for f in b["library_files"]:
+            if f not in VENDOR_LIBS and f != OPENCL_LOADER:
+                VENDOR_LIBS.append(f)
+    EMULATED.extend(b for b in ORDER if b in emulators)
+
 
 # `why not:` on a machine with nothing installed and no SDK variable set: every backend's own
-# account of where it looked and how to point it at the library.
+# account of where it looked and how to point it at the library. These are the texts of the
+# messages, as specified; a backend without one here (a new vendor of the PTI family) has its
+# text checked against the family's rule from its facts (pti_family_why) and taken as
+# `devtrace list` gives it (complete_why_nothing).
 WHY_NOTHING = {
     "cupti": "CUPTI library not found; tried $CUDA_HOME (unset), $CUDA_PATH (unset), "
              "/usr/local/cuda/lib64/{libcupti.so.13,libcupti.so.12,libcupti.so}, "
@@ -80,20 +98,38 @@ WHY_NOTHING = {
              "/usr/local/Ascend/ascend-toolkit/latest/tools/mspti/lib64/libmspti.so, the loader's search path for "
              "libmspti.so, the process itself; set $DEVTRACE_MSPTI_LIBRARY to the library's path or $ASCEND_HOME_PATH "
              "to the SDK root",
-    "musa": "MUPTI library not found; tried $MUSA_HOME (unset), $MUSA_PATH (unset), /usr/local/musa/lib/libmupti.so, "
-            "/usr/local/musa/lib64/libmupti.so, the loader's search path for libmupti.so, the process itself; set "
-            "$DEVTRACE_MUSA_LIBRARY to the library's path or $MUSA_HOME to the SDK root",
     "opencl": "libOpenCL.so.1 not found (install ocl-icd-libopencl1 and an ICD such as pocl-opencl-icd)",
 }
 NOT_A_FILE = "cannot open shared object file: No such file or directory"
+
+
+def pti_family_why(backend):
+    """The rule every PTI-family backend's "not found" text follows, from its facts: the API's
+    name, every SDK variable unset in order, its first library file, and the fix (its library
+    variable, its first SDK variable)."""
+    sdk = SDK_VARS[backend]
+    head = "%s library not found; tried %s" % (API[backend], "".join("$%s (unset), " % v for v in sdk))
+    fix = "; set $%s to the library's path%s" % (LIBRARY_VARIABLE[backend], " or $%s to the SDK root" % sdk[0]
+                                                 if sdk else "")
+
+    def check(text):
+        if not text.startswith(head):
+            return "does not start %r" % head
+        if not text.endswith(fix):
+            return "does not end %r" % fix
+        files = VENDOR_FILES.get(backend, [])
+        if files and files[0] not in text:
+            return "does not name %s" % files[0]
+        return None
+    return check
 
 
 def why_override_missing(backend, path):
     if backend == "roctracer":
         return ("$DEVTRACE_ROCTRACER_LIBRARY=%s cannot be loaded: %s: %s; point it at libroctracer64.so (ROCm) or "
                 "libgalaxyhip.so.5 (Hygon DTK), or unset it to search" % (path, path, NOT_A_FILE))
-    return ("$DEVTRACE_%s_LIBRARY=%s cannot be loaded: %s: %s; point it at the %s library (or unset it to search)"
-            % (backend.upper(), path, path, NOT_A_FILE, API[backend]))
+    return ("$%s=%s cannot be loaded: %s: %s; point it at the %s library (or unset it to search)"
+            % (LIBRARY_VARIABLE[backend], path, path, NOT_A_FILE, API[backend]))
 
 
 def why_missing_symbol(backend, path, symbol):
@@ -133,6 +169,20 @@ class Case:
             self.failures.append(what)
         return ok
 
+    def complete_why_nothing(self):
+        """WHY_NOTHING for every backend: one without a text of its own gets the text `devtrace
+        list` gives on a machine with nothing installed, once it follows the PTI family's rule."""
+        lacking = [b for b in ORDER if b not in WHY_NOTHING]
+        if not lacking:
+            return
+        blocks = self.list_blocks(self.machine())[2]
+        for b in lacking:
+            why = (blocks.get(b) or {}).get("why")
+            if self.check_why(why, pti_family_why(b), "%s: why-not with nothing installed (the PTI family's rule)" % b):
+                WHY_NOTHING[b] = why
+            else:
+                WHY_NOTHING[b] = "(%s: no valid why-not)" % b
+
     def emu(self, name):
         path = self.args.emu.get(name)
         if not path or not os.path.exists(path):
@@ -155,7 +205,7 @@ class Case:
                 for name in names:
                     env[name] = sdk
         for b, path in dict(present or {}, **(missing or {})).items():
-            env["DEVTRACE_%s_LIBRARY" % b.upper()] = path
+            env[LIBRARY_VARIABLE[b]] = path
         env.update(extra or {})
         return env
 
@@ -331,8 +381,8 @@ def case_opencl_loader_without_platform(c):
 
 def one_present(backend):
     def case(c):
-        lib = c.emu(EMULATOR_OF[backend])
-        preload = [lib] if backend == "mspti" else []  # as `devtrace record --backend mspti` runs a program
+        lib = c.emu(backend)
+        preload = [lib] if backend in PRELOADED else []  # as `devtrace record --backend mspti` runs a program
         env = c.machine(present={backend: lib}, preload=preload)
         c.expect_list(env, dict(WHY_NOTHING, **{backend: None}), "only %s present" % backend)
         env["DEVTRACE_BACKEND"] = "auto"
@@ -353,8 +403,8 @@ def case_mspti_without_preload(c):
 
 def presence(c, backends):
     """present, preload, hide_opencl for a set of backends present."""
-    present = {b: c.emu(EMULATOR_OF[b]) for b in backends if b != "opencl"}
-    preload = [present["mspti"]] if "mspti" in present else []
+    present = {b: c.emu(b) for b in backends if b != "opencl"}
+    preload = [present[b] for b in PRELOADED if b in present]
     return present, preload, "opencl" not in backends
 
 
@@ -575,13 +625,14 @@ CASES = {
     "unknown_backend": case_unknown_backend,
     "empty_backends_build": case_empty_backends_build,
 }
-for _b in EMULATED:
-    CASES["one_present_" + _b] = one_present(_b)
+# one_present_BACKEND: for each backend an emulator stands in for (main()).
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("case", help="one of: %s, one_present_BACKEND" % ", ".join(sorted(CASES)))
+    ap.add_argument("--all-backends", default="", help="every backend of the registry, ','-separated (CMake's "
+                                                       "DEVTRACE_ALL_BACKENDS): the matrix needs them all compiled in")
     ap.add_argument("--devtrace", required=True)
     ap.add_argument("--open", required=True, help="the selection_open program")
     ap.add_argument("--open-source", help="selection_open.c (empty_backends_build compiles it)")
@@ -596,16 +647,23 @@ def main():
     ap.add_argument("--c-compiler")
     args = ap.parse_args()
     args.emu = dict(e.split("=", 1) for e in args.emu)
+    read_facts(args.devtrace, args.emu)
+    for b in EMULATED:
+        CASES["one_present_" + b] = one_present(b)
+    if args.case not in CASES:
+        print("test_selection.py: unknown case %r (one of: %s)" % (args.case, ", ".join(sorted(CASES))),
+              file=sys.stderr)
+        return 2
     if args.case != "empty_backends_build":
-        listed = subprocess.run([args.devtrace, "list"], capture_output=True, text=True).stdout
-        have = [m.group(1) for m in re.finditer(r"^(\S+)\s+(?:yes|no)\s", listed, re.M)]
-        lacking = [b for b in ORDER if b not in have]
+        lacking = [b for b in args.all_backends.split(",") if b and b not in ORDER]
         if lacking:
             print("SKIPPED: the selection matrix needs every backend compiled in; this devtrace lacks %s "
                   "(DEVTRACE_BACKENDS, or a backend source not written yet)" % ", ".join(lacking))
             return SKIP
     c = Case(args)
     try:
+        if args.case != "empty_backends_build":
+            c.complete_why_nothing()
         CASES[args.case](c)
     except Skip as e:
         print("SKIPPED: %s: %s" % (args.case, e))

@@ -1,10 +1,11 @@
 /* test_backend_info.c: what include/devtrace.h says about the compiled-in backends
- * (src/backends/registry.c, from each descriptor): the list in the auto order, and for each
- * backend exactly how the collector gets loaded into a traced program (injection variable,
- * loader layer, or preload; a vendor library preloaded too), its capabilities and runtime
- * category; the caller's size (a smaller, older struct is filled no further); probing and
- * locating a backend's vendor library by name, with the reason when it cannot. Only the
- * public header is used. */
+ * (src/backends/registry.c, from each descriptor): the list in the auto order, each entry
+ * exactly its descriptor's facts (how the collector gets loaded into a traced program,
+ * capabilities, runtime category, validation), the rules those facts follow, and where each
+ * backend looks for its vendor library (its override variable finds the file it names); the
+ * caller's size (a smaller, older struct is filled no further); probing and locating a
+ * backend's vendor library by name, with the reason when it cannot. No backend is named
+ * here: each is read from the registry's list (backends/backend.h) and its public view. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,54 +17,19 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
 #include "devtrace.h"
 
-/* What each descriptor says, written out by hand: the test fails when a descriptor changes. */
-static const struct expected_backend {
-    const char *name;
-    int load_method;
-    const char *load_variable;   /* NULL: none */
-    const char *preload_library; /* NULL: none */
-    unsigned capabilities;
-    const char *runtime_category;
-} expected[] = {
-#ifdef DT_HAVE_CUPTI
-    {"cupti", DEVTRACE_LOAD_INJECTION, "CUDA_INJECTION64_PATH", NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE,
-     "cuda_runtime"},
-#endif
-#ifdef DT_HAVE_MCPTI
-    {"mcpti", DEVTRACE_LOAD_PRELOAD, NULL, NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE,
-     "privateuse1_runtime"},
-#endif
-#ifdef DT_HAVE_PPU
-    {"ppu", DEVTRACE_LOAD_PRELOAD, NULL, NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE,
-     "privateuse1_runtime"},
-#endif
-#ifdef DT_HAVE_ILUVATAR
-    {"iluvatar", DEVTRACE_LOAD_PRELOAD, NULL, NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE,
-     "privateuse1_runtime"},
-#endif
-#ifdef DT_HAVE_ROCTRACER
-    {"roctracer", DEVTRACE_LOAD_PRELOAD, NULL, NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL, "cuda_runtime"},
-#endif
-#ifdef DT_HAVE_MSPTI
-    {"mspti", DEVTRACE_LOAD_PRELOAD, NULL, "libmspti.so", DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE,
-     "privateuse1_runtime"},
-#endif
-#ifdef DT_HAVE_MUSA
-    {"musa", DEVTRACE_LOAD_PRELOAD, NULL, NULL,
-     DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL, "privateuse1_runtime"},
-#endif
-#ifdef DT_HAVE_OPENCL
-    {"opencl", DEVTRACE_LOAD_LAYER, "OPENCL_LAYERS", NULL, 0, "privateuse1_runtime"},
-#endif
-};
-#define NEXPECTED ((int)(sizeof expected / sizeof expected[0]))
+#define DT_CAP_ALL \
+    (DEVTRACE_CAP_KERNEL_LAUNCH | DEVTRACE_CAP_OCCUPANCY | DEVTRACE_CAP_EXTERNAL | DEVTRACE_CAP_RAW_CAPTURE)
+
+static int count_registry(void)
+{
+    int n = 0;
+    for (const dt_backend *const *b = dt_backends(); *b; b++)
+        n++;
+    return n;
+}
 
 static void assert_same_string(const char *want, const char *got)
 {
@@ -73,41 +39,90 @@ static void assert_same_string(const char *want, const char *got)
         assert_string_equal(got, want);
 }
 
-static void assert_backend(const struct expected_backend *e, const devtrace_backend_info *b)
+/* The public view of descriptor d is d's facts, and they follow the rules of the header. */
+static void assert_backend(const dt_backend *d, const devtrace_backend_info *b)
 {
-    assert_string_equal(b->name, e->name);
-    assert_int_equal(b->load_method, e->load_method);
-    assert_same_string(e->load_variable, b->load_variable);
-    assert_same_string(e->preload_library, b->preload_library);
-    assert_int_equal(b->capabilities, e->capabilities);
-    assert_string_equal(b->runtime_category, e->runtime_category);
+    assert_string_equal(b->name, d->name);
+    assert_string_equal(b->description, d->description);
+    assert_int_equal(b->load_method, d->load_method);
+    assert_same_string(d->load_variable, b->load_variable);
+    assert_same_string(d->preload_library, b->preload_library);
+    assert_int_equal(b->capabilities, d->caps);
+    assert_string_equal(b->runtime_category, d->runtime_category);
     assert_int_equal(b->size, sizeof *b);
+    char validation[256];
+    dt_backend_validation_text(d, validation, sizeof validation);
+    assert_string_equal(b->validation, validation);
+    /* An injection variable or a layer list names where the library goes; a preload names none. */
+    assert_int_equal(b->load_variable != NULL, b->load_method != DEVTRACE_LOAD_PRELOAD);
+    assert_int_equal(b->capabilities & ~DT_CAP_ALL, 0);
+    /* Every backend but none looks for a library of its own, and says what it is called. */
+    assert_non_null(b->library_api);
+    assert_non_null(b->library_files[0]);
 }
 
 static void the_list_is_the_compiled_in_backends_in_auto_order(void **state)
 {
     (void)state;
-    assert_int_equal(devtrace_backend_count(), NEXPECTED);
-    for (int i = 0; i < NEXPECTED; i++) {
+    int n = count_registry();
+    assert_int_equal(devtrace_backend_count(), n);
+    for (int i = 0; i < n; i++) {
         devtrace_backend_info b;
         memset(&b, 0xa5, sizeof b);
         b.size = sizeof b;
         assert_int_equal(devtrace_backend_get(i, &b), 0);
-        assert_backend(&expected[i], &b);
+        assert_backend(dt_backends()[i], &b);
     }
     devtrace_backend_info b = {.size = sizeof b};
-    assert_int_equal(devtrace_backend_get(NEXPECTED, &b), DEVTRACE_EINVAL);
+    assert_int_equal(devtrace_backend_get(n, &b), DEVTRACE_EINVAL);
     assert_int_equal(devtrace_backend_get(-1, &b), DEVTRACE_EINVAL);
 }
 
 static void each_backend_is_found_by_name_with_the_same_fields(void **state)
 {
     (void)state;
-    for (int i = 0; i < NEXPECTED; i++) {
+    for (const dt_backend *const *d = dt_backends(); *d; d++) {
         devtrace_backend_info b = {.size = sizeof b};
-        assert_int_equal(devtrace_backend_find(expected[i].name, &b), 0);
-        assert_backend(&expected[i], &b);
+        assert_int_equal(devtrace_backend_find((*d)->name, &b), 0);
+        assert_backend(*d, &b);
     }
+}
+
+/* Every backend with a library variable of its own finds the file it names there first,
+ * and says why when that file is gone ($VAR=path: reason). */
+static void each_library_variable_names_the_library_found(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (const dt_backend *const *d = dt_backends(); *d; d++) {
+        devtrace_backend_info b = {.size = sizeof b};
+        assert_int_equal(devtrace_backend_find((*d)->name, &b), 0);
+        char path[4096];
+        devtrace_error err;
+        if (!b.library_variable)
+            continue;
+        if (devtrace_backend_locate_library(b.name, path, sizeof path, &err) == DEVTRACE_ENOTSUP) {
+            printf("not checked: %s does not locate its library without loading it (no locate_library)\n", b.name);
+            continue;
+        }
+        char file[] = "/tmp/devtrace-library-XXXXXX";
+        int fd = mkstemp(file);
+        assert_true(fd >= 0);
+        setenv(b.library_variable, file, 1);
+        assert_int_equal(devtrace_backend_locate_library(b.name, path, sizeof path, &err), 0);
+        assert_string_equal(path, file);
+        assert_int_equal(err.code, 0);
+        unlink(file);
+        assert_int_equal(devtrace_backend_locate_library(b.name, path, sizeof path, &err), DEVTRACE_EUNAVAILABLE);
+        char want[256];
+        snprintf(want, sizeof want, "$%s=%s: No such file or directory", b.library_variable, file);
+        assert_string_equal(err.message, want);
+        assert_string_equal(path, "");
+        unsetenv(b.library_variable);
+        close(fd);
+        checked++;
+    }
+    printf("checked the library variable of %d backend(s)\n", checked);
 }
 
 static void none_is_found_by_name_but_not_listed(void **state)
@@ -122,6 +137,10 @@ static void none_is_found_by_name_but_not_listed(void **state)
     assert_null(b.preload_library);
     assert_int_equal(b.capabilities, 0);
     assert_string_equal(b.validation, "n/a: records nothing");
+    assert_null(b.library_api);
+    assert_null(b.library_variable);
+    assert_null(b.sdk_variables[0]);
+    assert_null(b.library_files[0]);
     for (int i = 0; i < devtrace_backend_count(); i++) {
         assert_int_equal(devtrace_backend_get(i, &b), 0);
         assert_string_not_equal(b.name, "none");
@@ -188,31 +207,6 @@ static void a_backend_without_a_library_search_says_so(void **state)
     assert_int_equal(devtrace_backend_locate_library("none", NULL, 0, &err), DEVTRACE_EINVAL);
 }
 
-#ifdef DT_HAVE_MSPTI
-/* The preload library is found by the backend's own search: its override variable first. */
-static void mspti_locates_the_file_its_override_names(void **state)
-{
-    (void)state;
-    char file[] = "/tmp/devtrace-libmspti-XXXXXX";
-    int fd = mkstemp(file);
-    assert_true(fd >= 0);
-    setenv("DEVTRACE_MSPTI_LIBRARY", file, 1);
-    char path[4096];
-    devtrace_error err;
-    assert_int_equal(devtrace_backend_locate_library("mspti", path, sizeof path, &err), 0);
-    assert_string_equal(path, file);
-    assert_int_equal(err.code, 0);
-    unlink(file);
-    assert_int_equal(devtrace_backend_locate_library("mspti", path, sizeof path, &err), DEVTRACE_EUNAVAILABLE);
-    char want[256];
-    snprintf(want, sizeof want, "$DEVTRACE_MSPTI_LIBRARY=%s: No such file or directory", file);
-    assert_string_equal(err.message, want);
-    assert_string_equal(path, "");
-    unsetenv("DEVTRACE_MSPTI_LIBRARY");
-    close(fd);
-}
-#endif
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,9 +217,7 @@ int main(void)
         cmocka_unit_test(an_older_callers_struct_is_filled_no_further),
         cmocka_unit_test(none_probes_as_able_with_its_reason),
         cmocka_unit_test(a_backend_without_a_library_search_says_so),
-#ifdef DT_HAVE_MSPTI
-        cmocka_unit_test(mspti_locates_the_file_its_override_names),
-#endif
+        cmocka_unit_test(each_library_variable_names_the_library_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "backends/mcpti_scan.h"
 #include "core/session.h"
 #include "unit_bytes.h"
@@ -193,7 +193,7 @@ static int inside_next(uint8_t *buf, size_t valid, void **rec)
 static int setup(void **state)
 {
     iter_reset();
-    *state = ut_decoder_fixture_new(&dt_cf_mcpti_descriptor, 18, good_next, "privateuse1_runtime");
+    *state = ut_decoder_fixture_new(&dt_pti_mcpti_descriptor, 18, good_next, "privateuse1_runtime");
     return *state ? 0 : -1;
 }
 
@@ -204,16 +204,16 @@ static int teardown(void **state)
 }
 
 /* Walks the buffer in mode with next as the library's iterator (NULL: offline). */
-static dt_cf_walk_counts walk_with(ut_decoder_fixture *f, dt_cf_next_fn next, dt_cf_walk_mode mode)
+static dt_pti_walk_counts walk_with(ut_decoder_fixture *f, dt_pti_next_fn next, dt_pti_walk_mode mode)
 {
     f->d->next = next;
     iter_reset();
     return ut_decoder_walk(f, mode);
 }
 
-static dt_cf_walk_counts walk(ut_decoder_fixture *f, dt_cf_next_fn next)
+static dt_pti_walk_counts walk(ut_decoder_fixture *f, dt_pti_next_fn next)
 {
-    return walk_with(f, next, DT_CF_WALK_DECODE);
+    return walk_with(f, next, DT_PTI_WALK_DECODE);
 }
 
 static uint64_t stat_of(ut_decoder_fixture *f, int which)
@@ -235,7 +235,7 @@ static void build_valid_buffer(ut_decoder_fixture *f)
     f->used = o;
 }
 
-static void expect_valid_buffer_events(ut_decoder_fixture *f, const dt_cf_walk_counts *c)
+static void expect_valid_buffer_events(ut_decoder_fixture *f, const dt_pti_walk_counts *c)
 {
     assert_int_equal(c->records, 6);
     assert_int_equal(c->emitted, 6);
@@ -279,7 +279,7 @@ static void valid_buffer_walks_with_the_iterator_alone(void **state)
 {
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = walk(f, good_next);
+    dt_pti_walk_counts c = walk(f, good_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_BUFFERS), 1);
     for (int s = DT_MCPTI_STAT_ITER_REPEATED; s <= DT_MCPTI_STAT_CAP; s++)
@@ -291,7 +291,7 @@ static void valid_buffer_scans_to_the_same_events_without_an_iterator(void **sta
 {
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = walk(f, NULL);
+    dt_pti_walk_counts c = walk(f, NULL);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_NO_ITERATOR), 1);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_SCANNED_BYTES), 480);
@@ -305,7 +305,7 @@ static void stale_pointer_mid_buffer_is_scanned_past_and_every_record_kept_once(
 {
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = walk(f, stale_next);
+    dt_pti_walk_counts c = walk(f, stale_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_REPEATED), 1);
     /* the iterator gave api and ext (64 bytes); the scanner took the other 416 */
@@ -322,7 +322,7 @@ static void stale_pointer_before_the_last_record_and_at_the_end(void **state)
     o += write_api(f->buf + o, 19, 1300, 1400, 103);
     o += write_ext(f->buf + o, 3, 44, 104);
     f->used = o;
-    dt_cf_walk_counts c = walk(f, stale_next);
+    dt_pti_walk_counts c = walk(f, stale_next);
     assert_int_equal(c.emitted, 5);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(ut_decoded_count(f, DEVTRACE_KIND_EXTCORR), 3);
@@ -339,7 +339,7 @@ static void garbage_between_records_is_one_malformed_run(void **state)
     o += 40;
     o += write_kernel(f->buf + o, good_kernel(102));
     f->used = o;
-    dt_cf_walk_counts c = walk(f, good_next);
+    dt_pti_walk_counts c = walk(f, good_next);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_records, 1);
@@ -358,7 +358,7 @@ static void garbage_that_starts_like_a_record_is_a_rejected_candidate(void **sta
     o += 24;
     o += write_api(f->buf + o, 20, 1300, 1400, 102);
     f->used = o;
-    dt_cf_walk_counts c = walk(f, NULL);
+    dt_pti_walk_counts c = walk(f, NULL);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_bytes, 24);
@@ -372,7 +372,7 @@ static void truncated_last_record_is_one_run_to_the_end(void **state)
     size_t o = write_api(f->buf, 19, 1000, 1200, 101);
     write_kernel(f->buf + o, good_kernel(102));
     f->used = o + 100; /* the kernel's last 100 bytes are not valid */
-    dt_cf_walk_counts c = walk(f, good_next);
+    dt_pti_walk_counts c = walk(f, good_next);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_bytes, 100);
@@ -385,7 +385,7 @@ static void a_buffer_of_only_garbage(void **state)
     ut_decoder_fixture *f = *state;
     memset(f->buf, 0xFF, 256);
     f->used = 256;
-    dt_cf_walk_counts c = walk(f, good_next);
+    dt_pti_walk_counts c = walk(f, good_next);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.records, 0);
     assert_int_equal(c.malformed, 1);
@@ -399,7 +399,7 @@ static void zeros_and_an_unaligned_size_are_garbage_too(void **state)
     ut_decoder_fixture *f = *state;
     memset(f->buf, 0, 64);
     f->used = 13;
-    dt_cf_walk_counts c = walk(f, NULL);
+    dt_pti_walk_counts c = walk(f, NULL);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_bytes, 13);
     /* a valid record followed by 4 stray bytes: the record, then one 4-byte run */
@@ -510,7 +510,7 @@ static void every_kind_with_each_validation_rule_violated(void **state)
         for (int pass = 0; pass < 2; pass++) {
             uint64_t before_records = f->s->stats.malformed_records, before_bytes = f->s->stats.malformed_bytes;
             size_t stored_before = (size_t)dt_store_count(&f->s->store);
-            dt_cf_walk_counts c = walk(f, pass ? NULL : good_next);
+            dt_pti_walk_counts c = walk(f, pass ? NULL : good_next);
             if (c.malformed != 1 || c.emitted != 1 || f->s->stats.malformed_records - before_records != 1 ||
                 f->s->stats.malformed_bytes - before_bytes != rc->size ||
                 (size_t)dt_store_count(&f->s->store) != stored_before + 1)
@@ -587,7 +587,7 @@ static void truncated_tail_gives_no_phantom_record_and_its_bytes_are_malformed(v
     for (int pass = 0; pass < 2; pass++) {
         uint64_t bytes_before = f->s->stats.malformed_bytes, runs_before = stat_of(f, DT_MCPTI_STAT_RUNS);
         uint64_t rejected_before = stat_of(f, DT_MCPTI_STAT_REJECTED);
-        dt_cf_walk_counts c = walk(f, pass ? NULL : good_next);
+        dt_pti_walk_counts c = walk(f, pass ? NULL : good_next);
         assert_int_equal(c.records, 1);
         assert_int_equal(c.emitted, 1);
         assert_int_equal(c.malformed, 1);
@@ -675,7 +675,7 @@ static void zero_time_records_are_counted_and_small_timestamps_kept(void **state
     o += write_copy(f->buf + o, 1, 4096, 0, 5, 404);
     f->used = o;
     for (int pass = 0; pass < 2; pass++) {
-        dt_cf_walk_counts c = walk(f, pass ? NULL : good_next);
+        dt_pti_walk_counts c = walk(f, pass ? NULL : good_next);
         assert_int_equal(c.zero_time, 2);
         assert_int_equal(c.emitted, 2);
         assert_int_equal(c.malformed, 0);
@@ -692,10 +692,10 @@ static void the_record_cap_stops_a_scan_and_counts_the_rest(void **state)
 {
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = {0};
+    dt_pti_walk_counts c = {0};
     dt_mcpti_scan_result r;
-    dt_mcpti_scan_range(f->d, f->buf, 0, f->used, DT_CF_WALK_DECODE, &c, 2, &r);
-    dt_cf_commit_counts(f->d, &c);
+    dt_mcpti_scan_range(f->d, f->buf, 0, f->used, DT_PTI_WALK_DECODE, &c, 2, &r);
+    dt_pti_commit_counts(f->d, &c);
     assert_int_equal(r.accepted, 2);
     assert_int_equal(r.capped, 1);
     assert_int_equal(r.runs, 1);
@@ -705,7 +705,7 @@ static void the_record_cap_stops_a_scan_and_counts_the_rest(void **state)
     assert_int_equal(f->s->stats.malformed_bytes, 416);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_CAP), 1);
     /* a scan from the end of the buffer finds nothing and counts nothing */
-    dt_mcpti_scan_range(f->d, f->buf, f->used, f->used, DT_CF_WALK_DECODE, &c, 10, &r);
+    dt_mcpti_scan_range(f->d, f->buf, f->used, f->used, DT_PTI_WALK_DECODE, &c, 10, &r);
     assert_int_equal(r.accepted + r.runs + r.skipped, 0);
 }
 
@@ -716,7 +716,7 @@ static void iterator_that_stops_early_leaves_the_rest_to_the_scanner(void **stat
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     iter_limit = 3;
-    dt_cf_walk_counts c = walk(f, early_next);
+    dt_pti_walk_counts c = walk(f, early_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_STOPPED_EARLY), 1);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_SCANNED_BYTES), 480 - 264);
@@ -727,7 +727,7 @@ static void iterator_that_jumps_over_a_record_leaves_it_to_the_scanner(void **st
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
     iter_jump_at = 2; /* the kernel is jumped over */
-    dt_cf_walk_counts c = walk(f, jump_next);
+    dt_pti_walk_counts c = walk(f, jump_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_SKIPPED), 1);
 }
@@ -736,7 +736,7 @@ static void iterator_pointing_inside_a_record_is_not_followed(void **state)
 {
     ut_decoder_fixture *f = *state;
     build_valid_buffer(f);
-    dt_cf_walk_counts c = walk(f, inside_next);
+    dt_pti_walk_counts c = walk(f, inside_next);
     expect_valid_buffer_events(f, &c);
     assert_int_equal(stat_of(f, DT_MCPTI_STAT_ITER_REPEATED), 1); /* buf + 8 is before the first record's end */
 }
@@ -749,7 +749,7 @@ static void outside_the_window_records_are_counted_per_kind_and_garbage_still_ma
     build_valid_buffer(f);
     memset(f->buf + f->used, 0xA5, 16);
     f->used += 16;
-    dt_cf_walk_counts c = walk_with(f, stale_next, DT_CF_WALK_OUT_OF_WINDOW);
+    dt_pti_walk_counts c = walk_with(f, stale_next, DT_PTI_WALK_OUT_OF_WINDOW);
     assert_int_equal(f->nev, 0);
     assert_int_equal(c.records, 6);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_RUNTIME], 2);
@@ -779,18 +779,18 @@ static void runtime_names_are_metax_ones_and_unknown_ids_show_their_number(void 
     assert_string_equal(f->names[3], "mcRuntime#233");
     assert_int_equal(f->s->stats.unresolved_names, 2);
     /* the vendor's resolver (after the run) names 233: every such event renamed, no longer unresolved */
-    dt_cf_apply_api_name(f->d, 233, "mcLaunchCooperativeKernel");
+    dt_pti_apply_api_name(f->d, 233, "mcLaunchCooperativeKernel");
     ut_decoder_collect_stored(f);
     assert_string_equal(f->names[1], "mcLaunchCooperativeKernel");
     assert_string_equal(f->names[3], "mcLaunchCooperativeKernel");
     assert_string_equal(f->names[2], "mcRuntime#211");
     assert_int_equal(f->s->stats.unresolved_names, 1);
     /* a resolver name for a known id replaces the table's; the count does not move */
-    dt_cf_apply_api_name(f->d, 118, "mcMemcpy_v2");
+    dt_pti_apply_api_name(f->d, 118, "mcMemcpy_v2");
     ut_decoder_collect_stored(f);
     assert_string_equal(f->names[0], "mcMemcpy_v2");
     assert_int_equal(f->s->stats.unresolved_names, 1);
-    assert_string_equal(dt_intern_get(&f->s->names, dt_cf_runtime_name(f->d, 233)), "mcLaunchCooperativeKernel");
+    assert_string_equal(dt_intern_get(&f->s->names, dt_pti_runtime_name(f->d, 233)), "mcLaunchCooperativeKernel");
 }
 
 /* ---- the note ---- */

@@ -2,7 +2,7 @@
  *
  * Records are written byte by byte at the offsets of vendor-abi.md's MSPTI section
  * (packed: a u64 at offset 4; never through our mirrors), walked by the real MSPTI
- * descriptor (dt_cf_mspti_descriptor: its layouts, its own decoders and its walker, the
+ * descriptor (dt_pti_mspti_descriptor: its layouts, its own decoders and its walker, the
  * engine's stride walk; the vendor's GetNextRecord must never be called) and compared
  * field by field: u64 correlation ids, API records named by string without a cbid, no
  * launch data, memcpy kinds, CUSTOM0 = 2, the loss counters, and the trace keys that
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "unit_bytes.h"
 #include "unit_decoder.h"
 #include "unit_session.h"
@@ -111,7 +111,7 @@ static int forbidden_next(uint8_t *buf, size_t valid, void **rec)
 static int setup(void **state)
 {
     g_next_calls = 0;
-    *state = ut_decoder_fixture_new(&dt_cf_mspti_descriptor, 0, forbidden_next, "privateuse1_runtime");
+    *state = ut_decoder_fixture_new(&dt_pti_mspti_descriptor, 0, forbidden_next, "privateuse1_runtime");
     return *state ? 0 : -1;
 }
 
@@ -122,9 +122,9 @@ static int teardown(void **state)
 }
 
 /* Walks the buffer as a live MSPTI session does, and checks that the iterator was not used. */
-static dt_cf_walk_counts walk(ut_decoder_fixture *f)
+static dt_pti_walk_counts walk(ut_decoder_fixture *f)
 {
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(g_next_calls, 0);
     return c;
 }
@@ -134,7 +134,7 @@ static dt_cf_walk_counts walk(ut_decoder_fixture *f)
 static void descriptor_holds_the_vendor_abi_numbers(void **state)
 {
     (void)state;
-    const dt_cf_descriptor *d = &dt_cf_mspti_descriptor;
+    const dt_pti_descriptor *d = &dt_pti_mspti_descriptor;
     assert_string_equal(d->name, "mspti");
     assert_string_equal(d->override_env, "DEVTRACE_MSPTI_LIBRARY");
     assert_string_equal(d->library_names[0], "libmspti.so");
@@ -149,10 +149,10 @@ static void descriptor_holds_the_vendor_abi_numbers(void **state)
     assert_int_equal(d->external_kind_custom0, CUSTOM0);
     assert_int_equal(d->results.max_limit_reached, 3);
     assert_int_equal(d->results.multiple_subscribers, 2);
-    assert_true(d->quirks & DT_CF_QUIRK_COMPLETE_NO_CONTEXT);
-    assert_false(d->quirks & DT_CF_QUIRK_DROPPED_NO_CONTEXT); /* the header: (context, streamId, dropped) */
-    assert_non_null(d->scan);                                 /* its walker: never msptiActivityGetNextRecord */
-    assert_non_null(d->vendor_decode);                        /* its own decoders */
+    assert_true(d->quirks & DT_PTI_QUIRK_COMPLETE_NO_CONTEXT);
+    assert_false(d->quirks & DT_PTI_QUIRK_DROPPED_NO_CONTEXT); /* the header: (context, streamId, dropped) */
+    assert_non_null(d->scan);                                  /* its walker: never msptiActivityGetNextRecord */
+    assert_non_null(d->vendor_decode);                         /* its own decoders */
     /* the memcpy kind is the usability check: it is what needs LD_PRELOAD */
     assert_int_equal(d->usable_check_kind, K_MEMCPY);
     assert_int_equal(d->result_hints[0].result, 6);
@@ -192,7 +192,7 @@ static void each_record_kind_is_read_at_its_packed_offsets(void **state)
     ut_decoder_fixture *f = *state;
     write_one_record_of_each_kind(f);
     assert_int_equal(f->used, 24 + 48 + 56 + 56 + 56);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.records, 5);
     assert_int_equal(c.emitted, 5);
     assert_int_equal(c.malformed + c.zero_time + c.ignored, 0);
@@ -254,7 +254,7 @@ static void every_api_record_level_is_a_runtime_event_named_by_its_string(void *
     for (int i = 0; i < 4; i++)
         b += w_api(b, kinds[i], T0 + 10 * (uint64_t)i, T0 + 10 * (uint64_t)i + 5, BIG + (uint64_t)i, names[i]);
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 4);
     for (int i = 0; i < 4; i++) {
         const devtrace_event *a = ut_decoded_event(f, DEVTRACE_KIND_RUNTIME, (size_t)i);
@@ -277,7 +277,7 @@ static void memcpy_copy_kinds_map_to_directions_and_out_of_range_to_unknown(void
     for (size_t i = 0; i < 7; i++)
         b += w_memcpy(b, copy_kinds[i], 8, T0 + i * 10, T0 + i * 10 + 5, i + 1);
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 7);
     for (size_t i = 0; i < 7; i++) {
         const devtrace_event *m = ut_decoded_event(f, DEVTRACE_KIND_MEMCPY, i);
@@ -302,7 +302,7 @@ static void bad_records_are_counted_and_skipped_by_their_size(void **state)
     b += w_kernel(b, T0, T0 + 1, 8, NULL);             /* no name: kept, "(unnamed kernel)" */
     b += w_api(b, K_ACL_API, T0, T0 + 5, 9, api_name); /* still read after all that */
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.records, 9);
     assert_int_equal(c.zero_time, 1);
     assert_int_equal(c.malformed, 5);
@@ -326,7 +326,7 @@ static void unknown_kind_or_truncated_record_ends_the_buffer(void **state)
     b += 72;
     b += w_api(b, K_ACL_API, T0, T0 + 5, 2, api_name); /* unreachable */
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
 
@@ -353,8 +353,8 @@ static void out_of_window_walk_counts_each_kind_and_stores_nothing(void **state)
     b += w_kernel(b, T0, T0 + 1, 1, kernel_name);
     b += w_memset(b, 0, 8, T0, T0 + 1, 1);
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_OUT_OF_WINDOW, &c);
+    dt_pti_walk_counts c;
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_OUT_OF_WINDOW, &c);
     assert_int_equal(c.records, 4);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_RUNTIME], 1);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_KERNEL], 1);
@@ -389,15 +389,15 @@ static void iterator_walk_and_stride_walk_store_the_same_events(void **state)
 {
     ut_decoder_fixture *f = *state;
     write_one_record_of_each_kind(f);
-    dt_cf_walk_counts by_sizes = walk(f);
+    dt_pti_walk_counts by_sizes = walk(f);
 
-    dt_cf_descriptor with_iterator = dt_cf_mspti_descriptor;
+    dt_pti_descriptor with_iterator = dt_pti_mspti_descriptor;
     with_iterator.scan = NULL;
     ut_decoder_fixture *g = ut_decoder_fixture_new(&with_iterator, 0, stepping_next, "privateuse1_runtime");
     assert_non_null(g);
     memcpy(g->buf, f->buf, f->used);
     g->used = f->used;
-    dt_cf_walk_counts by_iterator = ut_decoder_walk(g, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts by_iterator = ut_decoder_walk(g, DT_PTI_WALK_DECODE);
 
     assert_int_equal(by_sizes.emitted, 5);
     assert_int_equal(by_iterator.emitted, 5);
@@ -507,7 +507,7 @@ static void collectives_are_kernels_named_for_hta_with_their_args(void **state)
     b += w_hccl(b, T0 + 1400, T0 + 1500, 12.5, "hcclBroadcast");
     b += w_communication(b, 4, 8, T0 + 1600, T0 + 1700, NULL, BIG + 1); /* no name: malformed */
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 1);
     const devtrace_event *k = ut_decoded_event(f, DEVTRACE_KIND_KERNEL, 0);
@@ -565,7 +565,7 @@ static void marker_starts_and_ends_pair_by_id_into_annotations(void **state)
     b += w_marker(b, 1 << 2, 0, T0 + 320, 99, 4242, 4343, NULL);        /* an end without a start */
     b += w_marker(b, 3, 0, T0 + 330, 8, 4242, 4343, "two flags");       /* malformed */
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 6);
     assert_int_equal(c.malformed, 1);
     dt_set_window(f->s, T0, T0 + 1000);
@@ -602,7 +602,7 @@ static void memory_events_carry_the_running_total_per_device(void **state)
     b += w_memory(b, 1, T0 + 600, 0x2000, 1024, 0);
     b += w_memory(b, 2, T0 + 700, 0x2000, 1024, 0); /* neither allocation nor release */
     f->used = (size_t)(b - f->buf);
-    dt_cf_walk_counts c = walk(f);
+    dt_pti_walk_counts c = walk(f);
     assert_int_equal(c.emitted, 6);
     assert_int_equal(c.malformed, 1);
     dt_set_window(f->s, T0, T0 + 1000);

@@ -8,14 +8,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "backends/cupti_family.h"
+#include "backends/pti_family.h"
 #include "core/session.h"
 
 #define UT_DECODER_MAX_EVENTS 64
 
 typedef struct ut_decoder_fixture {
     dt_session *s;                 /* owned: an offline session named after the descriptor */
-    dt_cf_decoder *d;              /* owned (large: the callback-id name cache) */
+    dt_pti_decoder *d;             /* owned (large: the callback-id name cache) */
     _Alignas(8) uint8_t buf[8192]; /* the records, from buf[0] */
     size_t used;                   /* the valid bytes of buf */
     /* What the store holds after the last walk (the first UT_DECODER_MAX_EVENTS), in the
@@ -28,8 +28,8 @@ typedef struct ut_decoder_fixture {
 /* A fixture whose decoder reads desc's layouts for a library reporting version, stepping
  * with next (the stand-in for the vendor's GetNextRecord; NULL: offline, as replay walks);
  * the session's runtime events have runtime_category. NULL when out of memory. */
-static inline ut_decoder_fixture *ut_decoder_fixture_new(const dt_cf_descriptor *desc, uint32_t version,
-                                                         dt_cf_next_fn next, const char *runtime_category)
+static inline ut_decoder_fixture *ut_decoder_fixture_new(const dt_pti_descriptor *desc, uint32_t version,
+                                                         dt_pti_next_fn next, const char *runtime_category)
 {
     ut_decoder_fixture *f = calloc(1, sizeof *f);
     if (!f)
@@ -44,7 +44,7 @@ static inline ut_decoder_fixture *ut_decoder_fixture_new(const dt_cf_descriptor 
         free(f);
         return NULL;
     }
-    dt_cf_decoder_init(f->d, desc, f->s, version, next);
+    dt_pti_decoder_init(f->d, desc, f->s, version, next);
     return f;
 }
 
@@ -73,12 +73,12 @@ static inline void ut_decoder_collect_stored(ut_decoder_fixture *f)
     dt_store_visit(&f->s->store, ut_decoder_collect, f);
 }
 
-/* Walks buf[0..used) in mode with the engine's dt_cf_walk_buffer, then collects what the
+/* Walks buf[0..used) in mode with the engine's dt_pti_walk_buffer, then collects what the
  * store holds; returns the walk's counts. */
-static inline dt_cf_walk_counts ut_decoder_walk(ut_decoder_fixture *f, dt_cf_walk_mode mode)
+static inline dt_pti_walk_counts ut_decoder_walk(ut_decoder_fixture *f, dt_pti_walk_mode mode)
 {
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, mode, &c);
+    dt_pti_walk_counts c;
+    dt_pti_walk_buffer(f->d, f->buf, f->used, mode, &c);
     ut_decoder_collect_stored(f);
     return c;
 }

@@ -1,14 +1,14 @@
-/* cupti_devices.c: device properties for the occupancy calculator, read through the
+/* pti_devices.c: device properties for the occupancy calculator, read through the
  * vendor's CUDA-style attribute query (the descriptor's attribute_fn and device_count_fn,
  * found in the process, its runtime libraries or the tracing library itself) with CUDA's
  * attribute numbers; without the query a note says why the trace has no occupancy. */
 #include <string.h>
 
-#include "cupti_family.h"
+#include "pti_family.h"
 #include "device_attrs.h"
 #include "vendor_lib.h"
 
-typedef void (*cf_any_fn)(void);
+typedef void (*pti_any_fn)(void);
 
 /* CUDA device attribute numbers (driver_types.h, cudaDeviceAttr). */
 enum {
@@ -26,7 +26,7 @@ enum {
 };
 
 /* The CUDA attribute numbers (CF_ATTR_*) of each dt_device_props field. */
-static const dt_device_attr cf_device_attrs[] = {
+static const dt_device_attr pti_device_attrs[] = {
     {CF_ATTR_MAX_THREADS_PER_BLOCK, DT_DEV_MAX_THREADS_PER_BLOCK, 1},
     {CF_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, DT_DEV_SMEM_PER_BLOCK, 0},
     {CF_ATTR_WARP_SIZE, DT_DEV_WARP_SIZE, 1},
@@ -42,22 +42,22 @@ static const dt_device_attr cf_device_attrs[] = {
 
 /* A vendor runtime function, in the process: global symbols, an already loaded runtime
  * library, then the tracing library itself (an emulator exports both). */
-static cf_any_fn cf_runtime_symbol(const dt_cf_descriptor *d, void *handle, const char *const *names,
-                                   const char **found)
+static pti_any_fn pti_runtime_symbol(const dt_pti_descriptor *d, void *handle, const char *const *names,
+                                     const char **found)
 {
     void *sym = dt_vlib_runtime_symbol(names, d->runtime_libraries, handle, found);
-    cf_any_fn fn = NULL;
+    pti_any_fn fn = NULL;
     memcpy(&fn, &sym, sizeof fn);
     return fn;
 }
 
-void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path)
+void dt_pti_read_devices(dt_pti_state *st, void *handle, const char *path)
 {
-    const dt_cf_descriptor *d = st->desc;
+    const dt_pti_descriptor *d = st->desc;
     if (!d->attribute_fn[0])
         return; /* the vendor has no CUDA-style attribute query (its facts_note says so) */
     const char *attr_name = d->attribute_fn[0], *count_name = NULL;
-    dt_attribute_query_fn attr = (dt_attribute_query_fn)cf_runtime_symbol(d, handle, d->attribute_fn, &attr_name);
+    dt_attribute_query_fn attr = (dt_attribute_query_fn)pti_runtime_symbol(d, handle, d->attribute_fn, &attr_name);
     if (!attr) {
         char names[256] = "", libs[256] = "";
         dt_text tn = {names, sizeof names, 0}, tl = {libs, sizeof libs, 0};
@@ -72,13 +72,13 @@ void dt_cf_read_devices(dt_cf_state *st, void *handle, const char *path)
                     names, libs, path);
         return;
     }
-    dt_device_count_fn count = (dt_device_count_fn)cf_runtime_symbol(d, handle, d->device_count_fn, &count_name);
+    dt_device_count_fn count = (dt_device_count_fn)pti_runtime_symbol(d, handle, d->device_count_fn, &count_name);
     int n = dt_device_count(count);
     for (int dev = 0; dev < n; dev++) {
         dt_device_props p;
         int missing =
             dt_device_attrs_read(st->s, attr, attr_name, dev, d->device_name_prefix ? d->device_name_prefix : "device",
-                                 cf_device_attrs, sizeof cf_device_attrs / sizeof cf_device_attrs[0], &p);
+                                 pti_device_attrs, sizeof pti_device_attrs / sizeof pti_device_attrs[0], &p);
         p.has_occupancy = missing == 0 && p.warp_size > 0 && p.num_sms > 0 && p.max_threads_per_sm > 0;
         dt_add_device(st->s, &p);
     }

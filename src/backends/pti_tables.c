@@ -1,7 +1,7 @@
-/* cupti_tables.c: the tables the CUDA-shaped vendors of the CUPTI-family engine share
- * (DT_CF_CUDA_SHAPED_TABLES): CUPTI's record layouts by API version, the memcpy kinds, and
+/* pti_tables.c: the tables the CUDA-shaped vendors of the CUPTI-family engine share
+ * (DT_PTI_CUDA_SHAPED_TABLES): CUPTI's record layouts by API version, the memcpy kinds, and
  * the CUDA runtime callback-id names. */
-#include "cupti_family.h"
+#include "pti_family.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_records.h"
+#include "pti_records.h"
 
 /* CUPTI API versions (cupti_version.h): 19 = CUDA 12.0 ... 28 = 12.9 Update 1; from CUDA
  * 13.0 the format is xxyyzz (130000, 130001). CUDA 13.1 (1301zz) adds Kernel11, which
@@ -19,32 +19,32 @@
 #define CF_CUDA130_FIRST 130000u
 #define CF_CUDA130_LAST 130099u
 
-const dt_cf_layout dt_cf_cupti_layouts[DT_CF_CUPTI_NLAYOUTS] = {
+const dt_pti_layout dt_pti_cupti_layouts[DT_PTI_CUPTI_NLAYOUTS] = {
     {10, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel9"},
+     DEVTRACE_KIND_KERNEL, DT_PTI_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel9"},
     {10, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel10"},
+     DEVTRACE_KIND_KERNEL, DT_PTI_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel10"},
     {3, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_kernel9), sizeof(dt_cupti_kernel_prefix), DEVTRACE_KIND_KERNEL,
-     DT_CF_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel9"},
+     DT_PTI_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel9"},
     {3, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_kernel10), sizeof(dt_cupti_kernel_prefix),
-     DEVTRACE_KIND_KERNEL, DT_CF_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel10"},
+     DEVTRACE_KIND_KERNEL, DT_PTI_DECODE_CUPTI_KERNEL, "CUpti_ActivityKernel10"},
     {1, CF_CUDA12_FIRST, CF_CUDA12_LAST, sizeof(dt_cupti_memcpy5), sizeof(dt_cupti_memcpy_prefix), DEVTRACE_KIND_MEMCPY,
-     DT_CF_DECODE_CUPTI_MEMCPY, "CUpti_ActivityMemcpy5"},
+     DT_PTI_DECODE_CUPTI_MEMCPY, "CUpti_ActivityMemcpy5"},
     {1, CF_CUDA130_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memcpy6), sizeof(dt_cupti_memcpy_prefix),
-     DEVTRACE_KIND_MEMCPY, DT_CF_DECODE_CUPTI_MEMCPY, "CUpti_ActivityMemcpy6"},
+     DEVTRACE_KIND_MEMCPY, DT_PTI_DECODE_CUPTI_MEMCPY, "CUpti_ActivityMemcpy6"},
     {2, CF_CUDA12_FIRST, CF_CUDA130_LAST, sizeof(dt_cupti_memset4), offsetof(dt_cupti_memset4, tail),
-     DEVTRACE_KIND_MEMSET, DT_CF_DECODE_CUPTI_MEMSET, "CUpti_ActivityMemset4"},
-    {5, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_CF_DECODE_CUPTI_API,
+     DEVTRACE_KIND_MEMSET, DT_PTI_DECODE_CUPTI_MEMSET, "CUpti_ActivityMemset4"},
+    {5, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_PTI_DECODE_CUPTI_API,
      "CUpti_ActivityAPI"},
-    {4, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_CF_DECODE_CUPTI_API,
+    {4, 0, UINT32_MAX, sizeof(dt_cupti_api), sizeof(dt_cupti_api), DEVTRACE_KIND_RUNTIME, DT_PTI_DECODE_CUPTI_API,
      "CUpti_ActivityAPI"},
     {39, 0, UINT32_MAX, sizeof(dt_cupti_external_correlation), sizeof(dt_cupti_external_correlation),
-     DEVTRACE_KIND_EXTCORR, DT_CF_DECODE_CUPTI_EXTERNAL, "CUpti_ActivityExternalCorrelation"},
+     DEVTRACE_KIND_EXTCORR, DT_PTI_DECODE_CUPTI_EXTERNAL, "CUpti_ActivityExternalCorrelation"},
 };
 
 /* CUpti_ActivityMemcpyKind: UNKNOWN 0, HTOD 1, DTOH 2, HTOA 3, ATOH 4, ATOA 5, ATOD 6,
  * DTOA 7, DTOD 8, HTOH 9, PTOP 10 (arrays live on the device). */
-const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS] = {
+const uint8_t dt_pti_cupti_copy_kinds[DT_PTI_CUPTI_NCOPY_KINDS] = {
     DEVTRACE_COPY_UNKNOWN, DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_HTOD,
     DEVTRACE_COPY_DTOH,    DEVTRACE_COPY_DTOD, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_DTOD,
     DEVTRACE_COPY_DTOD,    DEVTRACE_COPY_HTOH, DEVTRACE_COPY_DTOD,
@@ -54,7 +54,7 @@ const uint8_t dt_cf_cupti_copy_kinds[DT_CF_CUPTI_NCOPY_KINDS] = {
  * CUDA 13.0 (1..522), written as {cbid, the function's name without its _vNNNNN suffix}. */
 /* Packed by hand, several ids a line. */
 /* clang-format off */
-const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES] = {
+const dt_pti_cbid_name dt_pti_cuda_runtime_names[DT_PTI_CUDA_NRUNTIME_NAMES] = {
     {1, "cudaDriverGetVersion"}, {2, "cudaRuntimeGetVersion"}, {3, "cudaGetDeviceCount"},
     {4, "cudaGetDeviceProperties"}, {5, "cudaChooseDevice"}, {6, "cudaGetChannelDesc"},
     {7, "cudaCreateChannelDesc"}, {8, "cudaConfigureCall"}, {9, "cudaSetupArgument"}, {10, "cudaGetLastError"},
@@ -252,5 +252,5 @@ const dt_cf_cbid_name dt_cf_cuda_runtime_names[DT_CF_CUDA_NRUNTIME_NAMES] = {
     {521, "cudaDeviceGetHostAtomicCapabilities"}, {522, "cudaDeviceGetP2PAtomicCapabilities"},
 };
 /* clang-format on */
-_Static_assert(sizeof dt_cf_cuda_runtime_names / sizeof dt_cf_cuda_runtime_names[0] == DT_CF_CUDA_NRUNTIME_NAMES,
+_Static_assert(sizeof dt_pti_cuda_runtime_names / sizeof dt_pti_cuda_runtime_names[0] == DT_PTI_CUDA_NRUNTIME_NAMES,
                "the runtime name table has its declared size");

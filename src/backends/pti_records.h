@@ -1,4 +1,4 @@
-/* cupti_records.h: our mirrors of the CUDA-shaped activity records the CUPTI-family
+/* pti_records.h: our mirrors of the CUDA-shaped activity records the CUPTI-family
  * engine's own decoders read (CUPTI's, and the vendors that write its shapes: MCPTI, PPU,
  * Iluvatar, MUSA), and the assertions every mirror uses (DT_RECORD_SIZE, DT_RECORD_OFFSET).
  * A vendor with records of its own shape keeps their mirrors in its own files
@@ -11,8 +11,8 @@
  * Unknown values: a kernel's queued/submitted time is 0 (CUPTI_TIMESTAMP_UNKNOWN in the
  * CUDA 13.0 header) or ~0 (seen from older libraries) when it was not collected; a
  * record with start == end == 0 carries no timing at all. */
-#ifndef DT_CUPTI_RECORDS_H
-#define DT_CUPTI_RECORDS_H
+#ifndef DT_PTI_RECORDS_H
+#define DT_PTI_RECORDS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -204,4 +204,4 @@ DT_RECORD_OFFSET(dt_cupti_external_correlation, external_kind, 4);
 DT_RECORD_OFFSET(dt_cupti_external_correlation, external_id, 8);
 DT_RECORD_OFFSET(dt_cupti_external_correlation, correlation_id, 16);
 
-#endif /* DT_CUPTI_RECORDS_H */
+#endif /* DT_PTI_RECORDS_H */

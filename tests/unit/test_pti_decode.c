@@ -1,4 +1,4 @@
-/* test_cupti_decode.c: the CUPTI-family record walker and decoders on hand-built
+/* test_pti_decode.c: the CUPTI-family record walker and decoders on hand-built
  * buffers. Records are written byte by byte at the numeric offsets of vendor-abi.md
  * (never through our mirrors), walked with a stand-in for the vendor's GetNextRecord
  * that strides by its own size table, and the resulting events are compared field by
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "backends/cupti_decode.h"
+#include "backends/pti_decode.h"
 #include "core/session.h"
 #include "unit_bytes.h"
 #include "unit_decoder.h"
@@ -196,7 +196,7 @@ static int setup(void **state)
 {
     g_kernel_size = 216;
     g_memcpy_size = 96;
-    *state = ut_decoder_fixture_new(&dt_cf_cupti_descriptor, 130001, stand_in_next, "cuda_runtime");
+    *state = ut_decoder_fixture_new(&dt_pti_cupti_descriptor, 130001, stand_in_next, "cuda_runtime");
     return *state ? 0 : -1;
 }
 
@@ -212,7 +212,7 @@ static void kernel10_record_becomes_a_kernel_event_with_launch_metadata(void **s
 {
     ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 5000, 8200, 11, 4900, 216);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.records, 1);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->nev, 1);
@@ -243,7 +243,7 @@ static void kernel_queued_unknown_sentinels_leave_queued_unset(void **state)
     ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 5000, 6000, 1, 0, 216);
     f->used += write_kernel(f->buf + f->used, 10, 7000, 8000, 2, ~0ull, 216);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     for (size_t i = 0; i < f->nev; i++) {
         assert_false(f->ev[i].flags & DEVTRACE_EVENT_HAS_QUEUED);
@@ -255,7 +255,7 @@ static void kernel_kind_3_decodes_like_concurrent_kernel(void **state)
 {
     ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 3, 100, 200, 9, 0, 216);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->ev[0].kind, DEVTRACE_KIND_KERNEL);
     assert_int_equal(f->ev[0].correlation, 9);
@@ -269,7 +269,7 @@ static void memcpy6_record_keeps_bytes_and_direction(void **state)
     f->used += write_memcpy(f->buf + f->used, 8, 64, 500, 600, 23, 96); /* DTOD */
     f->used += write_memcpy(f->buf + f->used, 9, 8, 700, 800, 24, 96);  /* HTOH */
     f->used += write_memcpy(f->buf + f->used, 99, 8, 900, 950, 25, 96); /* unknown copy kind */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 5);
     uint32_t want_dir[5] = {DEVTRACE_COPY_HTOD, DEVTRACE_COPY_DTOH, DEVTRACE_COPY_DTOD, DEVTRACE_COPY_HTOH,
                             DEVTRACE_COPY_UNKNOWN};
@@ -296,7 +296,7 @@ static void memset4_record_keeps_bytes_and_value(void **state)
 {
     ut_decoder_fixture *f = *state;
     f->used = write_memset(f->buf, 0xAB, 128, 1000, 1500, 31);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     const devtrace_event *ev = &f->ev[0];
     assert_int_equal(ev->kind, DEVTRACE_KIND_MEMSET);
@@ -315,7 +315,7 @@ static void api_record_becomes_a_runtime_event_named_from_its_cbid(void **state)
     f->used = write_api(f->buf, 5, 211, 900, 990, 41, 0);
     f->used += write_api(f->buf + f->used, 5, 430, 1000, 1100, 42, 1);
     f->used += write_api(f->buf + f->used, 5, 3, 1200, 1300, 43, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     const char *want[3] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGetDeviceCount"};
     uint32_t cbid[3] = {211, 430, 3};
@@ -343,7 +343,7 @@ static void unknown_cbid_is_named_by_number_and_counted_once(void **state)
     f->used += write_api(f->buf + f->used, 5, 3999, 1000, 1090, 52, 0);
     f->used += write_api(f->buf + f->used, 5, 600, 1100, 1190, 53, 0);
     f->used += write_api(f->buf + f->used, 5, 100000, 1200, 1290, 54, 0); /* implausible: malformed */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 1);
     assert_string_equal(ut_decoded_name(f, &f->ev[0]), "cudaRuntime#3999");
@@ -356,7 +356,7 @@ static void driver_api_records_are_ignored_not_malformed(void **state)
 {
     ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 4, 7, 900, 990, 61, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.records, 1);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.ignored, 1);
@@ -370,7 +370,7 @@ static void external_correlation_custom0_links_runtime_and_device(void **state)
     f->used += write_extcorr(f->buf + f->used, 1, 555, 71); /* another tool's kind */
     f->used += write_api(f->buf + f->used, 5, 211, 900, 990, 71, 0);
     f->used += write_kernel(f->buf + f->used, 10, 1000, 2000, 71, 0, 216);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.records, 4);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.ignored, 1);
@@ -399,7 +399,7 @@ static void zero_start_and_end_are_skipped_and_counted(void **state)
     f->used += write_memset(f->buf + f->used, 0, 8, 0, 0, 83);
     f->used += write_api(f->buf + f->used, 5, 211, 0, 0, 84, 0);
     f->used += write_kernel(f->buf + f->used, 10, 0, 5, 85, 0, 216); /* small values are valid */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.zero_time, 4);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(f->ev[0].correlation, 85);
@@ -413,7 +413,7 @@ static void record_running_past_valid_size_is_rejected_and_counted(void **state)
     f->used = write_api(f->buf, 5, 17, 10, 20, 91, 0);
     write_kernel(f->buf + f->used, 10, 100, 200, 92, 0, 216);
     f->used += 200; /* the kernel record's last 16 bytes are not valid */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->ev[0].correlation, 91);
@@ -428,7 +428,7 @@ static void unknown_kind_is_skipped_counted_and_walking_goes_on(void **state)
     ut_put32(f->buf, f->used, 0x0BAD);
     f->used += 32;
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 102, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(f->s->stats.malformed_records, 1);
@@ -439,7 +439,7 @@ static void kernel_with_zero_grid_is_malformed(void **state)
     ut_decoder_fixture *f = *state;
     f->used = write_kernel(f->buf, 10, 100, 200, 111, 0, 216);
     ut_put32(f->buf, 52, 0); /* gridX */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.malformed, 1);
 }
@@ -449,7 +449,7 @@ static void iterator_pointer_outside_the_buffer_stops_the_walk(void **state)
     ut_decoder_fixture *f = *state;
     f->used = write_api(f->buf, 5, 17, 10, 20, 121, 0);
     f->d->next = wild_next;
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 0);
     assert_int_equal(c.malformed, 1);
 }
@@ -460,7 +460,7 @@ static void iterator_repeating_a_pointer_stops_the_walk(void **state)
     f->used = write_api(f->buf, 5, 17, 10, 20, 131, 0);
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 132, 0);
     f->d->next = stuck_next;
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
 }
@@ -506,7 +506,7 @@ static void verified_kinds_are_stepped_without_the_library(void **state)
     g_api_step = 40;
     write_launches(f, 20, 0); /* 20 * 280 bytes */
     g_next_calls = 0;
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     /* the first record, then one step from each kind (API, kernel, external): after that
      * every step is by size, and the end is the end of the valid bytes */
     assert_int_equal(g_next_calls, 4);
@@ -522,15 +522,15 @@ static void verified_kinds_are_stepped_without_the_library(void **state)
         assert_int_equal(f->ev[3 * i + 2].kind, DEVTRACE_KIND_EXTCORR);
         assert_int_equal(f->ev[3 * i + 2].external_id, 500 + i);
     }
-    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_OK);
-    assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
-    assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride[5], DT_PTI_STRIDE_OK);
+    assert_int_equal(f->d->stride[10], DT_PTI_STRIDE_OK);
+    assert_int_equal(f->d->stride[39], DT_PTI_STRIDE_OK);
     assert_int_equal(f->d->stride_size[5], 40); /* the steps the walk takes by itself */
     assert_int_equal(f->d->stride_size[10], f->d->by_kind[10]->size);
     assert_int_equal(f->d->stride_size[39], 24);
     /* the next buffer: every kind known, one call for its first record */
     g_next_calls = 0;
-    ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(g_next_calls, 1);
     assert_int_equal(f->s->stats.malformed_records, 0);
     assert_int_equal(f->s->nnotes, 0);
@@ -544,10 +544,10 @@ static void iterator_only_walks_call_the_library_for_every_record(void **state)
     g_api_step = 40;
     write_launches(f, 20, 0);
     g_next_calls = 0;
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(g_next_calls, 61); /* 60 records and the end */
     assert_int_equal(c.emitted, 60);
-    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_UNSEEN);
+    assert_int_equal(f->d->stride[5], DT_PTI_STRIDE_UNSEEN);
     assert_int_equal(f->d->stride_size[5], 0);
 }
 
@@ -558,7 +558,7 @@ static void a_kind_the_library_steps_differently_stays_on_the_library(void **sta
     g_api_step = 48; /* 8 bytes the layout does not know of after each API record */
     write_launches(f, 10, 8);
     g_next_calls = 0;
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 30);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(f->nev, 30);
@@ -567,9 +567,9 @@ static void a_kind_the_library_steps_differently_stays_on_the_library(void **sta
         assert_int_equal(f->ev[3 * i + 1].correlation, 1000 + i);
         assert_int_equal(f->ev[3 * i + 2].external_id, 500 + i);
     }
-    assert_int_equal(f->d->stride[5], DT_CF_STRIDE_NO);
-    assert_int_equal(f->d->stride[10], DT_CF_STRIDE_OK);
-    assert_int_equal(f->d->stride[39], DT_CF_STRIDE_OK);
+    assert_int_equal(f->d->stride[5], DT_PTI_STRIDE_NO);
+    assert_int_equal(f->d->stride[10], DT_PTI_STRIDE_OK);
+    assert_int_equal(f->d->stride[39], DT_PTI_STRIDE_OK);
     assert_int_equal(f->d->stride_size[5], 0);
     assert_int_equal(f->d->stride_size[39], 24);
     /* every step from an API record, and every step to one, asks the library: 10 + 9, then
@@ -590,12 +590,12 @@ static void a_reused_name_address_is_checked_again_in_the_next_buffer(void **sta
     ut_putptr(f->buf, 104, name);
     f->used += write_kernel(f->buf + f->used, 10, 300, 400, 2, 0, 216);
     ut_putptr(f->buf, 216 + 104, name);
-    ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(f->nev, 2);
     assert_string_equal(ut_decoded_name(f, &f->ev[0]), "_ZN1a1fEv");
     assert_int_equal(f->ev[1].name_id, f->ev[0].name_id);
     memcpy(name, "_ZN1b1gEv", sizeof name); /* the vendor reused the address */
-    ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(f->nev, 4);
     assert_string_equal(ut_decoded_name(f, &f->ev[2]), "_ZN1b1gEv");
     assert_string_equal(ut_decoded_name(f, &f->ev[3]), "_ZN1b1gEv");
@@ -611,9 +611,9 @@ static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
     const char *names[3] = {"_Z5alphav", "_Z4betav", "_Z5gammav"};
     char *at[3];
     int found = 0;
-    unsigned slot = dt_cf_name_slot(pool);
+    unsigned slot = dt_pti_name_slot(pool);
     for (size_t off = 0; off + 16 <= sizeof pool && found < 3; off += 16)
-        if (dt_cf_name_slot(pool + off) == slot) {
+        if (dt_pti_name_slot(pool + off) == slot) {
             at[found] = pool + off;
             strcpy(at[found], names[found]);
             found++;
@@ -626,7 +626,7 @@ static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
                                 0, 216);
         ut_putptr(f->buf, 216 * (size_t)i + 104, at[order[i]]);
     }
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 12);
     assert_int_equal(f->nev, 12);
     for (int i = 0; i < 12; i++)
@@ -636,7 +636,7 @@ static void name_addresses_sharing_a_cache_slot_keep_their_names(void **state)
 static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
 {
     ut_decoder_fixture *f = *state;
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 28, stand_in_next); /* CUDA 12.9 Update 1 */
+    dt_pti_decoder_init(f->d, &dt_pti_cupti_descriptor, f->s, 28, stand_in_next); /* CUDA 12.9 Update 1 */
     g_kernel_size = 208;
     g_memcpy_size = 88;
     assert_int_equal(f->d->check_size[10], 208);
@@ -646,27 +646,27 @@ static void cuda12_library_uses_kernel9_and_memcpy5_strides(void **state)
     f->used = write_kernel(f->buf, 10, 100, 200, 141, 0, 208);
     f->used += write_memcpy(f->buf + f->used, 2, 16, 300, 400, 142, 88);
     f->used += write_kernel(f->buf + f->used, 10, 500, 600, 143, 0, 208);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 0);
     /* a Kernel9 buffer read with the CUDA 13.0 size: the last record runs past the end */
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, stand_in_next);
+    dt_pti_decoder_init(f->d, &dt_pti_cupti_descriptor, f->s, 130001, stand_in_next);
     assert_int_equal(f->d->check_size[10], 216);
     assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel10");
     f->used = write_kernel(f->buf, 10, 100, 200, 144, 0, 208);
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_DECODE, &c);
     assert_int_equal(c.malformed, 1);
 }
 
 static void newer_library_falls_back_to_the_checked_prefix(void **state)
 {
     ut_decoder_fixture *f = *state;
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130100, stand_in_next); /* CUDA 13.1 */
+    dt_pti_decoder_init(f->d, &dt_pti_cupti_descriptor, f->s, 130100, stand_in_next); /* CUDA 13.1 */
     assert_int_equal(f->d->prefix_only, 1);
     assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel10");
     assert_int_equal(f->d->check_size[10], 136);
     assert_int_equal(f->d->check_size[5], 40);
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 0, stand_in_next); /* no GetVersion */
+    dt_pti_decoder_init(f->d, &dt_pti_cupti_descriptor, f->s, 0, stand_in_next); /* no GetVersion */
     assert_int_equal(f->d->prefix_only, 1);
     assert_string_equal(f->d->by_kind[10]->name, "CUpti_ActivityKernel9");
 }
@@ -674,20 +674,20 @@ static void newer_library_falls_back_to_the_checked_prefix(void **state)
 static void ppu_null_record_and_unknown_end_code_end_the_buffer(void **state)
 {
     ut_decoder_fixture *f = *state;
-    dt_cf_decoder_init(f->d, &dt_cf_ppu_descriptor, f->s, 130001, null_end_next);
+    dt_pti_decoder_init(f->d, &dt_pti_ppu_descriptor, f->s, 130001, null_end_next);
     f->used = write_api(f->buf, 5, 17, 10, 20, 151, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 0);
     f->d->next = odd_end_next;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_DECODE, &c);
     assert_int_equal(c.malformed, 0);
     /* the same endings are malformed for NVIDIA's CUPTI */
-    dt_cf_decoder_init(f->d, &dt_cf_cupti_descriptor, f->s, 130001, null_end_next);
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    dt_pti_decoder_init(f->d, &dt_pti_cupti_descriptor, f->s, 130001, null_end_next);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_DECODE, &c);
     assert_int_equal(c.malformed, 1);
     f->d->next = odd_end_next;
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_DECODE, &c);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_DECODE, &c);
     assert_int_equal(c.malformed, 1);
 }
 
@@ -698,9 +698,9 @@ static void pool_full_and_out_of_window_walks_count_without_storing(void **state
     f->used += write_api(f->buf + f->used, 5, 211, 10, 20, 161, 0);
     f->used += write_kernel(f->buf + f->used, 10, 30, 40, 161, 0, 216);
     f->used += write_memcpy(f->buf + f->used, 1, 8, 50, 60, 162, 96);
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_POOL_FULL, NULL);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_POOL_FULL, NULL);
     assert_int_equal(f->s->stats.dropped_pool_full, 3);
-    dt_cf_walk_buffer(f->d, f->buf, f->used, DT_CF_WALK_OUT_OF_WINDOW, NULL);
+    dt_pti_walk_buffer(f->d, f->buf, f->used, DT_PTI_WALK_OUT_OF_WINDOW, NULL);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_RUNTIME], 1);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_KERNEL], 1);
     assert_int_equal(f->s->stats.out_of_window[DEVTRACE_KIND_MEMCPY], 1);
@@ -710,12 +710,13 @@ static void pool_full_and_out_of_window_walks_count_without_storing(void **state
 static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < DT_CF_CUDA_NRUNTIME_NAMES; i++) {
-        assert_int_equal(dt_cf_cuda_runtime_names[i].cbid, i + 1);
-        assert_non_null(dt_cf_cuda_runtime_names[i].name);
-        assert_true(strchr(dt_cf_cuda_runtime_names[i].name, '_') == NULL ||
-                    strncmp(dt_cf_cuda_runtime_names[i].name, "__cuda", 6) == 0 ||
-                    strstr(dt_cf_cuda_runtime_names[i].name, "_pt") || strstr(dt_cf_cuda_runtime_names[i].name, "_v2"));
+    for (size_t i = 0; i < DT_PTI_CUDA_NRUNTIME_NAMES; i++) {
+        assert_int_equal(dt_pti_cuda_runtime_names[i].cbid, i + 1);
+        assert_non_null(dt_pti_cuda_runtime_names[i].name);
+        assert_true(strchr(dt_pti_cuda_runtime_names[i].name, '_') == NULL ||
+                    strncmp(dt_pti_cuda_runtime_names[i].name, "__cuda", 6) == 0 ||
+                    strstr(dt_pti_cuda_runtime_names[i].name, "_pt") ||
+                    strstr(dt_pti_cuda_runtime_names[i].name, "_v2"));
     }
     struct {
         uint32_t cbid;
@@ -736,7 +737,7 @@ static void cuda_runtime_table_is_sorted_dense_and_names_the_design_calls(void *
                 {430, "cudaLaunchKernelExC"},
                 {440, "cudaGetDeviceProperties"}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        assert_string_equal(dt_cf_cuda_runtime_names[want[i].cbid - 1].name, want[i].name);
+        assert_string_equal(dt_pti_cuda_runtime_names[want[i].cbid - 1].name, want[i].name);
 }
 
 /* ---- dispatch by the layouts' decoder ids ---- */
@@ -749,18 +750,18 @@ static void every_compiled_layout_names_a_decoder_that_exists(void **state)
     (void)state;
     int descriptors = 0;
     for (const dt_backend *const *b = dt_backends(); *b; b++) {
-        if ((*b)->raw_decoder != &dt_cf_raw_decoder)
+        if ((*b)->raw_decoder != &dt_pti_raw_decoder)
             continue;
-        const dt_cf_descriptor *desc = (*b)->raw_tables;
+        const dt_pti_descriptor *desc = (*b)->raw_tables;
         descriptors++;
         assert_true(desc->nlayouts > 0);
         for (size_t i = 0; i < desc->nlayouts; i++) {
             unsigned id = desc->layouts[i].decoder;
-            if (id >= DT_CF_DECODE_VENDOR) {
+            if (id >= DT_PTI_DECODE_VENDOR) {
                 if (!desc->vendor_decode)
                     fail_msg("%s: layout %s names vendor decoder %u, and the descriptor has none", desc->name,
                              desc->layouts[i].name, id);
-            } else if (id < DT_CF_DECODE_CUPTI_KERNEL || id > DT_CF_DECODE_CUPTI_EXTERNAL) {
+            } else if (id < DT_PTI_DECODE_CUPTI_KERNEL || id > DT_PTI_DECODE_CUPTI_EXTERNAL) {
                 fail_msg("%s: layout %s names decoder %u, not one of the engine's", desc->name, desc->layouts[i].name,
                          id);
             }
@@ -773,37 +774,37 @@ static void every_compiled_layout_names_a_decoder_that_exists(void **state)
  * gets the layout (whose id says which of the vendor's decoders) and the walk's name cache. */
 enum { VENDOR_KIND = 33 }; /* stepped over in 8 bytes by stand_in_next */
 static int g_vendor_calls[2];
-static dt_cf_name_cache *g_vendor_names;
-static dt_cf_decoded vendor_decode(const dt_cf_layout *l, dt_cf_decoder *d, const uint8_t *rec, devtrace_event *ev,
-                                   dt_cf_name_cache *nc)
+static dt_pti_name_cache *g_vendor_names;
+static dt_pti_decoded vendor_decode(const dt_pti_layout *l, dt_pti_decoder *d, const uint8_t *rec, devtrace_event *ev,
+                                    dt_pti_name_cache *nc)
 {
-    unsigned which = l->decoder - DT_CF_DECODE_VENDOR;
+    unsigned which = l->decoder - DT_PTI_DECODE_VENDOR;
     if (which > 1)
-        return DT_CF_MALFORMED;
+        return DT_PTI_MALFORMED;
     g_vendor_calls[which]++;
     g_vendor_names = nc;
     uint32_t stamp;
     memcpy(&stamp, rec + 4, sizeof stamp);
-    dt_cf_set_span(ev, DEVTRACE_KIND_RUNTIME, stamp, stamp + 1, stamp, 0, 0);
-    ev->name_id = dt_cf_vendor_string_cached(d, nc, which ? "vendorCall1" : "vendorCall0");
-    return DT_CF_EMIT;
+    dt_pti_set_span(ev, DEVTRACE_KIND_RUNTIME, stamp, stamp + 1, stamp, 0, 0);
+    ev->name_id = dt_pti_vendor_string_cached(d, nc, which ? "vendorCall1" : "vendorCall0");
+    return DT_PTI_EMIT;
 }
 
 /* CUPTI's layouts and one more, of VENDOR_KIND, naming decoder id; the descriptor's
  * vendor_decode is the one above when with_decode. The tables stay valid while the
  * fixture walks. */
-static dt_cf_layout g_layouts[DT_CF_CUPTI_NLAYOUTS + 1];
-static dt_cf_descriptor g_with_vendor;
+static dt_pti_layout g_layouts[DT_PTI_CUPTI_NLAYOUTS + 1];
+static dt_pti_descriptor g_with_vendor;
 static void with_vendor_layout(ut_decoder_fixture *f, unsigned id, int with_decode)
 {
-    memcpy(g_layouts, dt_cf_cupti_layouts, sizeof dt_cf_cupti_layouts);
-    g_layouts[DT_CF_CUPTI_NLAYOUTS] =
-        (dt_cf_layout){VENDOR_KIND, 0, UINT32_MAX, 8, 8, DEVTRACE_KIND_RUNTIME, (uint16_t)id, "vendor"};
-    g_with_vendor = dt_cf_cupti_descriptor;
+    memcpy(g_layouts, dt_pti_cupti_layouts, sizeof dt_pti_cupti_layouts);
+    g_layouts[DT_PTI_CUPTI_NLAYOUTS] =
+        (dt_pti_layout){VENDOR_KIND, 0, UINT32_MAX, 8, 8, DEVTRACE_KIND_RUNTIME, (uint16_t)id, "vendor"};
+    g_with_vendor = dt_pti_cupti_descriptor;
     g_with_vendor.layouts = g_layouts;
-    g_with_vendor.nlayouts = DT_CF_CUPTI_NLAYOUTS + 1;
+    g_with_vendor.nlayouts = DT_PTI_CUPTI_NLAYOUTS + 1;
     g_with_vendor.vendor_decode = with_decode ? vendor_decode : NULL;
-    dt_cf_decoder_init(f->d, &g_with_vendor, f->s, 130001, stand_in_next);
+    dt_pti_decoder_init(f->d, &g_with_vendor, f->s, 130001, stand_in_next);
     memset(g_vendor_calls, 0, sizeof g_vendor_calls);
     g_vendor_names = NULL;
 }
@@ -811,12 +812,12 @@ static void with_vendor_layout(ut_decoder_fixture *f, unsigned id, int with_deco
 static void a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_id(void **state)
 {
     ut_decoder_fixture *f = *state;
-    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 1);
+    with_vendor_layout(f, DT_PTI_DECODE_VENDOR + 1, 1);
     f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
     ut_put32(f->buf + f->used, 0, VENDOR_KIND), ut_put32(f->buf + f->used, 4, 500);
     f->used += 8;
     f->used += write_api(f->buf + f->used, 5, 17, 30, 40, 172, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 3);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(g_vendor_calls[0], 0);
@@ -833,17 +834,17 @@ static void a_vendor_decoder_id_reaches_the_descriptors_vendor_decode_with_that_
 static void a_vendor_id_without_a_vendor_decode_leaves_its_kind_unknown(void **state)
 {
     ut_decoder_fixture *f = *state;
-    with_vendor_layout(f, DT_CF_DECODE_VENDOR + 1, 0);
+    with_vendor_layout(f, DT_PTI_DECODE_VENDOR + 1, 0);
     assert_null(f->d->by_kind[VENDOR_KIND]);
     ut_put32(f->buf, 0, VENDOR_KIND), ut_put32(f->buf, 4, 500);
     f->used = 8 + write_api(f->buf + 8, 5, 17, 30, 40, 172, 0);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 1);
     assert_int_equal(c.malformed, 1);
     assert_int_equal(g_vendor_calls[0] + g_vendor_calls[1], 0);
 }
 
-/* ---- the stride walk (dt_cf_stride_walk) ---- */
+/* ---- the stride walk (dt_pti_stride_walk) ---- */
 
 static int g_iterator_calls;
 static int counted_never_next(uint8_t *buf, size_t valid, void **rec)
@@ -855,9 +856,9 @@ static int counted_never_next(uint8_t *buf, size_t valid, void **rec)
 
 /* A vendor scanner that is the engine's stride walk, as a vendor whose iterator cannot be
  * used has it (mspti.c). */
-static void stride_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+static void stride_scan(dt_pti_decoder *d, uint8_t *buf, size_t valid, dt_pti_walk_mode mode, dt_pti_walk_counts *c)
 {
-    dt_cf_stride_walk(d, buf, valid, mode, c, dt_cf_decode_record);
+    dt_pti_stride_walk(d, buf, valid, mode, c, dt_pti_decode_record);
 }
 
 /* The stride walk steps by the layouts' sizes alone, the vendor's iterator never called; a
@@ -865,9 +866,9 @@ static void stride_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk
 static void stride_walk_steps_by_the_layouts_and_never_calls_the_iterator(void **state)
 {
     ut_decoder_fixture *f = *state;
-    dt_cf_descriptor desc = dt_cf_cupti_descriptor;
+    dt_pti_descriptor desc = dt_pti_cupti_descriptor;
     desc.scan = stride_scan;
-    dt_cf_decoder_init(f->d, &desc, f->s, 130001, counted_never_next);
+    dt_pti_decoder_init(f->d, &desc, f->s, 130001, counted_never_next);
     g_iterator_calls = 0;
     f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
     f->used += write_kernel(f->buf + f->used, 10, 30, 40, 172, 0, 216);
@@ -877,7 +878,7 @@ static void stride_walk_steps_by_the_layouts_and_never_calls_the_iterator(void *
     ut_put32(f->buf + f->used, 0, 41); /* no layout: its size is unknown */
     f->used += 32;
     f->used += write_api(f->buf + f->used, 5, 17, 70, 80, 174, 0); /* past it: not read */
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(g_iterator_calls, 0);
     assert_int_equal(c.records, 3);
     assert_int_equal(c.emitted, 3);
@@ -888,15 +889,15 @@ static void stride_walk_steps_by_the_layouts_and_never_calls_the_iterator(void *
 }
 
 /* A vendor scanner (MCPTI style): 8-byte steps, resynchronising over what does not decode. */
-static void resync_scan(dt_cf_decoder *d, uint8_t *buf, size_t valid, dt_cf_walk_mode mode, dt_cf_walk_counts *c)
+static void resync_scan(dt_pti_decoder *d, uint8_t *buf, size_t valid, dt_pti_walk_mode mode, dt_pti_walk_counts *c)
 {
     size_t off = 0;
     while (off + 4 <= valid) {
         uint32_t kind;
         memcpy(&kind, buf + off, 4);
-        dt_cf_walk_counts one = {0};
-        dt_cf_taken t = dt_cf_take_record(d, buf + off, valid - off, mode, &one);
-        if (t == DT_CF_TAKEN) {
+        dt_pti_walk_counts one = {0};
+        dt_pti_taken t = dt_pti_take_record(d, buf + off, valid - off, mode, &one);
+        if (t == DT_PTI_TAKEN) {
             c->records += one.records, c->emitted += one.emitted, c->zero_time += one.zero_time;
             c->ignored += one.ignored;
             off += d->by_kind[kind]->size;
@@ -916,14 +917,14 @@ static int never_next(uint8_t *buf, size_t valid, void **rec)
 static void descriptor_scanner_replaces_the_vendor_iterator(void **state)
 {
     ut_decoder_fixture *f = *state;
-    dt_cf_descriptor with_scan = dt_cf_cupti_descriptor;
+    dt_pti_descriptor with_scan = dt_pti_cupti_descriptor;
     with_scan.scan = resync_scan;
-    dt_cf_decoder_init(f->d, &with_scan, f->s, 130001, never_next);
+    dt_pti_decoder_init(f->d, &with_scan, f->s, 130001, never_next);
     f->used = write_api(f->buf, 5, 17, 10, 20, 171, 0);
     memset(f->buf + f->used, 0, 16); /* 16 bytes of nothing between records */
     f->used += 16;
     f->used += write_kernel(f->buf + f->used, 10, 30, 40, 172, 0, 216);
-    dt_cf_walk_counts c = ut_decoder_walk(f, DT_CF_WALK_DECODE);
+    dt_pti_walk_counts c = ut_decoder_walk(f, DT_PTI_WALK_DECODE);
     assert_int_equal(c.emitted, 2);
     assert_int_equal(c.malformed, 0);
     assert_int_equal(f->s->stats.malformed_records, 0);
@@ -968,5 +969,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(stride_walk_steps_by_the_layouts_and_never_calls_the_iterator, setup, teardown),
         cmocka_unit_test_setup_teardown(descriptor_scanner_replaces_the_vendor_iterator, setup, teardown),
     };
-    return cmocka_run_group_tests_name("cupti_decode", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("pti_decode", tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
-/* fuzz_cf_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
- * (src/backends/cupti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
+/* fuzz_pti_decode.c: libFuzzer target for the CUPTI-family record walker and decoders
+ * (src/backends/pti_family.h): the fuzzer's bytes are a vendor's completed activity buffer.
  *
- * dt_cf_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, and MSPTI's layouts under the
- * engine's iterator walk) and a library version, then dt_cf_walk_buffer over the bytes, walked by
+ * dt_pti_decoder_init for a descriptor (cupti, ppu, iluvatar, mspti, MSPTI's layouts under the
+ * engine's iterator walk, then every other PTI-family descriptor of the registry: musa, mcpti,
+ * cnpapi, ...) and a library version, then dt_pti_walk_buffer over the bytes, walked by
  *   - an honest iterator: the vendor's GetNextRecord, striding by its kind-to-size table and
  *     ending with MAX_LIMIT_REACHED or an error for an unknown or cut record; or
  *   - a hostile one, scripted by the input: pointers outside the buffer, one past its end, before
@@ -21,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cupti_family.h"
-#include "backends/cupti_records.h"
+#include "backends/backend.h"
+#include "backends/pti_family.h"
+#include "backends/pti_records.h"
 #ifdef DT_HAVE_MSPTI
 #include "backends/mspti_records.h"
 #endif
@@ -33,26 +35,51 @@
 #ifdef DT_HAVE_MSPTI
 /* MSPTI's own layouts and decoders walked by the engine's iterator walk (the real descriptor
  * has its own walker, the stride walk): the hostile iterator reaches MSPTI's decoders too.
- * Filled from dt_cf_mspti_descriptor on the first input. */
-static dt_cf_descriptor mspti_under_an_iterator;
+ * Filled from dt_pti_mspti_descriptor on the first input. */
+static dt_pti_descriptor mspti_under_an_iterator;
 #endif
-static const dt_cf_descriptor *const descriptors[] = {
+/* The descriptors an input picks from: these first, in this order (the corpus's seeds name
+ * them by index), then every other PTI-family descriptor of the registry (its backends whose
+ * raw_tables are a descriptor of the engine), found on the first input. */
+static const dt_pti_descriptor *const first_descriptors[] = {
 #ifdef DT_HAVE_CUPTI
-    &dt_cf_cupti_descriptor,
+    &dt_pti_cupti_descriptor,
 #endif
 #ifdef DT_HAVE_PPU
-    &dt_cf_ppu_descriptor,
+    &dt_pti_ppu_descriptor,
 #endif
 #ifdef DT_HAVE_ILUVATAR
-    &dt_cf_iluvatar_descriptor,
+    &dt_pti_iluvatar_descriptor,
 #endif
 #ifdef DT_HAVE_MSPTI
     &mspti_under_an_iterator,
     /* walked by its own walker, the stride walk */
-    &dt_cf_mspti_descriptor,
+    &dt_pti_mspti_descriptor,
 #endif
 };
-#define NDESCRIPTORS (sizeof descriptors / sizeof descriptors[0])
+#define MAX_DESCRIPTORS 32
+static const dt_pti_descriptor *descriptors[MAX_DESCRIPTORS];
+static size_t ndescriptors;
+
+static void add_descriptor(const dt_pti_descriptor *d)
+{
+    for (size_t i = 0; i < ndescriptors; i++)
+        if (descriptors[i] == d)
+            return;
+    if (ndescriptors < MAX_DESCRIPTORS)
+        descriptors[ndescriptors++] = d;
+}
+
+static void fill_descriptors(void)
+{
+    if (ndescriptors)
+        return;
+    for (size_t i = 0; i < sizeof first_descriptors / sizeof first_descriptors[0]; i++)
+        add_descriptor(first_descriptors[i]);
+    for (const dt_backend *const *b = dt_backends(); *b; b++)
+        if ((*b)->raw_decoder == &dt_pti_raw_decoder && (*b)->raw_tables)
+            add_descriptor((*b)->raw_tables);
+}
 
 /* Library versions around every boundary the layout tables have. */
 static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 130001, 130100, 200000, UINT32_MAX};
@@ -62,60 +89,48 @@ static const uint32_t versions[] = {0, 1, 18, 19, 26, 27, 28, 129999, 130000, 13
 typedef struct pointer_fields {
     int at[3];
 } pointer_fields;
-/* The engine's decoders, by id (DT_CF_DECODE_CUPTI_*). */
-static const pointer_fields engine_decoders[DT_CF_DECODE_CUPTI_EXTERNAL + 1] = {
-    [DT_CF_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1, -1}},
-    [DT_CF_DECODE_CUPTI_MEMCPY] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_MEMSET] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_API] = {{-1, -1, -1}},
-    [DT_CF_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
+/* The engine's decoders, by id (DT_PTI_DECODE_CUPTI_*). */
+static const pointer_fields engine_decoders[DT_PTI_DECODE_CUPTI_EXTERNAL + 1] = {
+    [DT_PTI_DECODE_CUPTI_KERNEL] = {{offsetof(dt_cupti_kernel_prefix, name), -1, -1}},
+    [DT_PTI_DECODE_CUPTI_MEMCPY] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_MEMSET] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_API] = {{-1, -1, -1}},
+    [DT_PTI_DECODE_CUPTI_EXTERNAL] = {{-1, -1, -1}},
 };
-#ifdef DT_HAVE_MSPTI
-/* MSPTI's decoders (mspti.c), by id (DT_MSPTI_DECODE_*). */
-#define MSPTI_ID(id) [DT_MSPTI_DECODE_##id - DT_CF_DECODE_VENDOR]
-static const pointer_fields mspti_decoders[DT_MSPTI_DECODE_END - DT_CF_DECODE_VENDOR] = {
-    MSPTI_ID(KERNEL) = {{offsetof(dt_mspti_kernel, type), offsetof(dt_mspti_kernel, name), -1}},
-    MSPTI_ID(API) = {{offsetof(dt_mspti_api, name), -1, -1}},
-    MSPTI_ID(MEMSET) = {{-1, -1, -1}},
-    MSPTI_ID(MEMCPY) = {{-1, -1, -1}},
-    MSPTI_ID(EXTERNAL) = {{-1, -1, -1}},
-    MSPTI_ID(HCCL) = {{offsetof(dt_mspti_hccl, name), offsetof(dt_mspti_hccl, comm_name), -1}},
-    MSPTI_ID(COMMUNICATION) = {{offsetof(dt_mspti_communication, alg_type), offsetof(dt_mspti_communication, name),
-                                offsetof(dt_mspti_communication, comm_name)}},
-    MSPTI_ID(MARKER) = {{offsetof(dt_mspti_marker, name), offsetof(dt_mspti_marker, domain), -1}},
-    MSPTI_ID(MEMORY) = {{-1, -1, -1}},
-};
-#undef MSPTI_ID
-#endif
 
-static const pointer_fields *fields_of(const dt_cf_descriptor *d, const dt_cf_layout *l)
+/* A vendor's decoders: what its descriptor declares (vendor_pointers; one not listed reads
+ * no pointer). A wrong declaration is a wild pointer read here, which the sanitizers report. */
+static pointer_fields vendor_fields;
+
+static const pointer_fields *fields_of(const dt_pti_descriptor *d, const dt_pti_layout *l)
 {
-    if (l->decoder >= DT_CF_DECODE_CUPTI_KERNEL && l->decoder <= DT_CF_DECODE_CUPTI_EXTERNAL)
+    if (l->decoder >= DT_PTI_DECODE_CUPTI_KERNEL && l->decoder <= DT_PTI_DECODE_CUPTI_EXTERNAL)
         return &engine_decoders[l->decoder];
-#ifdef DT_HAVE_MSPTI
-    if (d->vendor_decode && d->vendor_decode == dt_cf_mspti_descriptor.vendor_decode &&
-        l->decoder >= DT_CF_DECODE_VENDOR && l->decoder < DT_MSPTI_DECODE_END)
-        return &mspti_decoders[l->decoder - DT_CF_DECODE_VENDOR];
-#endif
-    (void)d;
-    return NULL;
+    if (!d->vendor_decode || l->decoder < DT_PTI_DECODE_VENDOR)
+        return NULL;
+    size_t id = (size_t)l->decoder - DT_PTI_DECODE_VENDOR;
+    for (int i = 0; i < 3; i++) {
+        uint16_t at = id < d->nvendor_pointers ? d->vendor_pointers[id].at[i] : 0;
+        vendor_fields.at[i] = at ? at : -1;
+    }
+    return &vendor_fields;
 }
 
 /* A vendor scanner walks the buffer by itself (no iterator to patch records on the way): only
  * MSPTI's, the engine's stride walk, which steps by the layout sizes from the start, is fuzzed
  * here (its pointers are patched beforehand along the same stride); MCPTI's has its own target
  * (fuzz_mcpti_scan). */
-static int walks_by_sizes(const dt_cf_descriptor *d)
+static int walks_by_sizes(const dt_pti_descriptor *d)
 {
 #ifdef DT_HAVE_MSPTI
-    return d->scan && d->scan == dt_cf_mspti_descriptor.scan;
+    return d->scan && d->scan == dt_pti_mspti_descriptor.scan;
 #else
     (void)d;
     return 0;
 #endif
 }
 
-static int all_decoders_known(const dt_cf_descriptor *d)
+static int all_decoders_known(const dt_pti_descriptor *d)
 {
     for (size_t i = 0; i < d->nlayouts; i++)
         if (!fields_of(d, &d->layouts[i]))
@@ -140,7 +155,7 @@ static const char *const strings[] = {
 #define NSTRINGS (sizeof strings / sizeof strings[0])
 
 static struct {
-    dt_cf_decoder *d;
+    dt_pti_decoder *d;
     int hostile;
     const uint8_t *script;
     size_t script_len, pos;
@@ -148,7 +163,7 @@ static struct {
 
 static uint32_t vendor_size(uint32_t kind)
 {
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    const dt_pti_layout *l = kind < DT_PTI_MAX_KIND ? it.d->by_kind[kind] : NULL;
     return l ? l->size : 0;
 }
 
@@ -159,7 +174,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
         return;
     uint32_t kind;
     memcpy(&kind, rec, 4);
-    const dt_cf_layout *l = kind < DT_CF_MAX_KIND ? it.d->by_kind[kind] : NULL;
+    const dt_pti_layout *l = kind < DT_PTI_MAX_KIND ? it.d->by_kind[kind] : NULL;
     const pointer_fields *pf = l ? fields_of(it.d->desc, l) : NULL;
     for (int i = 0; pf && i < 3; i++) {
         if (pf->at[i] < 0 || (size_t)pf->at[i] + sizeof(void *) > avail)
@@ -173,7 +188,7 @@ static void patch_pointers(uint8_t *rec, size_t avail)
 /* The vendor's GetNextRecord: the record after *rec by the kind's size. */
 static int honest_step(uint8_t *buf, size_t valid, void **rec)
 {
-    const dt_cf_descriptor *desc = it.d->desc;
+    const dt_pti_descriptor *desc = it.d->desc;
     size_t off = 0;
     uintptr_t p = (uintptr_t)*rec, base = (uintptr_t)buf;
     if (p >= base && valid >= 4 && p - base <= valid - 4) { /* else (NULL, or a hostile pointer): from the start */
@@ -197,7 +212,7 @@ static int honest_step(uint8_t *buf, size_t valid, void **rec)
 
 static int fuzz_next(uint8_t *buf, size_t valid, void **rec)
 {
-    const dt_cf_descriptor *desc = it.d->desc;
+    const dt_pti_descriptor *desc = it.d->desc;
     if (!it.hostile)
         return honest_step(buf, valid, rec);
     if (it.pos + 3 > it.script_len)
@@ -248,7 +263,7 @@ static void fill_mspti_under_an_iterator(void)
 #ifdef DT_HAVE_MSPTI
     if (mspti_under_an_iterator.name)
         return;
-    mspti_under_an_iterator = dt_cf_mspti_descriptor;
+    mspti_under_an_iterator = dt_pti_mspti_descriptor;
     mspti_under_an_iterator.name = "mspti-iterator";
     mspti_under_an_iterator.scan = NULL;
 #endif
@@ -258,8 +273,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fill_long_name();
     fill_mspti_under_an_iterator();
+    fill_descriptors();
+    if (!ndescriptors)
+        return 0; /* no PTI-family backend compiled in */
     fz_input in = {data, size};
-    const dt_cf_descriptor *chosen = descriptors[fz_u8(&in) % NDESCRIPTORS];
+    const dt_pti_descriptor *chosen = descriptors[fz_u8(&in) % ndescriptors];
     if (!all_decoders_known(chosen))
         return 0;
     uint32_t version = versions[fz_u8(&in) % (sizeof versions / sizeof versions[0])];
@@ -276,9 +294,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.n -= script_len;
 
     /* The descriptor with quirks toggled by the input: how a walk ends differs between them. */
-    dt_cf_descriptor desc = *chosen;
-    desc.quirks ^= (flags & 0x8 ? DT_CF_QUIRK_NULL_RECORD_ENDS : 0) | (flags & 0x10 ? DT_CF_QUIRK_ANY_ERROR_ENDS : 0) |
-                   (flags & 0x20 ? DT_CF_QUIRK_STRICT_RECORDS : 0);
+    dt_pti_descriptor desc = *chosen;
+    desc.quirks ^= (flags & 0x8 ? DT_PTI_QUIRK_NULL_RECORD_ENDS : 0) |
+                   (flags & 0x10 ? DT_PTI_QUIRK_ANY_ERROR_ENDS : 0) | (flags & 0x20 ? DT_PTI_QUIRK_STRICT_RECORDS : 0);
     size_t tail = in.n < sizeof input_tail - 1 ? in.n : sizeof input_tail - 1;
     memcpy(input_tail, in.p + in.n - tail, tail);
     input_tail[tail] = '\0';
@@ -287,8 +305,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dt_session *s = dt_session_new_offline("fuzz", "fuzz", "cuda_runtime", &err);
     if (!s)
         abort();
-    static dt_cf_decoder d; /* large (the cbid name cache): not on the stack */
-    dt_cf_decoder_init(&d, &desc, s, version, fuzz_next);
+    static dt_pti_decoder d; /* large (the cbid name cache): not on the stack */
+    dt_pti_decoder_init(&d, &desc, s, version, fuzz_next);
     it.d = &d;
     it.hostile = (flags & 0x4) != 0;
     it.script = script;
@@ -315,8 +333,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off += rec_size;
         }
     }
-    dt_cf_walk_counts c;
-    dt_cf_walk_buffer(&d, buf, in.n, (dt_cf_walk_mode)((flags & 3) % 3), &c);
+    dt_pti_walk_counts c;
+    dt_pti_walk_buffer(&d, buf, in.n, (dt_pti_walk_mode)((flags & 3) % 3), &c);
     if (c.emitted > c.records || s->stats.malformed_records != c.malformed || s->stats.zero_timestamp != c.zero_time)
         abort(); /* the walk's counts and the session's must agree */
 

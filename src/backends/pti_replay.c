@@ -1,9 +1,9 @@
-/* cupti_replay.c: a raw capture's buffers replayed through the CUPTI-family engine's own
- * walker and decoders: dt_cf_raw_decoder, which every DT_CF_BACKEND names in its
+/* pti_replay.c: a raw capture's buffers replayed through the CUPTI-family engine's own
+ * walker and decoders: dt_pti_raw_decoder, which every DT_PTI_BACKEND names in its
  * dt_backend (raw_decoder, with its descriptor as raw_tables), so that the core reaches it
  * through the backend registry alone. */
-#include "cupti_decode.h"
-#include "cupti_family.h"
+#include "pti_decode.h"
+#include "pti_family.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,16 +14,16 @@
 #include "core/errors.h"
 #include "core/raw.h"
 
-typedef struct cf_replay {
-    dt_cf_decoder dec;
+typedef struct pti_replay {
+    dt_pti_decoder dec;
     uint64_t *keys; /* pointer values (open addressing; 0 = empty) */
     char **vals;    /* owned NUL-terminated copies */
     size_t mask, count;
     uint8_t *copy; /* the buffer being walked: writable, aligned */
     size_t copy_cap;
-} cf_replay;
+} pti_replay;
 
-static size_t replay_slot(const cf_replay *r, uint64_t key)
+static size_t replay_slot(const pti_replay *r, uint64_t key)
 {
     size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & r->mask;
     while (r->keys[i] && r->keys[i] != key)
@@ -33,7 +33,7 @@ static size_t replay_slot(const cf_replay *r, uint64_t key)
 
 static const char *replay_resolve(void *user, uint64_t pointer)
 {
-    cf_replay *r = user;
+    pti_replay *r = user;
     if (!pointer || !r->keys)
         return NULL;
     size_t i = replay_slot(r, pointer);
@@ -42,17 +42,17 @@ static const char *replay_resolve(void *user, uint64_t pointer)
 
 static void *replay_open(dt_session *s, const dt_backend *b, uint32_t api_version, devtrace_error *err)
 {
-    const dt_cf_descriptor *desc = b->raw_tables; /* DT_CF_BACKEND: the backend's own descriptor */
-    cf_replay *r = calloc(1, sizeof *r);
+    const dt_pti_descriptor *desc = b->raw_tables; /* DT_PTI_BACKEND: the backend's own descriptor */
+    pti_replay *r = calloc(1, sizeof *r);
     if (!r) {
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         return NULL;
     }
-    dt_cf_decoder_init_offline(&r->dec, desc, s, api_version, replay_resolve, r);
+    dt_pti_decoder_init_offline(&r->dec, desc, s, api_version, replay_resolve, r);
     return r;
 }
 
-static int replay_grow(cf_replay *r)
+static int replay_grow(pti_replay *r)
 {
     size_t cap = r->mask ? (r->mask + 1) * 2 : 256;
     uint64_t *keys = calloc(cap, sizeof *keys);
@@ -62,7 +62,7 @@ static int replay_grow(cf_replay *r)
         free(vals);
         return -1;
     }
-    cf_replay old = *r;
+    pti_replay old = *r;
     r->keys = keys;
     r->vals = vals;
     r->mask = cap - 1;
@@ -79,7 +79,7 @@ static int replay_grow(cf_replay *r)
 
 static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t len)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (!pointer || ((r->count + 1) * 2 > r->mask && replay_grow(r) != 0))
         return;
     size_t i = replay_slot(r, pointer);
@@ -97,13 +97,13 @@ static void replay_string(void *st, uint64_t pointer, const char *text, uint32_t
 
 static void replay_kind_size(void *st, uint32_t kind, uint32_t size)
 {
-    cf_replay *r = st;
-    dt_cf_learn_kind_size(&r->dec, kind, size);
+    pti_replay *r = st;
+    dt_pti_learn_kind_size(&r->dec, kind, size);
 }
 
 static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t valid_size)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (mode > DT_RAW_BUFFER_POOL_FULL) {
         DT_COUNT(r->dec.s, malformed_bytes, valid_size); /* a mode this devtrace does not know */
         return;
@@ -119,16 +119,16 @@ static void replay_buffer(void *st, uint32_t mode, const uint8_t *data, size_t v
     }
     if (valid_size)
         memcpy(r->copy, data, valid_size);
-    dt_cf_walk_mode walk = mode == DT_RAW_BUFFER_DECODE          ? DT_CF_WALK_DECODE
-                           : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_CF_WALK_OUT_OF_WINDOW
-                                                                 : DT_CF_WALK_POOL_FULL;
+    dt_pti_walk_mode walk = mode == DT_RAW_BUFFER_DECODE          ? DT_PTI_WALK_DECODE
+                            : mode == DT_RAW_BUFFER_OUT_OF_WINDOW ? DT_PTI_WALK_OUT_OF_WINDOW
+                                                                  : DT_PTI_WALK_POOL_FULL;
     if (valid_size)
-        dt_cf_walk_buffer(&r->dec, r->copy, valid_size, walk, NULL);
+        dt_pti_walk_buffer(&r->dec, r->copy, valid_size, walk, NULL);
 }
 
 static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char *name, uint32_t len)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     char copy[256];
     (void)domain;
     if (len == 0 || len >= sizeof copy)
@@ -137,12 +137,12 @@ static void replay_api_name(void *st, uint32_t domain, uint32_t cbid, const char
     copy[len] = '\0';
     if (memchr(copy, '\0', len))
         return;
-    dt_cf_apply_api_name(&r->dec, cbid, copy);
+    dt_pti_apply_api_name(&r->dec, cbid, copy);
 }
 
 static void replay_close(void *st)
 {
-    cf_replay *r = st;
+    pti_replay *r = st;
     if (!r)
         return;
     for (size_t i = 0; r->keys && i <= r->mask; i++)
@@ -155,14 +155,14 @@ static void replay_close(void *st)
 
 static int replay_same_records(const dt_backend *backend_a, const dt_backend *backend_b)
 {
-    if (!backend_a || !backend_b || backend_a->raw_decoder != &dt_cf_raw_decoder ||
-        backend_b->raw_decoder != &dt_cf_raw_decoder)
+    if (!backend_a || !backend_b || backend_a->raw_decoder != &dt_pti_raw_decoder ||
+        backend_b->raw_decoder != &dt_pti_raw_decoder)
         return -1;
-    const dt_cf_descriptor *a = backend_a->raw_tables, *b = backend_b->raw_tables;
+    const dt_pti_descriptor *a = backend_a->raw_tables, *b = backend_b->raw_tables;
     return a->layouts == b->layouts && a->nlayouts == b->nlayouts && memcmp(&a->kinds, &b->kinds, sizeof a->kinds) == 0;
 }
 
-const dt_raw_decoder dt_cf_raw_decoder = {
+const dt_raw_decoder dt_pti_raw_decoder = {
     .engine = "CUPTI family",
     .open = replay_open,
     .string = replay_string,
