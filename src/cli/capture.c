@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/session.h"
+#include "core/core.h"
 #include "record_capture.h"
 #include "record_windows.h"
 

@@ -13,14 +13,12 @@
 
 #include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
-#include "core/errors.h"
-#include "core/raw.h"
-#include "core/session.h"
+#include "core/core.h"
 #include "inject/wire.h"
 #include "record_capture.h"
 #include "record_spill.h"
 #include "record_tree.h"
-#include "report/summary.h"
+#include "report/report.h"
 #include "sinks/sinks.h"
 
 static const char convert_usage[] =

@@ -15,14 +15,14 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/session.h"
+#include "core/core.h"
 #include "devtrace.h"
 #include "record_capture.h"
 #include "record_options.h"
 #include "record_spill.h"
 #include "record_tree.h"
 #include "record_windows.h"
-#include "report/summary.h"
+#include "report/report.h"
 #include "sinks/sinks.h"
 
 static volatile sig_atomic_t pending_signal;

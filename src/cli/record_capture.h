@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/session.h"
+#include "core/core.h"
 
 #define DT_CAPTURE_MAX_SECONDS 1e7 /* about 115 days */
 

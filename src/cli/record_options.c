@@ -12,9 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hostclock.h"
-#include "core/new_file.h"
-#include "core/session.h" /* dt_parse_u64, DT_DEFAULT_MAX_EVENTS */
+#include "core/core.h"
 #include "devtrace.h"
 
 /* A printf format: the default bound is filled in from the library's (DT_DEFAULT_MAX_EVENTS). */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/new_file.h"
+#include "core/core.h"
 #include "devtrace.h"
 #include "inject/wire.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/grow.h"
+#include "core/core.h"
 
 static uint64_t monotonic_ms(void)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/session.h"
+#include "core/core.h"
 #include "inject/wire.h"
 #include "record_spill.h"
 

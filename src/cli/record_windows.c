@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/core.h"
 
 static void reply(dt_windows *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply(dt_windows *w, const char *fmt, ...)

@@ -9,11 +9,8 @@
 
 #include "backends/backend.h" /* dt_replay_file with the compiled-in backends */
 #include "cli.h"
-#include "core/errors.h"
-#include "core/new_file.h"
-#include "core/raw.h"
-#include "core/session.h"
-#include "report/summary.h"
+#include "core/core.h"
+#include "report/report.h"
 #include "sinks/sinks.h"
 
 static const char replay_usage[] =

@@ -10,10 +10,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "core/grow.h"
-#include "report/compare.h"
+#include "core/core.h"
 #include "report/report.h"
-#include "report/svg.h"
 
 static const char report_usage[] =
     "usage: devtrace report [OPTIONS] TRACE... | DIR\n"

@@ -233,4 +233,11 @@ void dt_report_write_devtrace_text(const dt_report *r, FILE *out);
 /* mkdir DIR unless it exists: 0, or -1 with err. */
 int dt_report_make_dir(const char *dir, char *err, size_t errlen);
 
+/* The rest of the report layer's interface, for the command (src/cli includes this one
+ * header of the layer; scripts/check-layers): the timeline picture, the comparison of two
+ * traces, the exit summary. Last, so that their own include of this header finds it whole. */
+#include "report/compare.h"
+#include "report/summary.h"
+#include "report/svg.h"
+
 #endif
