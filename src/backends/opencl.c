@@ -68,6 +68,7 @@ const dt_backend dt_backend_opencl = {
 
 cl_icd_dispatch dt_cl_target;
 dt_cl_recording *_Atomic dt_cl_recording_now;
+dt_cl_recording *_Atomic dt_cl_recording_stopping;
 
 static cl_icd_dispatch layer_dispatch;
 static cl_uint layer_entries;
@@ -389,6 +390,7 @@ static int opencl_stop(dt_session *s, void *state)
         pthread_mutex_unlock(&control_lock);
         return 0;
     }
+    atomic_store(&dt_cl_recording_stopping, r);
     atomic_store(&dt_cl_recording_now, NULL);
     dt_cl_guards_drain(); /* from here on, no thread adds or resolves */
     uint64_t unprofiled = dt_cl_unprofiled_take();
@@ -400,6 +402,14 @@ static int opencl_stop(dt_session *s, void *state)
         dt_cl_pending_resolve_all(r, timeout_ms * 1000000u);
     }
     dt_cl_add_clock_sample(r);
+    atomic_store(&dt_cl_recording_stopping, NULL);
+    uint64_t during = atomic_load(&r->calls_while_stopping);
+    if (during)
+        dt_add_note(s,
+                    "%llu OpenCL call(s) were made while devtrace stopped recording (the program ran on, e.g. "
+                    "after a Ctrl-C, while what it had enqueued was read back): they are not recorded, nor the "
+                    "device work they enqueued, some of which may have ended before the window's stop",
+                    (unsigned long long)during);
     add_device_clock_notes(r);
     add_loss_notes(r, timeout_ms);
     /* What is missing, and what is not: ops and annotations (cpu_op events) do not need the layer. */

@@ -55,12 +55,13 @@ typedef struct dt_cl_recording {
     uint32_t api_name[DT_CL_FN_COUNT]; /* interned at open */
     /* Device events that could not be recorded, by cause (also counted in the session's
      * dropped_vendor / dropped_pool_full; these feed the notes written at stop). */
-    _Atomic uint64_t failed_commands;     /* the command ended with an error status */
-    _Atomic uint64_t unreadable_times;    /* clGetEventProfilingInfo/clGetEventInfo failed */
-    _Atomic uint64_t unprofiled_enqueues; /* the queue has no profiling, or could not be queried */
-    _Atomic uint64_t incomplete_at_stop;  /* not complete when the stop deadline passed */
-    _Atomic uint64_t no_memory;           /* no memory for the pending record */
-    _Atomic uint64_t last_sample_ns;      /* host clock of the last clock sample */
+    _Atomic uint64_t failed_commands;      /* the command ended with an error status */
+    _Atomic uint64_t unreadable_times;     /* clGetEventProfilingInfo/clGetEventInfo failed */
+    _Atomic uint64_t unprofiled_enqueues;  /* the queue has no profiling, or could not be queried */
+    _Atomic uint64_t incomplete_at_stop;   /* not complete when the stop deadline passed */
+    _Atomic uint64_t no_memory;            /* no memory for the pending record */
+    _Atomic uint64_t last_sample_ns;       /* host clock of the last clock sample */
+    _Atomic uint64_t calls_while_stopping; /* calls made while the stop ran: not recorded (a note) */
     int ticks; /* calls are stamped with TSC ticks (DT_EVENT_TICKS), not the host clock (hostclock.h) */
 } dt_cl_recording;
 
@@ -81,6 +82,9 @@ static inline uint64_t dt_cl_stamp_end(const dt_cl_recording *r)
 extern cl_icd_dispatch dt_cl_target;
 /* The recording session's backend state, or NULL: the wrappers' one load and branch. */
 extern dt_cl_recording *_Atomic dt_cl_recording_now;
+/* The recording whose stop is running (it reads back what was enqueued before), or NULL:
+ * the calls made meanwhile are counted in its calls_while_stopping. */
+extern dt_cl_recording *_Atomic dt_cl_recording_stopping;
 
 /* ------------------------------------------------------------ opencl_wrappers.c */
 

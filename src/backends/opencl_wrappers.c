@@ -33,8 +33,12 @@ typedef struct dt_cl_external {
 static inline int call_begin(dt_cl_call *c)
 {
     c->rec = atomic_load_explicit(&dt_cl_recording_now, memory_order_acquire);
-    if (__builtin_expect(c->rec == NULL, 1))
+    if (__builtin_expect(c->rec == NULL, 1)) {
+        dt_cl_recording *stopping = atomic_load_explicit(&dt_cl_recording_stopping, memory_order_relaxed);
+        if (__builtin_expect(stopping != NULL, 0))
+            atomic_fetch_add_explicit(&stopping->calls_while_stopping, 1, memory_order_relaxed);
         return 0;
+    }
     c->start_ns = dt_cl_stamp(c->rec);
     return 1;
 }
@@ -48,6 +52,7 @@ static dt_cl_thread *section_enter(const dt_cl_call *c)
         return NULL;
     dt_cl_guard_enter(t);
     if (atomic_load_explicit(&dt_cl_recording_now, memory_order_seq_cst) != c->rec) {
+        atomic_fetch_add_explicit(&c->rec->calls_while_stopping, 1, memory_order_relaxed); /* ended as it stopped */
         dt_cl_guard_exit(t);
         return NULL;
     }

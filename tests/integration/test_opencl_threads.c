@@ -11,7 +11,10 @@
  * with exactly one clEnqueueNDRangeKernel runtime event, unique correlations, one runtime
  * event per OpenCL call made while recording (none for the calls before start or after
  * stop), one stream per queue, queue properties and property lists reading back as the
- * program asked, no loss counted.
+ * program asked, no loss counted. Meanwhile another thread keeps making OpenCL calls while
+ * the stop runs (as a program does after a Ctrl-C, while devtrace's final flush reads back
+ * what it enqueued): the stop's note counts them, at least one and at most the calls that
+ * overlapped the stop.
  *
  * Exit 0: pass; 1: a check failed; 77: skipped, no OpenCL platform here. */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -63,6 +66,40 @@ typedef struct worker {
     cl_kernel kernel;
     cl_mem buffer;
 } worker;
+
+/* The caller thread: clGetDeviceInfo in a loop until told to end, counting the calls that
+ * overlapped devtrace_stop (ended after it began, began before it returned). */
+static atomic_int stop_begun, stop_ended, caller_quit;
+static atomic_ullong calls_overlapping_stop;
+static size_t caller_recorded; /* the caller's calls recorded (before the stop took effect) */
+
+static void *caller_main(void *arg)
+{
+    const shared_state *sh = arg;
+    while (!atomic_load(&caller_quit)) {
+        int ended_before = atomic_load(&stop_ended);
+        cl_uint units = 0;
+        /* Not counted in traced_calls: its calls recorded are told apart by name (no other
+         * thread calls clGetDeviceInfo while recording). */
+        cl_int err = clGetDeviceInfo(sh->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+        CHECK(err == CL_SUCCESS, "clGetDeviceInfo: %d", err);
+        if (!ended_before && atomic_load(&stop_begun))
+            atomic_fetch_add(&calls_overlapping_stop, 1);
+    }
+    return NULL;
+}
+
+/* The count in the stop's note of calls made while it ran, or 0 when there is no such note. */
+static unsigned long long calls_in_stop_note(const devtrace_session *s)
+{
+    for (int i = 0; i < devtrace_note_count(s); i++) {
+        const char *note = devtrace_note(s, i);
+        unsigned long long n = 0;
+        if (note && strstr(note, "were made while devtrace stopped recording") && sscanf(note, "%llu", &n) == 1)
+            return n;
+    }
+    return 0;
+}
 
 static void *worker_main(void *arg)
 {
@@ -149,6 +186,7 @@ static void collect(const devtrace_event *ev, const char *name, void *user)
     (void)user;
     CHECK(nevents < MAX_EVENTS, "more than %d events", MAX_EVENTS);
     is_launch[nevents] = name && strcmp(name, "clEnqueueNDRangeKernel") == 0;
+    caller_recorded += ev->kind == DEVTRACE_KIND_RUNTIME && name && strcmp(name, "clGetDeviceInfo") == 0;
     events[nevents++] = *ev;
 }
 
@@ -181,8 +219,9 @@ static void check_events(void)
     CHECK(nkernels == THREADS * KERNELS_PER_THREAD, "%zu kernel events, expected %d", nkernels,
           THREADS * KERNELS_PER_THREAD);
     CHECK(nlaunch_calls == nkernels, "%zu launch calls for %zu kernels", nlaunch_calls, nkernels);
-    CHECK(nruntime == atomic_load(&traced_calls), "%zu runtime events for %u OpenCL calls made while recording",
-          nruntime, atomic_load(&traced_calls));
+    CHECK(nruntime == atomic_load(&traced_calls) + caller_recorded,
+          "%zu runtime events for %u OpenCL calls made while recording and %zu of the caller's", nruntime,
+          atomic_load(&traced_calls), caller_recorded);
     CHECK(nstreams == THREADS + 1, "%zu streams, expected one per queue (%d)", nstreams, THREADS + 1);
     qsort(runtime_corr, nruntime, sizeof runtime_corr[0], by_correlation);
     for (size_t i = 1; i < nruntime; i++)
@@ -226,8 +265,18 @@ int main(void)
     }
     for (int i = 0; i < THREADS; i++)
         pthread_join(workers[i].thread, NULL);
+    pthread_t caller;
+    CHECK(pthread_create(&caller, NULL, caller_main, &sh) == 0, "pthread_create");
+    atomic_store(&stop_begun, 1);
     CHECK(devtrace_stop(s) == 0, "devtrace_stop failed"); /* commands still run: stop waits for them */
+    atomic_store(&stop_ended, 1);
+    atomic_store(&caller_quit, 1);
+    pthread_join(caller, NULL);
     tear_down(&sh, workers);
+    unsigned long long noted = calls_in_stop_note(s), overlapping = atomic_load(&calls_overlapping_stop);
+    CHECK(noted >= 1 && noted <= overlapping,
+          "the stop's note counts %llu calls made while it ran; the caller made %llu that overlapped it", noted,
+          overlapping);
 
     devtrace_drain(s, collect, NULL);
     check_events();
@@ -236,6 +285,7 @@ int main(void)
           "losses: vendor %" PRIu64 ", pool %" PRIu64 ", unpaired flows %" PRIu64, st->dropped_vendor,
           st->dropped_pool_full, st->unpaired_flows);
     devtrace_close(s);
-    printf("ok: %u OpenCL calls from %d threads, %zu events\n", atomic_load(&traced_calls), THREADS, nevents);
+    printf("ok: %u OpenCL calls from %d threads, %zu events; %llu calls while the stop ran, noted\n",
+           atomic_load(&traced_calls), THREADS, nevents, noted);
     return 0;
 }
