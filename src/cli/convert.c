@@ -233,7 +233,9 @@ int dt_cmd_convert(int argc, char **argv)
     }
     devtrace_error err = {0, ""};
     dt_session *s = NULL;
-    if (kind->read(&o, &s, &err) != 0 || devtrace_write_trace(s, o.output, &err) != 0) {
+    int failed = kind->read(&o, &s, &err) != 0 || devtrace_write_trace(s, o.output, &err) != 0;
+    dt_filemem_trimmer_stop(); /* a spill's events were in file memory (record_tree.c) */
+    if (failed) {
         fprintf(stderr, "devtrace convert: %s\n", err.message);
         devtrace_close(s);
         return DT_EXIT_FAILURE;

@@ -550,13 +550,15 @@ int dt_cmd_record(int argc, char **argv)
         free(taken[i]);
     free(taken);
     print_recorder_memory("after writing");
+    dt_filemem_trimmer_stop();
     const char *stats_env = getenv("DEVTRACE_RECORDER_STATS");
     if (stats_env && !strcmp(stats_env, "1"))
         fprintf(stderr,
                 "devtrace record: end of run: %.3f s from the program's end to the trace written (%.3f s of it "
-                "building the sessions); spill %llu bytes in %llu records\n",
+                "building the sessions); spill %llu bytes in %llu records; file memory trimmed %llu times\n",
                 (double)(dt_realtime_ns() - build_start) / 1e9, (double)(build_done - build_start) / 1e9,
-                (unsigned long long)spill.file_bytes, (unsigned long long)spill.records);
+                (unsigned long long)spill.file_bytes, (unsigned long long)spill.records,
+                (unsigned long long)dt_filemem_trims());
     /* A trace not written: the spill is kept when it holds the whole run (not when its own
      * write failed: the rest was in memory). */
     int keep = failed && spill.fd >= 0 && !spill.write_errno;

@@ -327,34 +327,27 @@ size_t dt_tree_replay(dt_tree *t, const unsigned char *data, size_t n, uint64_t 
     return dt_spill_walk(data, n, replay_record, t, count);
 }
 
-/* The chunks of the sessions built from a spill: pages of an unnamed file (O_TMPFILE) in
- * the spill's folder, mapped shared, so that the events are the page cache's (which the
- * kernel can write out and reclaim) and not the recorder's anonymous memory. Each chunk is
- * its own mapping of DT_CHUNK_BYTES at the file's end, its blocks reserved first
- * (fallocate: a full disk then means heap chunks, never a SIGBUS on a write to a hole).
- * The mappings stay until the process exits: the sessions that use them are the last
- * thing it closes. One for the process. */
-typedef struct chunk_file {
-    int fd; /* -1: none (chunks from the heap) */
-    uint64_t size;
-} chunk_file;
-static chunk_file chunks_file = {-1, 0};
-
+/* The chunks of the sessions built from a spill: the process's file memory (core/filemem.h,
+ * an unnamed file in the spill's folder, mapped shared), so that the events are the page
+ * cache's (which the kernel can write out and reclaim) and not the recorder's anonymous
+ * memory, and its trimmer keeps them out of the recorder's resident set while the sessions
+ * are built, finalised and written. The chunks stay until the process exits: the sessions
+ * that use them are the last thing it closes. */
 static void *chunk_from_file(void *user)
 {
-    chunk_file *f = user;
-    if (f->fd < 0 || fallocate(f->fd, 0, (off_t)f->size, DT_CHUNK_BYTES) != 0)
-        return NULL;
-    void *p = mmap(NULL, DT_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)f->size);
-    if (p == MAP_FAILED)
-        return NULL;
-    f->size += DT_CHUNK_BYTES;
-    return p;
+    (void)user;
+    dt_filemem_check(); /* the chunks filled so far leave the resident set when they pass the bound */
+    void *chunk = dt_filemem_alloc(DT_CHUNK_BYTES);
+#ifdef MADV_POPULATE_WRITE
+    if (chunk) /* its pages mapped for writing in one call, not one fault (and ext4's page_mkwrite) each */
+        madvise(chunk, DT_CHUNK_BYTES, MADV_POPULATE_WRITE);
+#endif
+    return chunk;
 }
 
 int dt_tree_chunks_beside(dt_tree *t, const char *path)
 {
-    if (chunks_file.fd < 0) {
+    if (!dt_filemem_on()) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
@@ -364,13 +357,15 @@ int dt_tree_chunks_beside(dt_tree *t, const char *path)
             dir[1] = '\0';
         else
             *slash = '\0';
-        chunks_file.fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (chunks_file.fd < 0)
+        const char *resident = getenv("DEVTRACE_RECORD_RESIDENT_MB"); /* checked by dt_record_check_env */
+        uint64_t mb = resident && *resident ? strtoull(resident, NULL, 10) : 0;
+        if (dt_filemem_open(dir, mb << 20) != 0)
             return -1; /* a file system without unnamed files: the heap, as before */
+        dt_filemem_trimmer_start();
     }
     for (size_t i = 0; i < t->nsessions; i++)
         if (t->sessions[i])
-            dt_store_set_chunk_source(&t->sessions[i]->store, chunk_from_file, &chunks_file);
+            dt_store_set_chunk_source(&t->sessions[i]->store, chunk_from_file, NULL);
     return 0;
 }
 

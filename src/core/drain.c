@@ -3,55 +3,9 @@
  * after stop; every event it drops is counted by cause. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "filemem.h"
 #include "session.h"
-
-/* ---- scratch arrays ----
- *
- * Finalise's large scratch arrays (the correlation map, the sort's pairs) are zeroed
- * mappings where huge pages may back them: one page fault per 2 MiB instead of one per
- * 4 KiB (about 2 us each on these VMs: 30 k faults, half of finalise's time at 1 M
- * events, went to first touches of these arrays). Small ones come from calloc. */
-#define SCRATCH_HUGE (2u << 20)
-
-typedef struct scratch {
-    void *mem;    /* owned */
-    size_t bytes; /* of the mapping; 0 when mem came from calloc */
-} scratch;
-
-static void *scratch_alloc(scratch *sc, size_t bytes)
-{
-    sc->mem = NULL;
-    sc->bytes = 0;
-    if (bytes < 4 * (size_t)SCRATCH_HUGE) {
-        sc->mem = calloc(1, bytes ? bytes : 1);
-        return sc->mem;
-    }
-    size_t len = (bytes + SCRATCH_HUGE - 1) & ~(size_t)(SCRATCH_HUGE - 1), over = len + SCRATCH_HUGE;
-    char *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    char *start = (char *)(((uintptr_t)m + SCRATCH_HUGE - 1) & ~(uintptr_t)(SCRATCH_HUGE - 1));
-    if (start > m)
-        munmap(m, (size_t)(start - m));
-    if (m + over > start + len)
-        munmap(start + len, (size_t)(m + over - (start + len)));
-    madvise(start, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
-    sc->mem = start;
-    sc->bytes = len;
-    return start;
-}
-
-static void scratch_free(scratch *sc)
-{
-    if (sc->bytes)
-        munmap(sc->mem, sc->bytes);
-    else
-        free(sc->mem);
-    sc->mem = NULL;
-    sc->bytes = 0;
-}
 
 /* Open-addressing map from a correlation id to its external id and flow state. */
 enum { HAS_RUNTIME = 1, RUNTIME_IN = 2, HAS_DEVICE = 4, DEVICE_IN = 8, HAS_EXT = 16 };
@@ -92,7 +46,7 @@ static void choose_launch(corr_entry *e, devtrace_event *ev)
 typedef struct corr_map {
     corr_entry *slots; /* in mem */
     size_t mask;
-    scratch mem;
+    dt_bigmem mem;
     int runtime_recorded; /* 0: the session does not record runtime calls, so no device half has a partner */
     size_t expected;
     /* Correlation -> user correlation id (in external, with HAS_EXT): a map of its own, made
@@ -106,7 +60,7 @@ static int corr_map_init(corr_map *m, size_t expected)
     size_t n = 64;
     while (n < expected * 2)
         n <<= 1;
-    m->slots = scratch_alloc(&m->mem, n * sizeof *m->slots);
+    m->slots = dt_bigmem_alloc(&m->mem, n * sizeof *m->slots);
     m->mask = n - 1;
     return m->slots ? 0 : -1;
 }
@@ -149,9 +103,9 @@ static const corr_entry *corr_map_find(const corr_map *m, uint64_t key)
 
 static void corr_map_release(corr_map *m)
 {
-    scratch_free(&m->mem);
+    dt_bigmem_free(&m->mem);
     if (m->user) {
-        scratch_free(&m->user->mem);
+        dt_bigmem_free(&m->user->mem);
         free(m->user);
         m->user = NULL;
     }
@@ -235,12 +189,18 @@ static int item_cmp(const sort_item *x, const sort_item *y)
 static void merge_runs(const sort_item *src, sort_item *dst, size_t lo, size_t mid, size_t hi)
 {
     if (mid >= hi || item_cmp(&src[mid - 1], &src[mid]) <= 0) { /* already in order (the usual case) */
-        memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src);
+        for (size_t at = lo; at < hi; at += DT_FILEMEM_EVERY) {
+            size_t end = hi - at < DT_FILEMEM_EVERY ? hi : at + DT_FILEMEM_EVERY;
+            memcpy(dst + at, src + at, (end - at) * sizeof *src);
+            dt_filemem_check();
+        }
         return;
     }
     size_t i = lo, j = mid, o = lo;
-    while (i < mid && j < hi)
+    while (i < mid && j < hi) {
         dst[o++] = item_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+        dt_filemem_every(o);
+    }
     while (i < mid)
         dst[o++] = src[i++];
     while (j < hi)
@@ -251,6 +211,7 @@ static void merge_runs(const sort_item *src, sort_item *dst, size_t lo, size_t m
 static sort_item *sort_items(sort_item *a, sort_item *b, size_t n)
 {
     for (size_t lo = 0; lo < n; lo += SORT_RUN) {
+        dt_filemem_every(lo / SORT_RUN * 32 + 31); /* every 32 runs (1,024 items) */
         size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
         for (size_t i = lo + 1; i < hi; i++) {
             sort_item x = a[i];
@@ -282,7 +243,9 @@ static uint64_t mark_flows(const corr_map *m, devtrace_event **ev, size_t n, sor
 {
     uint64_t unpaired = 0;
     for (size_t i = 0; i < n; i++) {
+        dt_filemem_every(i);
         devtrace_event *e = ev[i];
+        dt_filemem_will_write(e);
         if (items)
             items[i] = (sort_item){e->start_ns, e};
         if (!e->correlation || e->kind == DEVTRACE_KIND_CPU_OP)
@@ -331,12 +294,12 @@ static void *sort_half_run(void *arg)
 /* Marks the flows of ev[0, n) and sorts them by time (counting unpaired halves in s). */
 static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event **ev, size_t n)
 {
-    scratch sa = {0}, sb = {0};
-    sort_item *a = n > 1 ? scratch_alloc(&sa, n * sizeof *a) : NULL,
-              *b = n > 1 ? scratch_alloc(&sb, n * sizeof *b) : NULL;
+    dt_bigmem sa = {0}, sb = {0};
+    sort_item *a = n > 1 ? dt_bigmem_alloc(&sa, n * sizeof *a) : NULL,
+              *b = n > 1 ? dt_bigmem_alloc(&sb, n * sizeof *b) : NULL;
     if (!a || !b) {
-        scratch_free(&sa);
-        scratch_free(&sb);
+        dt_bigmem_free(&sa);
+        dt_bigmem_free(&sb);
         DT_COUNT(s, unpaired_flows, mark_flows(m, ev, n, NULL));
         qsort(ev, n, sizeof *ev, by_time);
         return;
@@ -352,24 +315,28 @@ static void mark_flows_and_sort(dt_session *s, const corr_map *m, devtrace_event
     if (!threaded) {
         sort_half all = {m, ev, a, b, NULL, n, 0};
         sort_half_run(&all);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            dt_filemem_every(i);
             ev[i] = all.result[i].ev;
+        }
         DT_COUNT(s, unpaired_flows, all.unpaired);
     } else {
         sort_half_run(&second);
         pthread_join(helper, NULL);
         const sort_item *r1 = first.result, *r2 = second.result;
         size_t i = 0, j = 0, o = 0;
-        while (i < h && j < n - h)
+        while (i < h && j < n - h) {
             ev[o++] = item_cmp(&r2[j], &r1[i]) < 0 ? r2[j++].ev : r1[i++].ev;
+            dt_filemem_every(o);
+        }
         while (i < h)
             ev[o++] = r1[i++].ev;
         while (j < n - h)
             ev[o++] = r2[j++].ev;
         DT_COUNT(s, unpaired_flows, first.unpaired + second.unpaired);
     }
-    scratch_free(&sa);
-    scratch_free(&sb);
+    dt_bigmem_free(&sa);
+    dt_bigmem_free(&sb);
 }
 
 static void align_clock(dt_session *s, devtrace_event *ev)
@@ -434,12 +401,15 @@ typedef struct pass1_ctx {
     devtrace_event **kept; /* borrowed: room for every stored event */
     size_t n;              /* events kept */
     size_t mapped;         /* events whose times were on the vendor's clock */
+    size_t seen;           /* events visited */
 } pass1_ctx;
 
 static void pass1_event(void *user, devtrace_event *ev)
 {
     pass1_ctx *c = user;
     dt_session *s = c->s;
+    dt_filemem_every(c->seen++);
+    dt_filemem_will_write(ev);
     if (ev->flags & DT_EVENT_RETIRED)
         return; /* an earlier capture window's */
     if (ev->kind == DEVTRACE_KIND_EXTCORR || ev->kind == DEVTRACE_KIND_RUNTIME) {
@@ -573,14 +543,9 @@ static int marker_cmp(const void *a, const void *b)
  * event from the start's time to the end's, which ends up in the start's place (the order
  * is by start time); marks stay as they are. A start or end without its partner is left
  * out, counted in a note. Then the running total of each process's memory on each device, in
- * time order. */
-static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
+ * time order. nmarkers and nmemory: how many of all[0, *n) are of each kind (0: a pass skipped). */
+static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n, size_t nmarkers, size_t nmemory)
 {
-    size_t nmarkers = 0, nmemory = 0;
-    for (size_t i = 0; i < *n; i++) {
-        nmarkers += all[i]->kind == DEVTRACE_KIND_MARKER;
-        nmemory += all[i]->kind == DEVTRACE_KIND_MEMORY;
-    }
     uint64_t unpaired = 0;
     if (nmarkers) {
         marker_ref *refs = malloc(nmarkers * sizeof *refs);
@@ -617,6 +582,7 @@ static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
         }
         size_t out = 0;
         for (size_t i = 0; i < *n; i++) {
+            dt_filemem_every(i);
             if (all[i]->kind == DEVTRACE_KIND_NONE) {
                 s->stats.events[DEVTRACE_KIND_MARKER]--;
                 continue;
@@ -637,6 +603,7 @@ static void markers_and_memory(dt_session *s, devtrace_event **all, size_t *n)
     int64_t totals[MAX_DEVICES];
     size_t ndevices = 0;
     for (size_t i = 0; i < *n; i++) {
+        dt_filemem_every(i);
         devtrace_event *ev = all[i];
         if (ev->kind != DEVTRACE_KIND_MEMORY)
             continue;
@@ -667,13 +634,15 @@ int dt_session_finalize(dt_session *s)
     dt_ticks_convert(s); /* runtime calls stamped with the TSC, onto their backend's clock */
     s->stats.dropped_store_full += dt_store_dropped(&s->store) - s->store_dropped_base;
     size_t total = (size_t)dt_store_count(&s->store);
-    devtrace_event **all = calloc(total ? total : 1, sizeof *all);
+    dt_bigmem_free(&s->sorted_mem);
+    s->sorted = NULL;
+    devtrace_event **all = dt_bigmem_alloc(&s->sorted_mem, (total ? total : 1) * sizeof *all);
     lane_set *lanes = calloc(1, sizeof *lanes);
     free(s->lanes);
     s->lanes = malloc(DT_MAX_LANES * sizeof *s->lanes);
     corr_map m = {0};
     if (!all || !lanes || !s->lanes || corr_map_init(&m, total) != 0) {
-        free(all);
+        dt_bigmem_free(&s->sorted_mem);
         free(lanes);
         corr_map_release(&m);
         return DEVTRACE_ENOMEM;
@@ -686,7 +655,7 @@ int dt_session_finalize(dt_session *s)
     pthread_mutex_unlock(&s->lock);
 
     /* Pass 1 as the store is walked: each event is read once for collection and pass 1. */
-    pass1_ctx p1 = {s, &m, all, 0, 0};
+    pass1_ctx p1 = {s, &m, all, 0, 0, 0};
     dt_store_visit(&s->store, pass1_event, &p1);
     size_t kept = p1.n;
     if (p1.mapped && nsamples >= 2 && s->clock.mode == DT_CLOCK_OFFSET)
@@ -697,12 +666,14 @@ int dt_session_finalize(dt_session *s)
                     nsamples);
     /* Pass 2: attach external ids, filter the window, record flow halves, demangle the
      * kernel names of the events kept (in their order, as a pass of its own did). */
-    size_t out = 0;
+    size_t out = 0, nmarkers = 0, nmemory = 0; /* (markers and memory events of those given: pass 3's) */
     uint32_t nnames = dt_intern_count(&s->names);
     demangled_names dn = {calloc(nnames ? nnames : 1, sizeof *dn.map), nnames};
     memset(s->stats.events, 0, sizeof s->stats.events); /* counted here: nothing after this drops events */
     for (size_t i = 0; i < kept; i++) {
+        dt_filemem_every(i);
         devtrace_event *ev = all[i];
+        dt_filemem_will_write(ev);
         int device = is_device_kind(ev->kind);
         corr_entry *e =
             ev->correlation ? corr_map_get(&m, ev->correlation, device || ev->kind == DEVTRACE_KIND_RUNTIME) : NULL;
@@ -727,13 +698,15 @@ int dt_session_finalize(dt_session *s)
         if (ev->flags & DT_EVENT_DELIVERED)
             continue; /* a devtrace_flush gave it already: counted, on its stream, not given again */
         demangle_kernel_name(s, &dn, ev);
+        nmarkers += ev->kind == DEVTRACE_KIND_MARKER;
+        nmemory += ev->kind == DEVTRACE_KIND_MEMORY;
         all[out++] = ev;
     }
     free(dn.map);
     lanes_take(s, lanes);
     free(lanes);
     mark_flows_and_sort(s, &m, all, out);
-    markers_and_memory(s, all, &out);
+    markers_and_memory(s, all, &out, nmarkers, nmemory);
     corr_map_release(&m);
     s->sorted = all;
     s->nsorted = out;
@@ -759,6 +732,7 @@ size_t dt_session_deliver(dt_session *s, devtrace_event_cb cb, void *user)
 {
     if (cb)
         for (size_t i = 0; i < s->nsorted; i++) {
+            dt_filemem_every(i);
             devtrace_event ev = *s->sorted[i];
             ev.flags &= (uint16_t) ~(DT_EVENT_FLOW | DT_EVENT_DELIVERED);
             cb(&ev, dt_intern_get(&s->names, ev.name_id), user);
@@ -870,7 +844,7 @@ void dt_session_retire_window(dt_session *s)
     size_t size = s->stats.size;
     memset(&s->stats, 0, sizeof s->stats);
     s->stats.size = size;
-    free(s->sorted);
+    dt_bigmem_free(&s->sorted_mem);
     s->sorted = NULL;
     s->nsorted = 0;
     s->nlanes = s->ndevice_lanes = 0;

@@ -778,7 +778,7 @@ void devtrace_close(devtrace_session *s)
     dt_intern_destroy(&s->names);
     free(s->samples);
     free(s->tick_samples);
-    free(s->sorted);
+    dt_bigmem_free(&s->sorted_mem);
     free(s->lanes);
     free(s->processes);
     free(s->op_window);

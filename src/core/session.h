@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "clock.h"
+#include "filemem.h"
 #include "devtrace.h"
 #include "hostclock.h"
 #include "intern.h"
@@ -99,7 +100,8 @@ struct devtrace_session {
     int ranks_differ;    /* its processes reported different ranks: each on its lanes' labels */
     int process_windows; /* each process's events are kept in its own window (--capture-op) */
     /* Results of finalise. */
-    devtrace_event **sorted; /* owned array of pointers into the store */
+    devtrace_event **sorted; /* array of pointers into the store (in sorted_mem) */
+    dt_bigmem sorted_mem;
     size_t nsorted;
     /* The lanes of the events kept, for the trace's names (process_name, thread_name):
      * dt_lane_key values (owned), the device lanes ascending then the host lanes ascending;

@@ -263,11 +263,13 @@ int devtrace_stream_get(const devtrace_session *s, int index, devtrace_stream *o
     st.size = out->size < sizeof st ? out->size : sizeof st;
     st.device = (int)(uint32_t)(key >> 32);
     st.stream = (uint32_t)key;
-    for (size_t i = 0; i < s->nsorted; i++) /* the context of the stream's first event */
+    for (size_t i = 0; i < s->nsorted; i++) { /* the context of the stream's first event */
+        dt_filemem_every(i);
         if (!dt_lane_is_host(s->sorted[i]) && dt_lane_key(s->sorted[i]) == key) {
             st.context = s->sorted[i]->context;
             break;
         }
+    }
     snprintf(st.name, sizeof st.name, "stream %u", st.stream); /* as the trace names its thread */
     memcpy(out, &st, st.size);
     return 0;
@@ -313,8 +315,10 @@ int devtrace_flush(devtrace_session *s, devtrace_event_cb cb, void *user, size_t
         return rc;
     }
     size_t n = dt_session_deliver(s, cb, user);
-    for (size_t i = 0; i < s->nsorted; i++)
+    for (size_t i = 0; i < s->nsorted; i++) {
+        dt_filemem_every(i);
         s->sorted[i]->flags |= DT_EVENT_DELIVERED;
+    }
     s->nsorted = 0; /* given: a drain or a writer after this sees none of them again */
     s->flushed_final = 1;
     if (count)

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "filemem.h"
+
 static atomic_uint_fast64_t store_generations = 1;
 
 static _Thread_local struct {
@@ -172,10 +174,13 @@ void dt_store_destroy(dt_store *st)
 {
     if (!st || !st->generation)
         return;
+    size_t walked = 0;
     for (dt_chunk *c = st->full, *next; c; c = next) {
         next = c->next;
         if (c->alloc_events != DT_CHUNK_EXTERNAL)
             free(c);
+        else if (++walked % 32 == 0)
+            dt_filemem_check(); /* each header read maps its neighbours too (the kernel's fault-around) */
     }
     for (dt_chunk *c = st->spare, *next; c; c = next) {
         next = c->next;
@@ -456,8 +461,10 @@ static void visit_chunk(dt_chunk *c, dt_store_visit_fn fn, void *user)
 void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user)
 {
     pthread_mutex_lock(&st->lock);
-    for (dt_chunk *c = st->full; c; c = c->next)
+    for (dt_chunk *c = st->full; c; c = c->next) {
         visit_chunk(c, fn, user);
+        dt_filemem_check(); /* a recorder's chunks are file memory: a chunk's pages at a time */
+    }
     /* A thread may be filing its current chunk meanwhile (replace_chunk): a chunk between
      * the two is seen by the next visit, never twice. */
     for (dt_slot *s = st->slots; s; s = s->next) {
@@ -468,16 +475,24 @@ void dt_store_visit(dt_store *st, dt_store_visit_fn fn, void *user)
     pthread_mutex_unlock(&st->lock);
 }
 
-static void count_one(void *user, devtrace_event *ev)
-{
-    (void)ev;
-    (*(uint64_t *)user)++;
-}
-
+/* The chunks' counts, as dt_store_visit would see them, without reading an event (a
+ * recorder's events are file memory: a walk over them would read each page back). */
 uint64_t dt_store_count(dt_store *st)
 {
     uint64_t n = 0;
-    dt_store_visit(st, count_one, &n);
+    pthread_mutex_lock(&st->lock);
+    size_t walked = 0;
+    for (dt_chunk *c = st->full; c; c = c->next) {
+        n += atomic_load_explicit(&c->count, memory_order_acquire);
+        if (++walked % 32 == 0)
+            dt_filemem_check(); /* each header read maps its neighbours too (the kernel's fault-around) */
+    }
+    for (dt_slot *s = st->slots; s; s = s->next) {
+        dt_chunk *c = __atomic_load_n(&s->current, __ATOMIC_ACQUIRE);
+        if (c)
+            n += atomic_load_explicit(&c->count, memory_order_acquire);
+    }
+    pthread_mutex_unlock(&st->lock);
     return n;
 }
 

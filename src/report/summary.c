@@ -21,6 +21,7 @@ static void print_top_kernels(dt_session *s, FILE *out, size_t top)
     }
     int ok = 1;
     for (size_t i = 0; ok && i < s->nsorted; i++) {
+        dt_filemem_every(i);
         const devtrace_event *ev = s->sorted[i];
         if (ev->kind != DEVTRACE_KIND_KERNEL)
             continue;

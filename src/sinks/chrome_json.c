@@ -703,6 +703,7 @@ static void write_events(writer *wr, size_t first, size_t end)
 {
     dt_session *s = wr->s;
     for (size_t i = first; i < end; i++) {
+        dt_filemem_every(i); /* the recorder's events are in file memory */
         const devtrace_event *ev = s->sorted[i];
         switch (ev->kind) {
         case DEVTRACE_KIND_KERNEL:

@@ -347,6 +347,7 @@ static void make_piece(void *worker, size_t index, dt_jsonw *out)
         size_t first = (index - 1) * PIECE_EVENTS,
                end = nsorted - first < PIECE_EVENTS ? nsorted : first + PIECE_EVENTS;
         for (size_t i = first; i < end && !wr->w.failed; i++) {
+            dt_filemem_every(i); /* the recorder's events are in file memory */
             if (i + PREFETCH_AHEAD < nsorted)
                 __builtin_prefetch(wr->s->sorted[i + PREFETCH_AHEAD]);
             write_event(wr, i);

@@ -16,10 +16,12 @@ static int flow_grow(flow_map *m, size_t expected)
     while (!m->slots && n < expected + expected / 2)
         n <<= 1;
     flow_slot *old = m->slots;
+    dt_bigmem old_mem = m->slots_mem;
     size_t old_n = old ? m->mask + 1 : 0;
-    m->slots = calloc(n, sizeof *m->slots);
+    m->slots = dt_bigmem_alloc(&m->slots_mem, n * sizeof *m->slots);
     if (!m->slots) {
         m->slots = old;
+        m->slots_mem = old_mem;
         return -1;
     }
     m->mask = n - 1;
@@ -31,7 +33,7 @@ static int flow_grow(flow_map *m, size_t expected)
             j = (j + 1) & m->mask;
         m->slots[j] = old[i];
     }
-    free(old);
+    dt_bigmem_free(&old_mem);
     return 0;
 }
 
@@ -65,7 +67,7 @@ static int flow_add(flow_map *m, uint64_t correlation, size_t index)
 
 static void flow_map_free(flow_map *m)
 {
-    free(m->slots);
+    dt_bigmem_free(&m->slots_mem);
     free(m->more);
     memset(m, 0, sizeof *m);
 }
@@ -107,7 +109,7 @@ void dt_pf_facts_free(trace_facts *t)
     flow_map_free(&t->flows);
     free(t->name_iids);
     free(t->names);
-    free(t->levels);
+    dt_bigmem_free(&t->levels_mem);
     free(t->lane_levels);
     memset(t, 0, sizeof *t);
 }
@@ -151,7 +153,7 @@ int dt_pf_facts_init(trace_facts *t, dt_session *s)
     uint32_t n = t->ninterned = dt_intern_count(&s->names);
     t->name_iids = calloc(n ? n : 1, sizeof *t->name_iids);
     t->names = malloc((n ? n : 1) * sizeof *t->names);
-    t->levels = calloc(s->nsorted ? s->nsorted : 1, 1);
+    t->levels = dt_bigmem_alloc(&t->levels_mem, s->nsorted ? s->nsorted : 1);
     t->lane_levels = calloc(s->nlanes ? s->nlanes : 1, 1);
     nest_stack *stacks = calloc((s->nlanes ? s->nlanes : 1) * NEST_LEVELS, sizeof *stacks);
     lane_memo *memo = calloc(LANE_MEMO_SLOTS, sizeof *memo);
@@ -163,6 +165,7 @@ int dt_pf_facts_init(trace_facts *t, dt_session *s)
         flow_grow(&t->flows, device_events) != 0)
         goto end;
     for (size_t i = 0; i < s->nsorted; i++) {
+        dt_filemem_every(i);
         if (i + PREFETCH_AHEAD < s->nsorted) /* the events lie scattered in the store's chunks */
             __builtin_prefetch(s->sorted[i + PREFETCH_AHEAD]);
         if (facts_add_event(t, i, stacks, memo) != 0)

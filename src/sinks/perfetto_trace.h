@@ -138,7 +138,8 @@ typedef struct flow_more {
 } flow_more;
 
 typedef struct flow_map {
-    flow_slot *slots; /* owned */
+    flow_slot *slots; /* in slots_mem */
+    dt_bigmem slots_mem;
     size_t mask, used;
     flow_more *more; /* owned; [0] unused */
     size_t nmore, more_cap;
@@ -151,8 +152,9 @@ typedef struct trace_facts {
     uint32_t *name_iids; /* owned: by name id, the name's iid (0: no event uses it) */
     uint32_t *names;     /* owned: the name ids the events use, in the order of first use */
     uint32_t nnames;
-    uint32_t ninterned;   /* the session's names: an id past them stands for id 0 */
-    uint8_t *levels;      /* owned: by place in s->sorted, the event's nesting level (below) */
+    uint32_t ninterned; /* the session's names: an id past them stands for id 0 */
+    uint8_t *levels;    /* in levels_mem: by place in s->sorted, the event's nesting level (below) */
+    dt_bigmem levels_mem;
     uint8_t *lane_levels; /* owned: by named lane, the deepest level its events use */
     uint64_t over_nested; /* events past the last level (left on it, nested wrongly) */
 } trace_facts;

@@ -33,6 +33,7 @@ def parse_args(description):
     ap.add_argument("--example", help="the OpenCL example (opencl-parity), when built")
     ap.add_argument("--failmalloc", help="rel_failmalloc.so (not under sanitizers)")
     ap.add_argument("--tsan", action="store_true", help="devtrace is built with ThreadSanitizer")
+    ap.add_argument("--sanitized", action="store_true", help="devtrace is built with any sanitizer")
     ap.add_argument("--emu-roctracer", help="libroctracer-emu.so, when built")
     ap.add_argument("--only", help="run only the cases whose name contains this")
     return ap.parse_args()

@@ -11,6 +11,7 @@ size limit) gives one clear line, a non-zero exit and no file. Writes OUT/proces
 """
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -400,6 +401,34 @@ def spill_removed():
         a["traceEvents"])
 
 
+MEMORY_REPEATS = 1500  # 334,500 events: about 37 MB of events, 90 MB with finalise's arrays
+MEMORY_BOUND_KB = 64 << 10  # issue 25's bound on the recorder's memory, whatever the run's length
+
+
+def recorder_memory():
+    """The end of a long run in bounded memory: the recorder builds, finalises and writes a run of
+    334,500 events with its peak resident memory (VmHWM, DEVTRACE_RECORDER_STATS=1) under 64 MB, the
+    events and finalise's arrays in file memory trimmed out of its resident set as it goes; the trace
+    holds every event exactly. (With DEVTRACE_RECORD_CHUNKS=heap, which keeps them in memory as before, the
+    peak was 138 MB.)"""
+    if args.sanitized:
+        return "SKIPPED (a sanitizer's shadow memory grows with every page touched: the bound holds for plain builds)"
+    proc, _, path = record(args, "recorder_memory.json", host(args, repeat=MEMORY_REPEATS),
+                           env={"DEVTRACE_RECORDER_STATS": "1"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    hwm = re.search(r"memory after writing: VmHWM (\d+) kB", proc.stderr)
+    trims = re.search(r"file memory trimmed (\d+) times", proc.stderr)
+    assert hwm and trims, proc.stderr
+    hwm_kb, ntrims = int(hwm.group(1)), int(trims.group(1))
+    assert ntrims > 0, "the file memory was never trimmed: %s" % proc.stderr
+    assert hwm_kb < MEMORY_BOUND_KB, "the recorder's peak was %d kB (bound %d kB)" % (hwm_kb, MEMORY_BOUND_KB)
+    t = load_trace(path)
+    expect_meta(t, {**counts_times(MEMORY_REPEATS), "events_missing": 0, "malformed.records": 0})
+    os.unlink(path)
+    return "%d device events and runtime calls: peak %.1f MB (bound 64 MB), file memory trimmed %d times; all in the trace" % (
+        MEMORY_REPEATS * sum(WL[k] for k in ("kernel", "memcpy", "memset", "runtime")), hwm_kb / 1024, ntrims)
+
+
 def disk_full_keeps_the_spill():
     """The trace does not fit but the spill did: the recorder keeps the spill and says in one line where
     it is and how to convert it; devtrace convert of it (to another disk) gives the whole run."""
@@ -448,6 +477,7 @@ cases.run("killed_while_writing", E, "SIGKILL to the recorder mid-write", killed
 cases.run("disk_full", E, "disk full while writing", disk_full)
 cases.run("disk_full_keeps_the_spill", E, "disk full while writing, the spill whole", disk_full_keeps_the_spill)
 cases.run("spill_removed", E, "an ordinary run", spill_removed)
+cases.run("recorder_memory", E, "a long run's end in bounded memory", recorder_memory)
 cases.run("recorder_killed_after_end", E, "SIGKILL to the recorder alone after the program ran",
           lambda: kill_recorder("after_end"))
 cases.run("recorder_killed_mid_run", E, "SIGKILL to the recorder alone mid-run", lambda: kill_recorder("mid_run"))
