@@ -188,12 +188,12 @@ static inline dt_pti_decoded cnpapi_decode_api(dt_pti_decoder *d, const uint8_t 
 {
     dt_cnpapi_api a;
     memcpy(&a, rec, sizeof a);
-    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_RUNTIME,
-                                        (dt_pti_span){a.start, a.end, a.correlation_id, a.process_id, a.thread_id, 0});
+    dt_pti_decoded r = dt_pti_span_check(a.start, a.end);
     if (r != DT_PTI_EMIT)
         return r;
     if (a.cbid >= DT_PTI_CBID_CACHE)
         return DT_PTI_MALFORMED; /* no API has this many calls: garbage, and it would grow the names */
+    dt_pti_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
     ev->flags = DEVTRACE_EVENT_HAS_CBID;
     ev->name_id = dt_pti_runtime_name_inline(d, a.cbid);
     ev->u.runtime.cbid = a.cbid;
