@@ -94,9 +94,9 @@ static inline uint32_t dt_pti_kernel_name(dt_pti_decoder *d, dt_pti_name_cache *
  * adds what only its kind has; these are inline (always) in its decoders, as they are in
  * the walks. */
 
-/* Where and when a vendor's record ran, as its decoder read it: the span, the correlation,
- * the device and stream (process and thread for API records) and the context (0: the
- * vendor's records carry none). */
+/* Where and when a record ran, as its decoder read it (a vendor's, or the engine's memcpy
+ * and memset): the span, the correlation, the device and stream (process and thread for API
+ * records) and the context (0: the vendor's records carry none). */
 typedef struct dt_pti_span {
     uint64_t start, end, correlation;
     uint32_t device, stream, context;
@@ -241,17 +241,33 @@ static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_kernel(
     return DT_PTI_EMIT;
 }
 
+/* What the engine's memcpy and memset decoders share: both times 0 is "not collected"
+ * (ZERO_TIME); with DT_PTI_QUIRK_STRICT_RECORDS, a record without a correlation id or without
+ * bytes is MALFORMED; else its span is set as an event of kind, with its context. */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_take_bytes_span(const dt_pti_decoder *d,
+                                                                                         devtrace_event *ev,
+                                                                                         uint16_t kind, dt_pti_span sp,
+                                                                                         uint64_t bytes)
+{
+    if (sp.start == 0 && sp.end == 0)
+        return DT_PTI_ZERO_TIME;
+    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (sp.correlation == 0 || bytes == 0))
+        return DT_PTI_MALFORMED;
+    dt_pti_set_span(ev, kind, sp.start, sp.end, sp.correlation, sp.device, sp.stream);
+    ev->context = sp.context;
+    return DT_PTI_EMIT;
+}
+
 static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_memcpy(dt_pti_decoder *d, const uint8_t *rec,
                                                                                 devtrace_event *ev)
 {
     dt_cupti_memcpy_prefix m;
     memcpy(&m, rec, sizeof m);
-    if (m.start == 0 && m.end == 0)
-        return DT_PTI_ZERO_TIME;
-    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_PTI_MALFORMED;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
+    dt_pti_decoded r = dt_pti_cupti_take_bytes_span(
+        d, ev, DEVTRACE_KIND_MEMCPY,
+        (dt_pti_span){m.start, m.end, m.correlation_id, m.device_id, m.stream_id, m.context_id}, m.bytes);
+    if (r != DT_PTI_EMIT)
+        return r;
     ev->u.memcpy.bytes = m.bytes;
     ev->u.memcpy.direction = dt_pti_copy_direction(d, m.copy_kind);
     ev->u.memcpy.src_kind = m.src_kind;
@@ -264,12 +280,11 @@ static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_memset(
 {
     dt_cupti_memset4 m;
     memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
-    if (m.start == 0 && m.end == 0)
-        return DT_PTI_ZERO_TIME;
-    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_PTI_MALFORMED;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
+    dt_pti_decoded r = dt_pti_cupti_take_bytes_span(
+        d, ev, DEVTRACE_KIND_MEMSET,
+        (dt_pti_span){m.start, m.end, m.correlation_id, m.device_id, m.stream_id, m.context_id}, m.bytes);
+    if (r != DT_PTI_EMIT)
+        return r;
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
     return DT_PTI_EMIT;
