@@ -80,11 +80,7 @@ def adaptor_library(torch, log=sys.stderr):
         [version.encode(), str(abi).encode(), os.path.realpath(cxx).encode(), os.path.realpath(lib).encode()])
     if os.path.exists(path):
         return path
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise KinetoUnavailable("cannot create the cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable folder"
-                                % (folder, e.strerror))
+    observer_build.make_cache(folder, KinetoUnavailable)
     tmp = "%s.%d.tmp" % (path, os.getpid())
     libdir_devtrace = os.path.dirname(os.path.realpath(lib))
     cmd = [cxx, "-O2", "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden", "-DFMT_HEADER_ONLY=1",

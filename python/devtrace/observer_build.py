@@ -59,6 +59,16 @@ def cached_library(name, version, key_parts):
     return folder, os.path.join(folder, "%s-torch%s-%s.so" % (name, version.replace(os.sep, "_"), key.hexdigest()[:16]))
 
 
+def make_cache(folder, unavailable, name="cache"):
+    """Creates the cache folder (and its parents); raises unavailable with one line (the folder,
+    why, and the fix) when it cannot. name: what the line calls the folder."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise unavailable("cannot create the %s %s (%s): set DEVTRACE_TORCH_CACHE to a writable folder"
+                          % (name, folder, e.strerror))
+
+
 def linker_first(lines):
     """A failed build's error lines, the most telling first: the first error; the linker's own
     line before collect2's summary of it."""
@@ -110,11 +120,7 @@ def observer_library(torch, log=sys.stderr):
         os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()))
     if os.path.exists(path):
         return path
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise ObserverUnavailable("cannot create the observer cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable "
-                                  "folder" % (folder, e.strerror))
+    make_cache(folder, ObserverUnavailable, "observer cache")
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:  # the compiler's own words for this would be "ld returned 1 exit status"
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
