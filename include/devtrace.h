@@ -111,6 +111,12 @@ typedef enum devtrace_memcpy_dir {
     DEVTRACE_COPY_HTOH = 4
 } devtrace_memcpy_dir;
 
+/* The name a copy of this direction (devtrace_memcpy_dir) has in a trace, as Kineto names
+ * CUPTI's copies: "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device -> Pageable)",
+ * "Memcpy DtoD (Device -> Device)", "Memcpy HtoH (Pageable -> Pageable)", and
+ * "Memcpy (Unknown)" for DEVTRACE_COPY_UNKNOWN or any other value. Static storage; never NULL. */
+DEVTRACE_EXPORT const char *devtrace_memcpy_name(uint32_t direction);
+
 /* Data types of collectives (u.collective.data_type). */
 typedef enum devtrace_dtype {
     DEVTRACE_DTYPE_UNKNOWN = 0,

@@ -75,23 +75,6 @@ void put_key_u64(std::string &out, const char *key, uint64_t v, bool first = fal
     out += std::to_string(v);
 }
 
-/* Kineto's names for a copy (CUPTI's copy kind and memory kinds), as devtrace's sink writes them. */
-const char *memcpy_name(uint32_t direction)
-{
-    switch (direction) {
-    case DEVTRACE_COPY_HTOD:
-        return "Memcpy HtoD (Pageable -> Device)";
-    case DEVTRACE_COPY_DTOH:
-        return "Memcpy DtoH (Device -> Pageable)";
-    case DEVTRACE_COPY_DTOD:
-        return "Memcpy DtoD (Device -> Device)";
-    case DEVTRACE_COPY_HTOH:
-        return "Memcpy HtoH (Pageable -> Pageable)";
-    default:
-        return "Memcpy (Unknown)";
-    }
-}
-
 /* The devtrace kinds and the Kineto activity type of each (the runtime's is the backend's). */
 struct Kinds {
     bool kernel = false, memcpy = false, memset = false, external = false;
@@ -635,7 +618,7 @@ void KinetoSession::collect(const devtrace_event &ev, const char *name, int64_t 
                         : dir == DEVTRACE_COPY_HTOH ? 3
                                                     : 4;
         type = ActivityType::GPU_MEMCPY;
-        label = arena.intern_fixed(slot, memcpy_name(dir));
+        label = arena.intern_fixed(slot, devtrace_memcpy_name(dir));
         break;
     }
     case DEVTRACE_KIND_MEMSET:

@@ -14,9 +14,7 @@ KinetoUnavailable with one line saying why and what to do: a torch built without
 (Debian's torch 1.13), a torch that ships no libkineto headers, no compiler, no adaptor sources.
 """
 import ctypes
-import hashlib
 import os
-import subprocess
 import sys
 
 import devtrace
@@ -77,21 +75,12 @@ def adaptor_library(torch, log=sys.stderr):
         raise KinetoUnavailable("no C++ compiler to build devtrace's Kineto adaptor (set $CXX, or install g++)")
     lib = devtrace.library_path()
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
-    key = hashlib.sha256()
-    for part in [open(p, "rb").read() for p in sources[0]] + [version.encode(), str(abi).encode(),
-                                                              os.path.realpath(cxx).encode(),
-                                                              os.path.realpath(lib).encode()]:
-        key.update(part)
-        key.update(b"\0")
-    folder = observer_build.cache_dir()
-    path = os.path.join(folder, "kineto-torch%s-%s.so" % (version.replace(os.sep, "_"), key.hexdigest()[:16]))
+    folder, path = observer_build.cached_library(
+        "kineto", version, [open(p, "rb").read() for p in sources[0]] +
+        [version.encode(), str(abi).encode(), os.path.realpath(cxx).encode(), os.path.realpath(lib).encode()])
     if os.path.exists(path):
         return path
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise KinetoUnavailable("cannot create the cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable folder"
-                                % (folder, e.strerror))
+    observer_build.make_cache(folder, KinetoUnavailable)
     tmp = "%s.%d.tmp" % (path, os.getpid())
     libdir_devtrace = os.path.dirname(os.path.realpath(lib))
     cmd = [cxx, "-O2", "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden", "-DFMT_HEADER_ONLY=1",
@@ -99,21 +88,8 @@ def adaptor_library(torch, log=sys.stderr):
           [a for inc in includes for a in ("-isystem", inc)] + sources[0] + \
           ["-o", tmp, "-L", libdir, "-Wl,-rpath," + libdir, "-ltorch_cpu",
            os.path.realpath(lib), "-Wl,-rpath," + libdir_devtrace]
-    print("devtrace: building the Kineto adaptor for torch %s (once; cached in %s)" % (version, folder),
-          file=log, flush=True)
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise KinetoUnavailable("building the Kineto adaptor with %s failed: %s" % (cxx, e))
-    if r.returncode != 0:
-        lines = r.stderr.strip().splitlines()
-        last = next((l for l in lines if "error" in l), lines[-1] if lines else "exit status %d" % r.returncode)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise KinetoUnavailable("building the Kineto adaptor with %s failed: %s" % (cxx, last))
-    os.replace(tmp, path)
+    observer_build.compile_library("Kineto adaptor", cmd, cxx, version, folder, tmp, path, KinetoUnavailable, log,
+                                   error_lines=lambda lines: [l for l in lines if "error" in l])
     return path
 
 

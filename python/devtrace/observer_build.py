@@ -48,6 +48,55 @@ def find_compiler():
     return None
 
 
+def cached_library(name, version, key_parts):
+    """(the cache folder, the path there of the library name built for this torch version from
+    key_parts): ``<name>-torch<version>-<hash>.so``, the hash over every part (bytes)."""
+    key = hashlib.sha256()
+    for part in key_parts:
+        key.update(part)
+        key.update(b"\0")
+    folder = cache_dir()
+    return folder, os.path.join(folder, "%s-torch%s-%s.so" % (name, version.replace(os.sep, "_"), key.hexdigest()[:16]))
+
+
+def make_cache(folder, unavailable, name="cache"):
+    """Creates the cache folder (and its parents); raises unavailable with one line (the folder,
+    why, and the fix) when it cannot. name: what the line calls the folder."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise unavailable("cannot create the %s %s (%s): set DEVTRACE_TORCH_CACHE to a writable folder"
+                          % (name, folder, e.strerror))
+
+
+def linker_first(lines):
+    """A failed build's error lines, the most telling first: the first error; the linker's own
+    line before collect2's summary of it."""
+    return [l for l in lines if "error" in l and "ld returned" not in l] + \
+        [l for l in lines if "ld: " in l] + [l for l in lines if "error" in l]
+
+
+def compile_library(what, cmd, cxx, version, folder, tmp, path, unavailable, log, error_lines=linker_first):
+    """Runs the compiler command cmd, which writes tmp, saying so on log first (what: "PyTorch
+    observer"), then renames tmp to path. Raises unavailable with one line when it fails: the
+    first of error_lines(the compiler's stderr lines), else its last line."""
+    print("devtrace: building the %s for torch %s (once; cached in %s)" % (what, version, folder), file=log, flush=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise unavailable("building the %s with %s failed: %s" % (what, cxx, e))
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        errors = error_lines(lines)
+        last = errors[0] if errors else lines[-1] if lines else "exit status %d" % r.returncode
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise unavailable("building the %s with %s failed: %s" % (what, cxx, last))
+    os.replace(tmp, path)
+
+
 def observer_library(torch, log=sys.stderr):
     """The path of the observer for this torch, building it when the cache has none.
     Raises ObserverUnavailable with a one-line reason."""
@@ -66,20 +115,12 @@ def observer_library(torch, log=sys.stderr):
     # state only its debug builds keep (RecordFunction::inputs).
     flags = ["-O2", "-DNDEBUG", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
              "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
-    key = hashlib.sha256()
-    for part in (open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), " ".join(flags).encode(),
-                 os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()):
-        key.update(part)
-        key.update(b"\0")
-    folder = cache_dir()
-    path = os.path.join(folder, "observer-torch%s-%s.so" % (version.replace(os.sep, "_"), key.hexdigest()[:16]))
+    folder, path = cached_library("observer", version, (
+        open(SOURCE, "rb").read(), open(HEADER, "rb").read(), version.encode(), " ".join(flags).encode(),
+        os.path.realpath(cxx).encode(), os.path.realpath(includes[0]).encode()))
     if os.path.exists(path):
         return path
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise ObserverUnavailable("cannot create the observer cache %s (%s): set DEVTRACE_TORCH_CACHE to a writable "
-                                  "folder" % (folder, e.strerror))
+    make_cache(folder, ObserverUnavailable, "observer cache")
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:  # the compiler's own words for this would be "ld returned 1 exit status"
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
@@ -88,22 +129,5 @@ def observer_library(torch, log=sys.stderr):
                                   "writable folder" % (folder, e.strerror))
     cmd = [cxx] + flags + ["-I", HERE] + [a for inc in includes for a in ("-isystem", inc)] + \
           [SOURCE, "-o", tmp, "-L", libdir, "-Wl,-rpath," + libdir, "-lc10", "-ltorch_cpu"]
-    print("devtrace: building the PyTorch observer for torch %s (once; cached in %s)" % (version, folder),
-          file=log, flush=True)
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ObserverUnavailable("building the PyTorch observer with %s failed: %s" % (cxx, e))
-    if r.returncode != 0:
-        lines = r.stderr.strip().splitlines()
-        # The first error; the linker's own line before collect2's summary of it.
-        errors = [l for l in lines if "error" in l and "ld returned" not in l] + \
-                 [l for l in lines if "ld: " in l] + [l for l in lines if "error" in l]
-        last = errors[0] if errors else lines[-1] if lines else "exit status %d" % r.returncode
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise ObserverUnavailable("building the PyTorch observer with %s failed: %s" % (cxx, last))
-    os.replace(tmp, path)
+    compile_library("PyTorch observer", cmd, cxx, version, folder, tmp, path, ObserverUnavailable, log)
     return path

@@ -142,17 +142,16 @@ DT_RECORD_OFFSET(dt_cnpapi_external_correlation, external_id, 8);
 DT_RECORD_OFFSET(dt_cnpapi_external_correlation, correlation_id, 16);
 
 static const dt_pti_layout cnpapi_layouts[] = {
-    {DT_CNPAPI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_cnpapi_kernel), sizeof(dt_cnpapi_kernel), DEVTRACE_KIND_KERNEL,
-     DT_CNPAPI_DECODE_KERNEL, "cnpapiActivityKernel"},
-    {DT_CNPAPI_KIND_CNDRV_API, 0, UINT32_MAX, sizeof(dt_cnpapi_api), sizeof(dt_cnpapi_api), DEVTRACE_KIND_RUNTIME,
-     DT_CNPAPI_DECODE_API, "cnpapiActivityAPI (CNDRV_API)"},
-    {DT_CNPAPI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_cnpapi_memcpy), sizeof(dt_cnpapi_memcpy), DEVTRACE_KIND_MEMCPY,
-     DT_CNPAPI_DECODE_MEMCPY, "cnpapiActivityMemcpy"},
-    {DT_CNPAPI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_cnpapi_memset), sizeof(dt_cnpapi_memset), DEVTRACE_KIND_MEMSET,
-     DT_CNPAPI_DECODE_MEMSET, "cnpapiActivityMemset"},
-    {DT_CNPAPI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_cnpapi_external_correlation),
-     sizeof(dt_cnpapi_external_correlation), DEVTRACE_KIND_EXTCORR, DT_CNPAPI_DECODE_EXTERNAL,
-     "cnpapiActivityExternalCorrelation"},
+    DT_PTI_LAYOUT_WHOLE(DT_CNPAPI_KIND_KERNEL, dt_cnpapi_kernel, DEVTRACE_KIND_KERNEL, DT_CNPAPI_DECODE_KERNEL,
+                        "cnpapiActivityKernel"),
+    DT_PTI_LAYOUT_WHOLE(DT_CNPAPI_KIND_CNDRV_API, dt_cnpapi_api, DEVTRACE_KIND_RUNTIME, DT_CNPAPI_DECODE_API,
+                        "cnpapiActivityAPI (CNDRV_API)"),
+    DT_PTI_LAYOUT_WHOLE(DT_CNPAPI_KIND_MEMCPY, dt_cnpapi_memcpy, DEVTRACE_KIND_MEMCPY, DT_CNPAPI_DECODE_MEMCPY,
+                        "cnpapiActivityMemcpy"),
+    DT_PTI_LAYOUT_WHOLE(DT_CNPAPI_KIND_MEMSET, dt_cnpapi_memset, DEVTRACE_KIND_MEMSET, DT_CNPAPI_DECODE_MEMSET,
+                        "cnpapiActivityMemset"),
+    DT_PTI_LAYOUT_WHOLE(DT_CNPAPI_KIND_EXTERNAL_CORRELATION, dt_cnpapi_external_correlation, DEVTRACE_KIND_EXTCORR,
+                        DT_CNPAPI_DECODE_EXTERNAL, "cnpapiActivityExternalCorrelation"),
 };
 
 /* Where each decoder reads a string (the descriptor's vendor_pointers): the kernel's name. */
@@ -172,34 +171,24 @@ static const dt_pti_cbid_name cnpapi_cndrv_names[] = {
     {9, "cnMemcpy"},       {10, "cnMemsetD8Async"}, {11, "cnQueueSync"},         {12, "cnCtxSync"},
 };
 
-/* A timed record: both times 0 is "not collected"; an end before its start is a bad record. */
-static inline dt_pti_decoded cnpapi_span_valid(uint64_t start, uint64_t end)
-{
-    if (start == 0 && end == 0)
-        return DT_PTI_ZERO_TIME;
-    return end < start ? DT_PTI_MALFORMED : DT_PTI_EMIT;
-}
+/* A device record's span: its queue is the stream, its ids are u64 (devtrace's u32). */
+#define CNPAPI_DEVICE_SPAN(r)                                                                               \
+    ((dt_pti_span){(r).start, (r).end, (r).correlation_id, (uint32_t)(r).device_id, (uint32_t)(r).queue_id, \
+                   (uint32_t)(r).context_id})
 
 static inline dt_pti_decoded cnpapi_decode_kernel(dt_pti_decoder *d, const uint8_t *rec, devtrace_event *ev,
                                                   dt_pti_name_cache *nc)
 {
     dt_cnpapi_kernel k;
     memcpy(&k, rec, sizeof k);
-    dt_pti_decoded r = cnpapi_span_valid(k.start, k.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, (uint32_t)k.device_id,
-                    (uint32_t)k.queue_id);
-    ev->context = (uint32_t)k.context_id;
-    ev->name_id = dt_pti_kernel_name(d, nc, k.name);
-    return DT_PTI_EMIT;
+    return dt_pti_take_kernel(d, nc, ev, CNPAPI_DEVICE_SPAN(k), k.name);
 }
 
 static inline dt_pti_decoded cnpapi_decode_api(dt_pti_decoder *d, const uint8_t *rec, devtrace_event *ev)
 {
     dt_cnpapi_api a;
     memcpy(&a, rec, sizeof a);
-    dt_pti_decoded r = cnpapi_span_valid(a.start, a.end);
+    dt_pti_decoded r = dt_pti_span_check(a.start, a.end);
     if (r != DT_PTI_EMIT)
         return r;
     if (a.cbid >= DT_PTI_CBID_CACHE)
@@ -215,31 +204,17 @@ static inline dt_pti_decoded cnpapi_decode_memcpy(dt_pti_decoder *d, const uint8
 {
     dt_cnpapi_memcpy m;
     memcpy(&m, rec, sizeof m);
-    dt_pti_decoded r = cnpapi_span_valid(m.start, m.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, (uint32_t)m.device_id,
-                    (uint32_t)m.queue_id);
-    ev->context = (uint32_t)m.context_id;
-    ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = dt_pti_copy_direction(d, m.copy_type);
-    return DT_PTI_EMIT;
+    return dt_pti_take_memcpy(d, ev, CNPAPI_DEVICE_SPAN(m), m.bytes, m.copy_type);
 }
 
 static inline dt_pti_decoded cnpapi_decode_memset(const uint8_t *rec, devtrace_event *ev)
 {
     dt_cnpapi_memset m;
     memcpy(&m, rec, sizeof m);
-    dt_pti_decoded r = cnpapi_span_valid(m.start, m.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, (uint32_t)m.device_id,
-                    (uint32_t)m.queue_id);
-    ev->context = (uint32_t)m.context_id;
-    ev->u.memset.bytes = m.bytes;
-    ev->u.memset.value = (uint32_t)m.value;
-    return DT_PTI_EMIT;
+    return dt_pti_take_memset(ev, CNPAPI_DEVICE_SPAN(m), m.bytes, (uint32_t)m.value);
 }
+
+#undef CNPAPI_DEVICE_SPAN
 
 /* The decoder of a layout by its id: the descriptor's vendor_decode. */
 static dt_pti_decoded cnpapi_decode_record(const dt_pti_layout *l, dt_pti_decoder *d, const uint8_t *rec,

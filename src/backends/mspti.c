@@ -37,31 +37,30 @@
 
 /* Every record layout is version independent so far: one decoder per kind. */
 static const dt_pti_layout mspti_layouts[] = {
-    {DT_MSPTI_KIND_KERNEL, 0, UINT32_MAX, sizeof(dt_mspti_kernel), sizeof(dt_mspti_kernel), DEVTRACE_KIND_KERNEL,
-     DT_MSPTI_DECODE_KERNEL, "msptiActivityKernel"},
-    {DT_MSPTI_KIND_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     DT_MSPTI_DECODE_API, "msptiActivityApi (API)"},
-    {DT_MSPTI_KIND_ACL_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     DT_MSPTI_DECODE_API, "msptiActivityApi (ACL_API)"},
-    {DT_MSPTI_KIND_NODE_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     DT_MSPTI_DECODE_API, "msptiActivityApi (NODE_API)"},
-    {DT_MSPTI_KIND_RUNTIME_API, 0, UINT32_MAX, sizeof(dt_mspti_api), sizeof(dt_mspti_api), DEVTRACE_KIND_RUNTIME,
-     DT_MSPTI_DECODE_API, "msptiActivityApi (RUNTIME_API)"},
-    {DT_MSPTI_KIND_MEMSET, 0, UINT32_MAX, sizeof(dt_mspti_memset), sizeof(dt_mspti_memset), DEVTRACE_KIND_MEMSET,
-     DT_MSPTI_DECODE_MEMSET, "msptiActivityMemset"},
-    {DT_MSPTI_KIND_MEMCPY, 0, UINT32_MAX, sizeof(dt_mspti_memcpy), sizeof(dt_mspti_memcpy), DEVTRACE_KIND_MEMCPY,
-     DT_MSPTI_DECODE_MEMCPY, "msptiActivityMemcpy"},
-    {DT_MSPTI_KIND_EXTERNAL_CORRELATION, 0, UINT32_MAX, sizeof(dt_mspti_external_correlation),
-     sizeof(dt_mspti_external_correlation), DEVTRACE_KIND_EXTCORR, DT_MSPTI_DECODE_EXTERNAL,
-     "msptiActivityExternalCorrelation"},
-    {DT_MSPTI_KIND_HCCL, 0, UINT32_MAX, sizeof(dt_mspti_hccl), sizeof(dt_mspti_hccl), DEVTRACE_KIND_KERNEL,
-     DT_MSPTI_DECODE_HCCL, "msptiActivityHccl"},
-    {DT_MSPTI_KIND_COMMUNICATION, 0, UINT32_MAX, sizeof(dt_mspti_communication), sizeof(dt_mspti_communication),
-     DEVTRACE_KIND_KERNEL, DT_MSPTI_DECODE_COMMUNICATION, "msptiActivityCommunication"},
-    {DT_MSPTI_KIND_MARKER, 0, UINT32_MAX, sizeof(dt_mspti_marker), sizeof(dt_mspti_marker), DEVTRACE_KIND_MARKER,
-     DT_MSPTI_DECODE_MARKER, "msptiActivityMarker"},
-    {DT_MSPTI_KIND_MEMORY, 0, UINT32_MAX, sizeof(dt_mspti_memory), sizeof(dt_mspti_memory), DEVTRACE_KIND_MEMORY,
-     DT_MSPTI_DECODE_MEMORY, "msptiActivityMemory"},
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_KERNEL, dt_mspti_kernel, DEVTRACE_KIND_KERNEL, DT_MSPTI_DECODE_KERNEL,
+                        "msptiActivityKernel"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_API, dt_mspti_api, DEVTRACE_KIND_RUNTIME, DT_MSPTI_DECODE_API,
+                        "msptiActivityApi (API)"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_ACL_API, dt_mspti_api, DEVTRACE_KIND_RUNTIME, DT_MSPTI_DECODE_API,
+                        "msptiActivityApi (ACL_API)"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_NODE_API, dt_mspti_api, DEVTRACE_KIND_RUNTIME, DT_MSPTI_DECODE_API,
+                        "msptiActivityApi (NODE_API)"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_RUNTIME_API, dt_mspti_api, DEVTRACE_KIND_RUNTIME, DT_MSPTI_DECODE_API,
+                        "msptiActivityApi (RUNTIME_API)"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_MEMSET, dt_mspti_memset, DEVTRACE_KIND_MEMSET, DT_MSPTI_DECODE_MEMSET,
+                        "msptiActivityMemset"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_MEMCPY, dt_mspti_memcpy, DEVTRACE_KIND_MEMCPY, DT_MSPTI_DECODE_MEMCPY,
+                        "msptiActivityMemcpy"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_EXTERNAL_CORRELATION, dt_mspti_external_correlation, DEVTRACE_KIND_EXTCORR,
+                        DT_MSPTI_DECODE_EXTERNAL, "msptiActivityExternalCorrelation"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_HCCL, dt_mspti_hccl, DEVTRACE_KIND_KERNEL, DT_MSPTI_DECODE_HCCL,
+                        "msptiActivityHccl"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_COMMUNICATION, dt_mspti_communication, DEVTRACE_KIND_KERNEL,
+                        DT_MSPTI_DECODE_COMMUNICATION, "msptiActivityCommunication"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_MARKER, dt_mspti_marker, DEVTRACE_KIND_MARKER, DT_MSPTI_DECODE_MARKER,
+                        "msptiActivityMarker"),
+    DT_PTI_LAYOUT_WHOLE(DT_MSPTI_KIND_MEMORY, dt_mspti_memory, DEVTRACE_KIND_MEMORY, DT_MSPTI_DECODE_MEMORY,
+                        "msptiActivityMemory"),
 };
 
 /* Where each decoder reads a string (the descriptor's vendor_pointers). */
@@ -127,13 +126,8 @@ static const uint8_t mspti_copy_kinds[] = {
 /* MSPTI records carry no launch configuration and no context: the events have no
  * HAS_LAUNCH/HAS_REGS/HAS_CBID flag, so the trace omits those keys. Timestamps are host
  * CLOCK_REALTIME ns (MSPTI maps device time itself): an end before the start is not a
- * clock artefact but a bad record. */
-static inline dt_pti_decoded mspti_span_valid(uint64_t start, uint64_t end)
-{
-    if (start == 0 && end == 0)
-        return DT_PTI_ZERO_TIME;
-    return end < start ? DT_PTI_MALFORMED : DT_PTI_EMIT;
-}
+ * clock artefact but a bad record (dt_pti_span_check). A device record's span: */
+#define MSPTI_DEVICE_SPAN(r) ((dt_pti_span){(r).start, (r).end, (r).correlation_id, (r).device_id, (r).stream_id, 0})
 
 static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_kernel(dt_pti_decoder *d, const uint8_t *rec,
                                                                                 devtrace_event *ev,
@@ -141,12 +135,7 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_kernel(
 {
     dt_mspti_kernel k;
     memcpy(&k, rec, sizeof k);
-    dt_pti_decoded r = mspti_span_valid(k.start, k.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, k.start, k.end, k.correlation_id, k.device_id, k.stream_id);
-    ev->name_id = dt_pti_kernel_name(d, nc, k.name);
-    return DT_PTI_EMIT;
+    return dt_pti_take_kernel(d, nc, ev, MSPTI_DEVICE_SPAN(k), k.name);
 }
 
 /* The API levels, by record kind: each runtime event says which in args ("level"), and how
@@ -180,12 +169,12 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_api(dt_
 {
     dt_mspti_api a;
     memcpy(&a, rec, sizeof a);
-    dt_pti_decoded r = mspti_span_valid(a.start, a.end);
-    if (r == DT_PTI_EMIT && !a.name)
-        r = DT_PTI_MALFORMED; /* an API record is named by its string: without one it says nothing */
+    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_RUNTIME,
+                                        (dt_pti_span){a.start, a.end, a.correlation_id, a.process_id, a.thread_id, 0});
     if (r != DT_PTI_EMIT)
         return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_RUNTIME, a.start, a.end, a.correlation_id, a.process_id, a.thread_id);
+    if (!a.name)
+        return DT_PTI_MALFORMED; /* an API record is named by its string: without one it says nothing */
     ev->name_id = dt_pti_vendor_string_cached(d, nc, a.name);
     uint32_t depth = 0;
     ev->u.runtime.level_id = dt_pti_vendor_string_cached(d, nc, mspti_api_level(a.kind, &depth));
@@ -203,13 +192,7 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memset(
     (void)d, (void)nc;
     dt_mspti_memset m;
     memcpy(&m, rec, sizeof m);
-    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->u.memset.bytes = m.bytes;
-    ev->u.memset.value = m.value;
-    return DT_PTI_EMIT;
+    return dt_pti_take_memset(ev, MSPTI_DEVICE_SPAN(m), m.bytes, m.value);
 }
 
 static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memcpy(dt_pti_decoder *d, const uint8_t *rec,
@@ -219,13 +202,7 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memcpy(
     (void)nc;
     dt_mspti_memcpy m;
     memcpy(&m, rec, sizeof m);
-    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
-    if (r != DT_PTI_EMIT)
-        return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->u.memcpy.bytes = m.bytes;
-    ev->u.memcpy.direction = dt_pti_copy_direction(d, m.copy_kind);
-    return DT_PTI_EMIT;
+    return dt_pti_take_memcpy(d, ev, MSPTI_DEVICE_SPAN(m), m.bytes, m.copy_kind);
 }
 
 static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_external(dt_pti_decoder *d, const uint8_t *rec,
@@ -259,10 +236,10 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_hccl(dt
 {
     dt_mspti_hccl h;
     memcpy(&h, rec, sizeof h);
-    dt_pti_decoded r = mspti_span_valid(h.start, h.end);
+    dt_pti_decoded r =
+        dt_pti_take_span(ev, DEVTRACE_KIND_KERNEL, (dt_pti_span){h.start, h.end, 0, h.device_id, h.stream_id, 0});
     if (r != DT_PTI_EMIT)
         return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, h.start, h.end, 0, h.device_id, h.stream_id);
     ev->u.collective.bandwidth_gbps = h.bandwidth >= 0 && h.bandwidth < 1e12 ? h.bandwidth : 0; /* NaN: 0 */
     ev->u.collective.data_type = DEVTRACE_DTYPE_UNKNOWN;
     return mspti_collective(d, nc, ev, h.name, h.comm_name, NULL, DT_MSPTI_KIND_HCCL);
@@ -276,10 +253,9 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_communi
 {
     dt_mspti_communication c;
     memcpy(&c, rec, sizeof c);
-    dt_pti_decoded r = mspti_span_valid(c.start, c.end);
+    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_KERNEL, MSPTI_DEVICE_SPAN(c));
     if (r != DT_PTI_EMIT)
         return r;
-    dt_pti_set_span(ev, DEVTRACE_KIND_KERNEL, c.start, c.end, c.correlation_id, c.device_id, c.stream_id);
     ev->u.collective.count = c.count;
     ev->u.collective.data_type = mspti_dtype(c.data_type);
     return mspti_collective(d, nc, ev, c.name, c.comm_name, c.alg_type, DT_MSPTI_KIND_COMMUNICATION);
@@ -325,7 +301,7 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memory(
     (void)d, (void)nc;
     dt_mspti_memory m;
     memcpy(&m, rec, sizeof m);
-    dt_pti_decoded r = mspti_span_valid(m.start, m.end);
+    dt_pti_decoded r = dt_pti_span_check(m.start, m.end);
     if (r != DT_PTI_EMIT)
         return r;
     if (m.operation != DT_MSPTI_MEMORY_ALLOCATION && m.operation != DT_MSPTI_MEMORY_RELEASE)
@@ -338,6 +314,8 @@ static inline __attribute__((always_inline)) dt_pti_decoded mspti_decode_memory(
     ev->u.memory.stream_id = m.stream_id;
     return DT_PTI_EMIT;
 }
+
+#undef MSPTI_DEVICE_SPAN
 
 /* The decoder of a layout by its id (DT_MSPTI_DECODE_*, mspti_records.h): the descriptor's
  * vendor_decode, for the engine's walks, and inline in mspti_walk_buffer's. The engine's

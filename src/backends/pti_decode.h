@@ -89,6 +89,79 @@ static inline uint32_t dt_pti_kernel_name(dt_pti_decoder *d, dt_pti_name_cache *
     return id ? id : d->unnamed_kernel_id;
 }
 
+/* ---- the steps a vendor's own decoders share (cnpapi.c, mspti.c) ----
+ * A vendor decoder copies its record into its mirror, gives the mirror's fields here and
+ * adds what only its kind has; these are inline (always) in its decoders, as they are in
+ * the walks. */
+
+/* Where and when a record ran, as its decoder read it (a vendor's, or the engine's memcpy
+ * and memset): the span, the correlation, the device and stream (process and thread for API
+ * records) and the context (0: the vendor's records carry none). */
+typedef struct dt_pti_span {
+    uint64_t start, end, correlation;
+    uint32_t device, stream, context;
+} dt_pti_span;
+
+/* A vendor record's times: both 0 is "not collected" (ZERO_TIME); an end before its start
+ * is a bad record (MALFORMED: these vendors' times are one clock's, so it is no clock
+ * artefact); else EMIT. */
+static inline dt_pti_decoded dt_pti_span_check(uint64_t start, uint64_t end)
+{
+    if (start == 0 && end == 0)
+        return DT_PTI_ZERO_TIME;
+    return end < start ? DT_PTI_MALFORMED : DT_PTI_EMIT;
+}
+
+/* A vendor record's span checked (dt_pti_span_check) and, when it holds, set on ev as an
+ * event of kind (dt_pti_set_span), with its context. */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_take_span(devtrace_event *ev, uint16_t kind,
+                                                                             dt_pti_span sp)
+{
+    dt_pti_decoded r = dt_pti_span_check(sp.start, sp.end);
+    if (r != DT_PTI_EMIT)
+        return r;
+    dt_pti_set_span(ev, kind, sp.start, sp.end, sp.correlation, sp.device, sp.stream);
+    ev->context = sp.context;
+    return DT_PTI_EMIT;
+}
+
+/* A vendor's kernel record with no launch data: its span and its name (dt_pti_kernel_name). */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_take_kernel(dt_pti_decoder *d, dt_pti_name_cache *nc,
+                                                                               devtrace_event *ev, dt_pti_span sp,
+                                                                               const char *name)
+{
+    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_KERNEL, sp);
+    if (r == DT_PTI_EMIT)
+        ev->name_id = dt_pti_kernel_name(d, nc, name);
+    return r;
+}
+
+/* A vendor's memcpy record: its span, bytes and the direction of its copy kind (the
+ * descriptor's copy_kinds). */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_take_memcpy(dt_pti_decoder *d, devtrace_event *ev,
+                                                                               dt_pti_span sp, uint64_t bytes,
+                                                                               uint32_t copy_kind)
+{
+    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_MEMCPY, sp);
+    if (r == DT_PTI_EMIT) {
+        ev->u.memcpy.bytes = bytes;
+        ev->u.memcpy.direction = dt_pti_copy_direction(d, copy_kind);
+    }
+    return r;
+}
+
+/* A vendor's memset record: its span, bytes and value. */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_take_memset(devtrace_event *ev, dt_pti_span sp,
+                                                                               uint64_t bytes, uint32_t value)
+{
+    dt_pti_decoded r = dt_pti_take_span(ev, DEVTRACE_KIND_MEMSET, sp);
+    if (r == DT_PTI_EMIT) {
+        ev->u.memset.bytes = bytes;
+        ev->u.memset.value = value;
+    }
+    return r;
+}
+
 /* An external correlation record: ours (CUSTOM0) and with a correlation id. */
 static inline dt_pti_decoded dt_pti_external(dt_pti_decoder *d, uint32_t external_kind, uint64_t correlation,
                                              uint64_t external_id, devtrace_event *ev)
@@ -168,17 +241,33 @@ static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_kernel(
     return DT_PTI_EMIT;
 }
 
+/* What the engine's memcpy and memset decoders share: both times 0 is "not collected"
+ * (ZERO_TIME); with DT_PTI_QUIRK_STRICT_RECORDS, a record without a correlation id or without
+ * bytes is MALFORMED; else its span is set as an event of kind, with its context. */
+static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_take_bytes_span(const dt_pti_decoder *d,
+                                                                                         devtrace_event *ev,
+                                                                                         uint16_t kind, dt_pti_span sp,
+                                                                                         uint64_t bytes)
+{
+    if (sp.start == 0 && sp.end == 0)
+        return DT_PTI_ZERO_TIME;
+    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (sp.correlation == 0 || bytes == 0))
+        return DT_PTI_MALFORMED;
+    dt_pti_set_span(ev, kind, sp.start, sp.end, sp.correlation, sp.device, sp.stream);
+    ev->context = sp.context;
+    return DT_PTI_EMIT;
+}
+
 static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_memcpy(dt_pti_decoder *d, const uint8_t *rec,
                                                                                 devtrace_event *ev)
 {
     dt_cupti_memcpy_prefix m;
     memcpy(&m, rec, sizeof m);
-    if (m.start == 0 && m.end == 0)
-        return DT_PTI_ZERO_TIME;
-    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_PTI_MALFORMED;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMCPY, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
+    dt_pti_decoded r = dt_pti_cupti_take_bytes_span(
+        d, ev, DEVTRACE_KIND_MEMCPY,
+        (dt_pti_span){m.start, m.end, m.correlation_id, m.device_id, m.stream_id, m.context_id}, m.bytes);
+    if (r != DT_PTI_EMIT)
+        return r;
     ev->u.memcpy.bytes = m.bytes;
     ev->u.memcpy.direction = dt_pti_copy_direction(d, m.copy_kind);
     ev->u.memcpy.src_kind = m.src_kind;
@@ -191,12 +280,11 @@ static inline __attribute__((always_inline)) dt_pti_decoded dt_pti_cupti_memset(
 {
     dt_cupti_memset4 m;
     memcpy(&m, rec, offsetof(dt_cupti_memset4, tail));
-    if (m.start == 0 && m.end == 0)
-        return DT_PTI_ZERO_TIME;
-    if ((d->desc->quirks & DT_PTI_QUIRK_STRICT_RECORDS) && (m.correlation_id == 0 || m.bytes == 0))
-        return DT_PTI_MALFORMED;
-    dt_pti_set_span(ev, DEVTRACE_KIND_MEMSET, m.start, m.end, m.correlation_id, m.device_id, m.stream_id);
-    ev->context = m.context_id;
+    dt_pti_decoded r = dt_pti_cupti_take_bytes_span(
+        d, ev, DEVTRACE_KIND_MEMSET,
+        (dt_pti_span){m.start, m.end, m.correlation_id, m.device_id, m.stream_id, m.context_id}, m.bytes);
+    if (r != DT_PTI_EMIT)
+        return r;
     ev->u.memset.bytes = m.bytes;
     ev->u.memset.value = m.value;
     return DT_PTI_EMIT;

@@ -151,6 +151,12 @@ struct dt_pti_layout {
     uint16_t decoder;   /* a dt_pti_decode_id, or a vendor's own id from DT_PTI_DECODE_VENDOR on */
     const char *name;   /* the vendor's struct name, for notes */
 };
+/* The layout of a record the same in every library version and read whole: its vendor kind,
+ * our mirror of it, the devtrace_kind it makes, its decoder and the vendor's struct name. */
+#define DT_PTI_LAYOUT_WHOLE(kind, mirror, dt_kind, decoder, name)                           \
+    {                                                                                       \
+        (kind), 0, UINT32_MAX, sizeof(mirror), sizeof(mirror), (dt_kind), (decoder), (name) \
+    }
 
 /* Where one of a vendor's decoders reads pointers (the strings it follows: names): record
  * offsets, 0 ends the list (the kind is at 0). */

@@ -362,42 +362,41 @@ typedef struct reader {
     int bad;
 } reader;
 
+/* The next n bytes of the payload; NULL when fewer are left, and the reader is bad from
+ * then on (every later read gives 0 or ""). */
+static const uint8_t *rd_take(reader *r, uint64_t n)
+{
+    if (r->bad || r->left < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    const uint8_t *p = r->p;
+    r->p += n;
+    r->left -= n;
+    return p;
+}
+
 static uint32_t rd_u32(reader *r)
 {
-    if (r->bad || r->left < 4) {
-        r->bad = 1;
-        return 0;
-    }
-    uint32_t v = get_u32(r->p);
-    r->p += 4;
-    r->left -= 4;
-    return v;
+    const uint8_t *p = rd_take(r, 4);
+    return p ? get_u32(p) : 0;
 }
 
 static uint64_t rd_u64(reader *r)
 {
-    if (r->bad || r->left < 8) {
-        r->bad = 1;
-        return 0;
-    }
-    uint64_t v = get_u64(r->p);
-    r->p += 8;
-    r->left -= 8;
-    return v;
+    const uint8_t *p = rd_take(r, 8);
+    return p ? get_u64(p) : 0;
 }
 
 /* u32 length, then that many bytes. */
 static const char *rd_str(reader *r, uint32_t *len)
 {
     *len = rd_u32(r);
-    if (r->bad || *len > r->left) {
-        r->bad = 1;
+    const char *s = (const char *)rd_take(r, *len);
+    if (!s) {
         *len = 0;
         return "";
     }
-    const char *s = (const char *)r->p;
-    r->p += *len;
-    r->left -= *len;
     return s;
 }
 

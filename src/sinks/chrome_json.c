@@ -314,7 +314,7 @@ static void write_copy_or_set(writer *wr, const devtrace_event *ev)
     int copy = ev->kind == DEVTRACE_KIND_MEMCPY;
     if (copy) {
         p = DT_JSONW_PUT_LIT(p, "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": ");
-        const char *name = dt_memcpy_name(ev->u.memcpy.direction);
+        const char *name = devtrace_memcpy_name(ev->u.memcpy.direction);
         *p++ = '"';
         p = dt_jsonw_put(p, name, strlen(name));
         *p++ = '"';

@@ -91,7 +91,7 @@ void dt_pf_write_interned(writer *wr)
     for (uint32_t a = ARG_EXTERNAL; a < ARG_END; a++)
         put_interned(w, INTERNED_ANNOTATION_NAMES, a, arg_names[a]);
     for (uint32_t d = 0; d < COPY_DIRECTIONS; d++)
-        put_interned(w, INTERNED_EVENT_NAMES, 1 + d, dt_memcpy_name(d));
+        put_interned(w, INTERNED_EVENT_NAMES, 1 + d, devtrace_memcpy_name(d));
     put_interned(w, INTERNED_EVENT_NAMES, MEMSET_NAME_IID, "Memset (Device)");
     const trace_facts *t = wr->t;
     uint32_t flags = SEQ_INCREMENTAL_STATE_CLEARED;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "perfetto_trace.h"
 
 /* Makes the map twice as big, or at first big enough for `expected` entries. */
@@ -50,14 +51,10 @@ static int flow_add(flow_map *m, uint64_t correlation, size_t index)
         m->used++;
         return 0;
     }
-    if (m->nmore + 1 >= m->more_cap) {
-        size_t cap = m->more_cap ? 2 * m->more_cap : 64;
-        flow_more *grown = realloc(m->more, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        m->more = grown;
-        m->more_cap = cap;
-    }
+    flow_more *grown = dt_room_for_one(m->more, m->nmore + 1, &m->more_cap, sizeof *grown, 64);
+    if (!grown)
+        return -1;
+    m->more = grown;
     if (!m->nmore)
         m->nmore = 1; /* 0 means none */
     m->more[m->nmore] = (flow_more){index, slot->more};
@@ -74,7 +71,8 @@ static void flow_map_free(flow_map *m)
 
 typedef struct nest_stack {
     uint64_t *ends; /* owned: the ends of the slices open on the level, innermost last */
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
 } nest_stack;
 
 /* The first level of stacks[0, NEST_LEVELS) where [start, end] nests, with it pushed;
@@ -90,14 +88,10 @@ static int nest_level(nest_stack *stacks, uint64_t start, uint64_t end, int *mis
         if (!nests && level + 1 < NEST_LEVELS)
             continue;
         *misnested = !nests;
-        if (st->depth == st->cap) {
-            uint32_t cap = st->cap ? 2 * st->cap : 8;
-            uint64_t *grown = realloc(st->ends, cap * sizeof *grown);
-            if (!grown)
-                return -1;
-            st->ends = grown;
-            st->cap = cap;
-        }
+        uint64_t *grown = dt_room_for_one(st->ends, st->depth, &st->cap, sizeof *grown, 8);
+        if (!grown)
+            return -1;
+        st->ends = grown;
         st->ends[st->depth++] = end;
         return level;
     }

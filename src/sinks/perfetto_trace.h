@@ -107,7 +107,7 @@ enum {
     ARG_USER_EXTERNAL,
     ARG_END
 };
-/* Interned event names: the copies by direction (iid 1 + direction, as dt_memcpy_name
+/* Interned event names: the copies by direction (iid 1 + direction, as devtrace_memcpy_name
  * names them), the memset, then the names the events use (from NAME_IID_BASE). */
 #define COPY_DIRECTIONS 5 /* DEVTRACE_COPY_UNKNOWN .. DEVTRACE_COPY_HTOH */
 #define MEMSET_NAME_IID (1 + COPY_DIRECTIONS)

@@ -49,8 +49,6 @@ typedef struct dt_device_field {
 } dt_device_field;
 #define DT_DEVICE_FIELDS 10
 void dt_device_fields(const dt_device_props *d, dt_device_field out[DT_DEVICE_FIELDS]);
-/* The name of a copy in a direction (devtrace_memcpy_dir), as Kineto names it. */
-const char *dt_memcpy_name(uint32_t direction);
 /* A trace of several processes (devtrace record): the traced process whose device lanes hold
  * device (the highest base at or below it), the one of pid, or NULL. */
 const dt_traced_process *dt_device_owner(const dt_session *s, uint32_t device);

@@ -59,7 +59,7 @@ void *dt_gzip_open(FILE *f, int level)
     return gz;
 }
 
-const char *dt_memcpy_name(uint32_t direction)
+const char *devtrace_memcpy_name(uint32_t direction)
 {
     switch (direction) {
     case DEVTRACE_COPY_HTOD:

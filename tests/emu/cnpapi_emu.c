@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "emu.h"
+#include "emu_u64_fields.h"
 
 /* cnpapiResult [H-copy]. */
 enum {
@@ -60,15 +61,6 @@ static const emu_field_at cnpapi_api[] = {
     {EMU_F_END, 8, 32}, {EMU_F_PROCESS, 4, 40},    {EMU_F_THREAD, 4, 44},
 };
 
-/* cnpapiActivityExternalCorrelation, 24 bytes [H-copy]: type@0, external_type@4,
- * external_id u64@8, correlation_id u64@16. */
-static const emu_field_at cnpapi_external_correlation[] = {
-    {EMU_F_KIND, 4, 0},
-    {EMU_F_EXTERNAL_KIND, 4, 4},
-    {EMU_F_EXTERNAL_ID, 8, 8},
-    {EMU_F_CORRELATION, 8, 16},
-};
-
 /* cnpapi_CallbackData [I]: CUPTI's shape (the callback API is not what the tracer uses). */
 static const emu_field_at cnpapi_callback_data[] = {
     {EMU_F_CB_SITE, 4, 0},
@@ -111,7 +103,7 @@ static const emu_vendor emu_cnpapi_vendor = {
     .memcpy = EMU_LAYOUT("cnpapiActivityMemcpy", 104, cnpapi_memcpy),
     .memset = EMU_LAYOUT("cnpapiActivityMemset", 104, cnpapi_memset),
     .api = EMU_LAYOUT("cnpapiActivityAPI", 56, cnpapi_api),
-    .external_correlation = EMU_LAYOUT("cnpapiActivityExternalCorrelation", 24, cnpapi_external_correlation),
+    .external_correlation = EMU_LAYOUT("cnpapiActivityExternalCorrelation", 24, emu_u64_external_correlation_fields),
     .callback_data = EMU_LAYOUT("cnpapi_CallbackData", 24, cnpapi_callback_data),
     .copy_kind = {0, 1, 2, 3}, /* cnpapiActivityMemcpyType [H-copy]: HTOD 1, DTOH 2, DTOD 3 */
     .src_memory_kind = {0, 0, 0, 0},
@@ -120,23 +112,7 @@ static const emu_vendor emu_cnpapi_vendor = {
     .memcpy_flags_sync = 0,  /* CNPAPI_ACTIVITY_FLAG_NONE [H-copy] */
     .memset_flags_async = 1, /* CNPAPI_ACTIVITY_FLAG_MEMSET_ASYNC [H-copy] */
     .malformed_style = EMU_MALFORMED_END_BEFORE_START,
-    .cbid =
-        {
-            /* [I] no public table of CNDrv callback ids was found: ids chosen for the emulator,
-         * the same placeholders as src/backends/cnpapi.c's names. */
-            [WL_CALL_GET_DEVICE] = 1,
-            [WL_CALL_GET_DEVICE_COUNT] = 2,
-            [WL_CALL_GET_DEVICE_PROPERTIES] = 3,
-            [WL_CALL_SET_DEVICE] = 4,
-            [WL_CALL_MALLOC] = 5,
-            [WL_CALL_FREE] = 6,
-            [WL_CALL_EVENT_RECORD] = 7,
-            [WL_CALL_LAUNCH] = 8,
-            [WL_CALL_MEMCPY] = 9,
-            [WL_CALL_MEMSET] = 10,
-            [WL_CALL_SYNC_STREAM] = 11,
-            [WL_CALL_SYNC_DEVICE] = 12,
-        },
+    .cbid = EMU_U64_CHOSEN_CBIDS, /* [I] the same placeholders as src/backends/cnpapi.c's names */
     .api_name =
         {
             /* The CNDrv API's names [I: spellings as public code and Cambricon's docs use them;

@@ -8,6 +8,7 @@
  * Kernel 52 -> 56, Api 44 -> 48, Memset/Memcpy 49 -> 56, ExternalCorrelation 24.
  * Marked [I]: what no header or vendor-abi.md gives (chosen for the emulator, documented
  * in README.md). Nothing here is validated on Ascend hardware. */
+#include "emu_u64_fields.h"
 #include "emu_vendors.h"
 
 /* The tables below are laid out by hand, a few fields a line. */
@@ -40,15 +41,6 @@ static const emu_field_at mspti_memset[] = {
 static const emu_field_at mspti_api[] = {
     {EMU_F_KIND, 4, 0},     {EMU_F_START, 8, 4},   {EMU_F_END, 8, 12},          {EMU_F_PROCESS, 4, 20},
     {EMU_F_THREAD, 4, 24},  {EMU_F_CORRELATION, 8, 28}, {EMU_F_NAME, 8, 36},
-};
-
-/* msptiActivityExternalCorrelation, 24 bytes: kind@0, externalKind@4, externalId u64@8,
- * correlationId u64@16. */
-static const emu_field_at mspti_external_correlation[] = {
-    {EMU_F_KIND, 4, 0},
-    {EMU_F_EXTERNAL_KIND, 4, 4},
-    {EMU_F_EXTERNAL_ID, 8, 8},
-    {EMU_F_CORRELATION, 8, 16},
 };
 
 /* msptiActivityCommunication, 72 bytes: kind@0, dataType@4, count u64@8, ds.deviceId@16,
@@ -110,7 +102,8 @@ const emu_vendor emu_mspti_vendor = {
     .memcpy = EMU_LAYOUT_PACKED("msptiActivityMemcpy", 56, mspti_memcpy),
     .memset = EMU_LAYOUT_PACKED("msptiActivityMemset", 56, mspti_memset),
     .api = EMU_LAYOUT_PACKED("msptiActivityApi", 48, mspti_api),
-    .external_correlation = EMU_LAYOUT_PACKED("msptiActivityExternalCorrelation", 24, mspti_external_correlation),
+    .external_correlation = EMU_LAYOUT_PACKED("msptiActivityExternalCorrelation", 24,
+                                              emu_u64_external_correlation_fields),
     .callback_data = EMU_LAYOUT("msptiCallbackData", 72, mspti_callback_data),
     /* msptiActivityMemcpyKind by wl_copy_dir (index 0 unused): HTOD 2, DTOH 3, DTOD 4 */
     .copy_kind = {0, 2, 3, 4},
@@ -120,22 +113,7 @@ const emu_vendor emu_mspti_vendor = {
     .memcpy_flags_sync = 0,  /* isAsync: aclrtMemcpy is synchronous */
     .memset_flags_async = 1, /* isAsync: aclrtMemsetAsync */
     .malformed_style = EMU_MALFORMED_END_BEFORE_START,
-    .cbid = {
-        /* [I] mspti_cbid.h was not available: callback ids chosen for the emulator, only
-         * for msptiGetCallbackName and the callback API (API records carry names). */
-        [WL_CALL_GET_DEVICE] = 1,
-        [WL_CALL_GET_DEVICE_COUNT] = 2,
-        [WL_CALL_GET_DEVICE_PROPERTIES] = 3,
-        [WL_CALL_SET_DEVICE] = 4,
-        [WL_CALL_MALLOC] = 5,
-        [WL_CALL_FREE] = 6,
-        [WL_CALL_EVENT_RECORD] = 7,
-        [WL_CALL_LAUNCH] = 8,
-        [WL_CALL_MEMCPY] = 9,
-        [WL_CALL_MEMSET] = 10,
-        [WL_CALL_SYNC_STREAM] = 11,
-        [WL_CALL_SYNC_DEVICE] = 12,
-    },
+    .cbid = EMU_U64_CHOSEN_CBIDS, /* only for msptiGetCallbackName and the callback API */
     .api_name = {
         /* DESIGN.md's Ascend column; the launch is aclrtLaunchKernel (CANN's ACL runtime
          * kernel launch), standing for "an aclnn kernel launch" [I]. */

@@ -20,64 +20,52 @@ int main(void)
 #include "backends/pti_family.h"
 #include "backends/pti_records.h"
 
-static int failures, checks;
+#define LAYOUT_THEIRS "the CUDA header's"
+#include "layout_check.h"
 
-static void same(const char *what, size_t ours, size_t theirs)
-{
-    checks++;
-    if (ours != theirs) {
-        failures++;
-        fprintf(stderr, "FAIL: %s: ours %zu, the CUDA header's %zu\n", what, ours, theirs);
-    }
-}
+#define KERNEL_PREFIX(T)                                                                      \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, kind, T, kind);                                 \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, registers_per_thread, T, registersPerThread);   \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, start, T, start);                               \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, end, T, end);                                   \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, completed, T, completed);                       \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, device_id, T, deviceId);                        \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, context_id, T, contextId);                      \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, stream_id, T, streamId);                        \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, grid_x, T, gridX);                              \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, grid_y, T, gridY);                              \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, grid_z, T, gridZ);                              \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, block_x, T, blockX);                            \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, block_y, T, blockY);                            \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, block_z, T, blockZ);                            \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, static_shared_memory, T, staticSharedMemory);   \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, dynamic_shared_memory, T, dynamicSharedMemory); \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, correlation_id, T, correlationId);              \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, grid_id, T, gridId);                            \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, name, T, name);                                 \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, queued, T, queued);                             \
+    CHECK_SAME_OFFSET(dt_cupti_kernel_prefix, submitted, T, submitted)
 
-#define SAME_SIZE(ours, theirs) same("sizeof " #theirs, sizeof(ours), sizeof(theirs))
-#define SAME_OFFSET(ours, of, theirs, tf) same(#theirs "." #tf, offsetof(ours, of), offsetof(theirs, tf))
-#define SAME_VALUE(ours, theirs) same(#theirs, (size_t)(ours), (size_t)(theirs))
-
-#define KERNEL_PREFIX(T)                                                                \
-    SAME_OFFSET(dt_cupti_kernel_prefix, kind, T, kind);                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, registers_per_thread, T, registersPerThread);   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, start, T, start);                               \
-    SAME_OFFSET(dt_cupti_kernel_prefix, end, T, end);                                   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, completed, T, completed);                       \
-    SAME_OFFSET(dt_cupti_kernel_prefix, device_id, T, deviceId);                        \
-    SAME_OFFSET(dt_cupti_kernel_prefix, context_id, T, contextId);                      \
-    SAME_OFFSET(dt_cupti_kernel_prefix, stream_id, T, streamId);                        \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_x, T, gridX);                              \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_y, T, gridY);                              \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_z, T, gridZ);                              \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_x, T, blockX);                            \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_y, T, blockY);                            \
-    SAME_OFFSET(dt_cupti_kernel_prefix, block_z, T, blockZ);                            \
-    SAME_OFFSET(dt_cupti_kernel_prefix, static_shared_memory, T, staticSharedMemory);   \
-    SAME_OFFSET(dt_cupti_kernel_prefix, dynamic_shared_memory, T, dynamicSharedMemory); \
-    SAME_OFFSET(dt_cupti_kernel_prefix, correlation_id, T, correlationId);              \
-    SAME_OFFSET(dt_cupti_kernel_prefix, grid_id, T, gridId);                            \
-    SAME_OFFSET(dt_cupti_kernel_prefix, name, T, name);                                 \
-    SAME_OFFSET(dt_cupti_kernel_prefix, queued, T, queued);                             \
-    SAME_OFFSET(dt_cupti_kernel_prefix, submitted, T, submitted)
-
-#define MEMCPY_PREFIX(T)                                           \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, kind, T, kind);            \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, copy_kind, T, copyKind);   \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, src_kind, T, srcKind);     \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, dst_kind, T, dstKind);     \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, flags, T, flags);          \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, bytes, T, bytes);          \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, start, T, start);          \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, end, T, end);              \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, device_id, T, deviceId);   \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, context_id, T, contextId); \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, stream_id, T, streamId);   \
-    SAME_OFFSET(dt_cupti_memcpy_prefix, correlation_id, T, correlationId)
+#define MEMCPY_PREFIX(T)                                                 \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, kind, T, kind);            \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, copy_kind, T, copyKind);   \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, src_kind, T, srcKind);     \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, dst_kind, T, dstKind);     \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, flags, T, flags);          \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, bytes, T, bytes);          \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, start, T, start);          \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, end, T, end);              \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, device_id, T, deviceId);   \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, context_id, T, contextId); \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, stream_id, T, streamId);   \
+    CHECK_SAME_OFFSET(dt_cupti_memcpy_prefix, correlation_id, T, correlationId)
 
 static void runtime_name(uint32_t cbid, const char *want)
 {
-    checks++;
+    layout_checks++;
     if (cbid == 0 || cbid > DT_PTI_CUDA_NRUNTIME_NAMES || strcmp(dt_pti_cuda_runtime_names[cbid - 1].name, want) != 0 ||
         dt_pti_cuda_runtime_names[cbid - 1].cbid != cbid) {
-        failures++;
+        layout_failures++;
         fprintf(stderr, "FAIL: runtime cbid %u should be named %s\n", cbid, want);
     }
 }
@@ -85,63 +73,63 @@ static void runtime_name(uint32_t cbid, const char *want)
 int main(void)
 {
     /* records */
-    SAME_SIZE(dt_cupti_kernel9, CUpti_ActivityKernel9);
-    SAME_SIZE(dt_cupti_kernel10, CUpti_ActivityKernel10);
+    CHECK_SAME_SIZE(dt_cupti_kernel9, CUpti_ActivityKernel9);
+    CHECK_SAME_SIZE(dt_cupti_kernel10, CUpti_ActivityKernel10);
     KERNEL_PREFIX(CUpti_ActivityKernel9);
     KERNEL_PREFIX(CUpti_ActivityKernel10);
-    SAME_SIZE(dt_cupti_memcpy5, CUpti_ActivityMemcpy5);
-    SAME_SIZE(dt_cupti_memcpy6, CUpti_ActivityMemcpy6);
+    CHECK_SAME_SIZE(dt_cupti_memcpy5, CUpti_ActivityMemcpy5);
+    CHECK_SAME_SIZE(dt_cupti_memcpy6, CUpti_ActivityMemcpy6);
     MEMCPY_PREFIX(CUpti_ActivityMemcpy5);
     MEMCPY_PREFIX(CUpti_ActivityMemcpy6);
-    SAME_SIZE(dt_cupti_memset4, CUpti_ActivityMemset4);
-    SAME_OFFSET(dt_cupti_memset4, kind, CUpti_ActivityMemset4, kind);
-    SAME_OFFSET(dt_cupti_memset4, value, CUpti_ActivityMemset4, value);
-    SAME_OFFSET(dt_cupti_memset4, bytes, CUpti_ActivityMemset4, bytes);
-    SAME_OFFSET(dt_cupti_memset4, start, CUpti_ActivityMemset4, start);
-    SAME_OFFSET(dt_cupti_memset4, end, CUpti_ActivityMemset4, end);
-    SAME_OFFSET(dt_cupti_memset4, device_id, CUpti_ActivityMemset4, deviceId);
-    SAME_OFFSET(dt_cupti_memset4, context_id, CUpti_ActivityMemset4, contextId);
-    SAME_OFFSET(dt_cupti_memset4, stream_id, CUpti_ActivityMemset4, streamId);
-    SAME_OFFSET(dt_cupti_memset4, correlation_id, CUpti_ActivityMemset4, correlationId);
-    SAME_OFFSET(dt_cupti_memset4, flags, CUpti_ActivityMemset4, flags);
-    SAME_OFFSET(dt_cupti_memset4, memory_kind, CUpti_ActivityMemset4, memoryKind);
-    SAME_SIZE(dt_cupti_api, CUpti_ActivityAPI);
-    SAME_OFFSET(dt_cupti_api, kind, CUpti_ActivityAPI, kind);
-    SAME_OFFSET(dt_cupti_api, cbid, CUpti_ActivityAPI, cbid);
-    SAME_OFFSET(dt_cupti_api, start, CUpti_ActivityAPI, start);
-    SAME_OFFSET(dt_cupti_api, end, CUpti_ActivityAPI, end);
-    SAME_OFFSET(dt_cupti_api, process_id, CUpti_ActivityAPI, processId);
-    SAME_OFFSET(dt_cupti_api, thread_id, CUpti_ActivityAPI, threadId);
-    SAME_OFFSET(dt_cupti_api, correlation_id, CUpti_ActivityAPI, correlationId);
-    SAME_OFFSET(dt_cupti_api, return_value, CUpti_ActivityAPI, returnValue);
-    SAME_SIZE(dt_cupti_external_correlation, CUpti_ActivityExternalCorrelation);
-    SAME_OFFSET(dt_cupti_external_correlation, kind, CUpti_ActivityExternalCorrelation, kind);
-    SAME_OFFSET(dt_cupti_external_correlation, external_kind, CUpti_ActivityExternalCorrelation, externalKind);
-    SAME_OFFSET(dt_cupti_external_correlation, external_id, CUpti_ActivityExternalCorrelation, externalId);
-    SAME_OFFSET(dt_cupti_external_correlation, correlation_id, CUpti_ActivityExternalCorrelation, correlationId);
+    CHECK_SAME_SIZE(dt_cupti_memset4, CUpti_ActivityMemset4);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, kind, CUpti_ActivityMemset4, kind);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, value, CUpti_ActivityMemset4, value);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, bytes, CUpti_ActivityMemset4, bytes);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, start, CUpti_ActivityMemset4, start);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, end, CUpti_ActivityMemset4, end);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, device_id, CUpti_ActivityMemset4, deviceId);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, context_id, CUpti_ActivityMemset4, contextId);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, stream_id, CUpti_ActivityMemset4, streamId);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, correlation_id, CUpti_ActivityMemset4, correlationId);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, flags, CUpti_ActivityMemset4, flags);
+    CHECK_SAME_OFFSET(dt_cupti_memset4, memory_kind, CUpti_ActivityMemset4, memoryKind);
+    CHECK_SAME_SIZE(dt_cupti_api, CUpti_ActivityAPI);
+    CHECK_SAME_OFFSET(dt_cupti_api, kind, CUpti_ActivityAPI, kind);
+    CHECK_SAME_OFFSET(dt_cupti_api, cbid, CUpti_ActivityAPI, cbid);
+    CHECK_SAME_OFFSET(dt_cupti_api, start, CUpti_ActivityAPI, start);
+    CHECK_SAME_OFFSET(dt_cupti_api, end, CUpti_ActivityAPI, end);
+    CHECK_SAME_OFFSET(dt_cupti_api, process_id, CUpti_ActivityAPI, processId);
+    CHECK_SAME_OFFSET(dt_cupti_api, thread_id, CUpti_ActivityAPI, threadId);
+    CHECK_SAME_OFFSET(dt_cupti_api, correlation_id, CUpti_ActivityAPI, correlationId);
+    CHECK_SAME_OFFSET(dt_cupti_api, return_value, CUpti_ActivityAPI, returnValue);
+    CHECK_SAME_SIZE(dt_cupti_external_correlation, CUpti_ActivityExternalCorrelation);
+    CHECK_SAME_OFFSET(dt_cupti_external_correlation, kind, CUpti_ActivityExternalCorrelation, kind);
+    CHECK_SAME_OFFSET(dt_cupti_external_correlation, external_kind, CUpti_ActivityExternalCorrelation, externalKind);
+    CHECK_SAME_OFFSET(dt_cupti_external_correlation, external_id, CUpti_ActivityExternalCorrelation, externalId);
+    CHECK_SAME_OFFSET(dt_cupti_external_correlation, correlation_id, CUpti_ActivityExternalCorrelation, correlationId);
 
     /* the descriptor's numbers */
     const dt_pti_descriptor *d = &dt_pti_cupti_descriptor;
-    SAME_VALUE(d->kinds.memcpy, CUPTI_ACTIVITY_KIND_MEMCPY);
-    SAME_VALUE(d->kinds.memset, CUPTI_ACTIVITY_KIND_MEMSET);
-    SAME_VALUE(d->kinds.kernel, CUPTI_ACTIVITY_KIND_KERNEL);
-    SAME_VALUE(d->kinds.concurrent_kernel, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    SAME_VALUE(d->kinds.runtime, CUPTI_ACTIVITY_KIND_RUNTIME);
-    SAME_VALUE(d->kinds.external_correlation, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    SAME_VALUE(d->results.success, CUPTI_SUCCESS);
-    SAME_VALUE(d->results.max_limit_reached, CUPTI_ERROR_MAX_LIMIT_REACHED);
-    SAME_VALUE(d->results.not_compatible, CUPTI_ERROR_NOT_COMPATIBLE);
-    SAME_VALUE(d->results.multiple_subscribers, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
-    SAME_VALUE(d->external_kind_custom0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
-    SAME_VALUE(DT_CUPTI_TIMESTAMP_UNKNOWN_ZERO, CUPTI_TIMESTAMP_UNKNOWN);
+    CHECK_SAME_VALUE(d->kinds.memcpy, CUPTI_ACTIVITY_KIND_MEMCPY);
+    CHECK_SAME_VALUE(d->kinds.memset, CUPTI_ACTIVITY_KIND_MEMSET);
+    CHECK_SAME_VALUE(d->kinds.kernel, CUPTI_ACTIVITY_KIND_KERNEL);
+    CHECK_SAME_VALUE(d->kinds.concurrent_kernel, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    CHECK_SAME_VALUE(d->kinds.runtime, CUPTI_ACTIVITY_KIND_RUNTIME);
+    CHECK_SAME_VALUE(d->kinds.external_correlation, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    CHECK_SAME_VALUE(d->results.success, CUPTI_SUCCESS);
+    CHECK_SAME_VALUE(d->results.max_limit_reached, CUPTI_ERROR_MAX_LIMIT_REACHED);
+    CHECK_SAME_VALUE(d->results.not_compatible, CUPTI_ERROR_NOT_COMPATIBLE);
+    CHECK_SAME_VALUE(d->results.multiple_subscribers, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    CHECK_SAME_VALUE(d->external_kind_custom0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    CHECK_SAME_VALUE(DT_CUPTI_TIMESTAMP_UNKNOWN_ZERO, CUPTI_TIMESTAMP_UNKNOWN);
     /* memcpy kinds: the ones whose direction is unambiguous */
-    SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_HTOD], DEVTRACE_COPY_HTOD);
-    SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_DTOH], DEVTRACE_COPY_DTOH);
-    SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_DTOD], DEVTRACE_COPY_DTOD);
-    SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_HTOH], DEVTRACE_COPY_HTOH);
-    SAME_VALUE(d->ncopy_kinds, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP + 1);
+    CHECK_SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_HTOD], DEVTRACE_COPY_HTOD);
+    CHECK_SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_DTOH], DEVTRACE_COPY_DTOH);
+    CHECK_SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_DTOD], DEVTRACE_COPY_DTOD);
+    CHECK_SAME_VALUE(d->copy_kinds[CUPTI_ACTIVITY_MEMCPY_KIND_HTOH], DEVTRACE_COPY_HTOH);
+    CHECK_SAME_VALUE(d->ncopy_kinds, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP + 1);
     /* the runtime callback ids */
-    SAME_VALUE(DT_PTI_CUDA_NRUNTIME_NAMES, CUPTI_RUNTIME_TRACE_CBID_SIZE - 1);
+    CHECK_SAME_VALUE(DT_PTI_CUDA_NRUNTIME_NAMES, CUPTI_RUNTIME_TRACE_CBID_SIZE - 1);
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020, "cudaGetDeviceCount");
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice");
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice");
@@ -160,8 +148,8 @@ int main(void)
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, "cudaMemcpy_ptds");
     runtime_name(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetP2PAtomicCapabilities_v13000,
                  "cudaDeviceGetP2PAtomicCapabilities");
-    printf("%d checks against the CUDA headers (CUPTI_API_VERSION %d), %d failed\n", checks, CUPTI_API_VERSION,
-           failures);
-    return failures ? 1 : 0;
+    printf("%d checks against the CUDA headers (CUPTI_API_VERSION %d), %d failed\n", layout_checks, CUPTI_API_VERSION,
+           layout_failures);
+    return layout_failures ? 1 : 0;
 }
 #endif

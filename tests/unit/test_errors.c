@@ -403,6 +403,19 @@ static void test_kind_names(void **state)
     assert_string_equal(devtrace_kind_name(-1), "none");
 }
 
+/* The public copy names are the ones the trace writes (Kineto's for CUPTI's copies). */
+static void test_memcpy_names(void **state)
+{
+    (void)state;
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_HTOD), "Memcpy HtoD (Pageable -> Device)");
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_DTOH), "Memcpy DtoH (Device -> Pageable)");
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_DTOD), "Memcpy DtoD (Device -> Device)");
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_HTOH), "Memcpy HtoH (Pageable -> Pageable)");
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_UNKNOWN), "Memcpy (Unknown)");
+    assert_string_equal(devtrace_memcpy_name(DEVTRACE_COPY_HTOH + 1), "Memcpy (Unknown)");
+    assert_string_equal(devtrace_memcpy_name(UINT32_MAX), "Memcpy (Unknown)");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, clean_env, clean_env)
@@ -425,6 +438,7 @@ int main(void)
         T(test_name_text_of_an_event_id_is_its_name),
         T(test_annotation_without_a_default_session_is_a_state_error),
         T(test_kind_names),
+        T(test_memcpy_names),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
