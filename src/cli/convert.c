@@ -5,7 +5,9 @@
  * readable says so in one line. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include "core/core.h"
 #include "inject/wire.h"
 #include "record_capture.h"
+#include "record_options.h"
 #include "record_spill.h"
 #include "record_tree.h"
 #include "report/report.h"
@@ -32,7 +35,8 @@ static const char convert_usage[] =
     "same decoders as live collection, as 'devtrace replay' does; or the spill file of\n"
     "'devtrace record' (PATH.spill), which a recorder that was killed, or could not write\n"
     "its trace, leaves beside the trace: the trace it would have written (every process in\n"
-    "one file, each on lanes of its own, also where -o had %p or %r; a process that did not\n"
+    "one file, each on lanes of its own; with %p or %r in OUT, one trace per process, OUT\n"
+    "expanded with its pid and rank as 'devtrace record -o' does; a process that did not\n"
     "finish shipping is noted and counted in events_missing, as the recorder does; a\n"
     "spill cut short mid-message is said in one line and every whole message kept).\n"
     "\n"
@@ -65,8 +69,9 @@ static int read_raw_capture(const convert_opts *o, dt_session **out, devtrace_er
     return dt_replay_file(o->input, &o->replay, out, NULL, err);
 }
 
-/* A recorder's spill: the sessions it would have built, from the messages it kept. */
-static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *err)
+/* A recorder's spill: the sessions it would have built, from the messages it kept, into t
+ * (per_process: one session a process, else one for all); *flags gets the spill's. */
+static int read_spill_tree(const convert_opts *o, int per_process, dt_tree *t, uint32_t *flags, devtrace_error *err)
 {
     int fd = open(o->input, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -87,22 +92,21 @@ static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *e
     dt_spill_header h;
     memcpy(&h, map, size < sizeof h ? size : sizeof h);
     char why[512];
-    dt_tree t;
     int rc = -1;
     if (dt_spill_check_header(&h, size, why, sizeof why) != 0) {
         dt_error_set(err, DEVTRACE_EFORMAT, "%s: %s", o->input, why);
         goto end;
     }
     h.backend[sizeof h.backend - 1] = '\0';
-    if (dt_tree_open_offline(&t, h.backend) != 0) {
+    *flags = h.flags;
+    if (dt_tree_open_offline(t, h.backend, per_process) != 0) {
         dt_error_set(err, DEVTRACE_ENOMEM, "out of memory");
         goto end;
     }
-    dt_tree_chunks_beside(&t, o->input);
+    dt_tree_chunks_beside(t, o->input);
     uint64_t whole = 0;
     size_t body = size - sizeof h;
-    size_t read = dt_tree_replay_mapped(&t, map, sizeof h, size, &whole);
-    dt_session *s = t.sessions[0];
+    size_t read = dt_tree_replay_mapped(t, map, sizeof h, size, &whole);
     if (read < body) {
         /* Cut short (the recorder killed mid-write), or a record no recorder writes (damage). */
         size_t left = body - read;
@@ -116,8 +120,10 @@ static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *e
                     "devtrace convert: %s ends mid-message (its last %zu bytes are part of a message the recorder "
                     "was writing when it stopped): the %llu whole messages before them are converted\n",
                     o->input, left, (unsigned long long)whole);
-            dt_add_note(s, "the spill ends mid-message: its last %zu bytes were dropped, the %llu whole messages kept",
-                        left, (unsigned long long)whole);
+            for (size_t i = 0; i < t->nsessions; i++)
+                dt_add_note(t->sessions[i],
+                            "the spill ends mid-message: its last %zu bytes were dropped, the %llu whole messages kept",
+                            left, (unsigned long long)whole);
         } else {
             fprintf(stderr,
                     "devtrace convert: %s is damaged at byte %zu (a record of connection %u, type %u, %llu bytes, "
@@ -125,29 +131,89 @@ static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *e
                     "there are not\n",
                     o->input, sizeof h + read, rec.connection, rec.type, (unsigned long long)rec.length,
                     (unsigned long long)whole, left);
-            dt_add_note(s,
-                        "the spill is damaged at byte %zu: the %zu bytes from there were not read, the %llu whole "
-                        "messages before kept",
-                        sizeof h + read, left, (unsigned long long)whole);
+            for (size_t i = 0; i < t->nsessions; i++)
+                dt_add_note(t->sessions[i],
+                            "the spill is damaged at byte %zu: the %zu bytes from there were not read, the %llu whole "
+                            "messages before kept",
+                            sizeof h + read, left, (unsigned long long)whole);
         }
     }
-    if (dt_tree_describe(&t))
-        dt_add_note(s, "no traced process started in this spill: the trace has no events");
+    if (dt_tree_describe(t) && !per_process)
+        dt_add_note(t->sessions[0], "no traced process started in this spill: the trace has no events");
     if (h.program_start_ns) {
         dt_capture_opts c = {.delay_ns = h.delay_ns,
                              .duration_ns = h.duration_ns,
                              .has_delay = !!(h.flags & DT_SPILL_HAS_DELAY),
                              .has_duration = !!(h.flags & DT_SPILL_HAS_DURATION)};
-        dt_capture_apply(&c, s, h.program_start_ns);
+        for (size_t i = 0; i < t->nsessions; i++)
+            dt_capture_apply(&c, t->sessions[i], h.program_start_ns);
     }
-    *out = s; /* the tree's one session, now the caller's */
-    t.sessions[0] = NULL;
-    t.nsessions = 0;
-    dt_tree_close(&t);
     rc = 0;
 end:
     munmap(map, size);
     return rc;
+}
+
+static int read_spill(const convert_opts *o, dt_session **out, devtrace_error *err)
+{
+    dt_tree t;
+    uint32_t flags = 0;
+    int rc = read_spill_tree(o, 0, &t, &flags, err);
+    if (rc == 0) {
+        *out = t.sessions[0]; /* the tree's one session, now the caller's */
+        t.sessions[0] = NULL;
+        t.nsessions = 0;
+        if ((flags & DT_SPILL_PER_PROCESS) && !o->quiet)
+            fprintf(stderr,
+                    "devtrace convert: the recorder was writing one trace per process (-o had %%p or %%r); this "
+                    "writes them all to %s (an OUT with %%p or %%r writes one each)\n",
+                    o->output);
+    }
+    dt_tree_close(&t);
+    return rc;
+}
+
+/* A spill to one trace per traced process, OUT expanded with each one's pid and rank as the
+ * recorder does. 0, or DT_EXIT_FAILURE (said). */
+static int convert_per_process(const convert_opts *o)
+{
+    dt_tree t;
+    uint32_t flags = 0;
+    devtrace_error err = {0, ""};
+    int failed = read_spill_tree(o, 1, &t, &flags, &err) != 0;
+    size_t outputs = failed ? 0 : dt_tree_outputs(&t);
+    if (!failed && !outputs) {
+        snprintf(err.message, sizeof err.message, "no traced process started in %s: there is no trace to write",
+                 o->input);
+        failed = 1;
+    }
+    char **taken = calloc(outputs + 1, sizeof *taken);
+    for (size_t i = 0; !failed && i < outputs; i++) {
+        uint32_t pid = 0;
+        dt_session *s = dt_tree_output(&t, i, &pid);
+        char path[PATH_MAX], rank[16];
+        snprintf(rank, sizeof rank, "%d", s->rank);
+        dt_record_output_path("devtrace convert", o->output, (pid_t)pid, rank, taken, taken ? i : 0, path,
+                              sizeof path);
+        if (devtrace_write_trace(s, path, &err) != 0) {
+            failed = 1;
+            break;
+        }
+        if (!o->quiet) {
+            dt_summary_print(s, stderr, 5);
+            fprintf(stderr, "trace: %s\n", path);
+        }
+        if (taken)
+            taken[i] = strdup(path);
+    }
+    for (size_t i = 0; taken && i < outputs + 1; i++)
+        free(taken[i]);
+    free(taken);
+    dt_filemem_trimmer_stop();
+    if (failed)
+        fprintf(stderr, "devtrace convert: %s\n", err.message);
+    dt_tree_close(&t);
+    return failed ? DT_EXIT_FAILURE : 0;
 }
 
 /* A JSON object (after white space), or gzip's magic. */
@@ -230,6 +296,16 @@ int dt_cmd_convert(int argc, char **argv)
                 "(.spill)%s\n",
                 o.input, kind ? kind->what : "not an input devtrace knows", kind ? ", not yet this kind" : "");
         return DT_EXIT_FAILURE;
+    }
+    if (strstr(o.output, "%p") || strstr(o.output, "%r")) {
+        if (kind->read != read_spill) {
+            fprintf(stderr,
+                    "devtrace convert: OUT %s has %%p or %%r, which name a process: only a recorder's spill has "
+                    "several; give OUT without them\n",
+                    o.output);
+            return DT_EXIT_USAGE;
+        }
+        return convert_per_process(&o);
     }
     devtrace_error err = {0, ""};
     dt_session *s = NULL;

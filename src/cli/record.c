@@ -251,43 +251,6 @@ static int describe_end(const dt_record_opts *o, dt_session *top, const child_re
     return code;
 }
 
-/* Where a trace file's extension begins in path: one the writers know (the format and
- * gzip come from it), in the file's name, not in a folder's; else the end of path. */
-static size_t trace_extension_at(const char *path)
-{
-    static const char *const extensions[] = {".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz", ".pftrace",
-                                             ".json.gz",           ".json",           ".gz"};
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
-        size_t m = strlen(extensions[i]);
-        if (n > m && strcasecmp(name + n - m, extensions[i]) == 0)
-            return (size_t)(name - path) + n - m;
-    }
-    return strlen(path);
-}
-
-/* The trace's path for one output: the pattern expanded with the process's pid and rank
- * (the recorder's $RANK for the tree's one file); a path another output took already gets
- * ".PID" before its extension, in the same folder and the same format. */
-static void output_path(const dt_record_opts *o, pid_t pid, const char *rank, char **taken, size_t ntaken, char *path,
-                        size_t cap)
-{
-    dt_record_expand_output(o->output, pid, rank, -1, path, cap);
-    for (size_t i = 0; i < ntaken; i++)
-        if (!strcmp(taken[i], path)) {
-            char base[PATH_MAX];
-            snprintf(base, sizeof base, "%s", path);
-            size_t at = trace_extension_at(base);
-            if (snprintf(path, cap, "%.*s.%ld%s", (int)at, base, (long)pid, base + at) >= (int)cap)
-                path[cap - 1] = '\0';
-            fprintf(stderr, "devtrace record: two processes would write %s; process %ld writes %s\n", taken[i],
-                    (long)pid, path);
-            return;
-        }
-}
-
 /* Writes one trace and its summary; 0 or -1 (said on stderr). */
 static int write_output(const dt_record_opts *o, dt_session *s, const char *path)
 {
@@ -540,7 +503,8 @@ int dt_cmd_record(int argc, char **argv)
         char path[PATH_MAX], rank[16];
         snprintf(rank, sizeof rank, "%d", s->rank);
         int own = per_process && outputs; /* this process's pid and rank, else the top's and $RANK */
-        output_path(&o, own ? (pid_t)out_pid : pid, own ? rank : own_rank, taken, taken ? i : 0, path, sizeof path);
+        dt_record_output_path("devtrace record", o.output, own ? (pid_t)out_pid : pid, own ? rank : own_rank, taken, taken ? i : 0, path,
+                              sizeof path);
         if (write_output(&o, s, path) != 0)
             failed = 1;
         if (taken)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,4 +359,41 @@ int dt_record_expand_output(const char *pattern, pid_t pid, const char *rank, in
     }
     out[o] = '\0';
     return 0;
+}
+
+/* Where a trace file's extension begins in path: one the writers know (the format and
+ * gzip come from it), in the file's name, not in a folder's; else the end of path. */
+static size_t trace_extension_at(const char *path)
+{
+    static const char *const extensions[] = {".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz", ".pftrace",
+                                             ".json.gz",           ".json",           ".gz"};
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
+        size_t m = strlen(extensions[i]);
+        if (n > m && strcasecmp(name + n - m, extensions[i]) == 0)
+            return (size_t)(name - path) + n - m;
+    }
+    return strlen(path);
+}
+
+/* The trace's path for one output: the pattern expanded with the process's pid and rank
+ * (the recorder's $RANK for the tree's one file); a path another output took already gets
+ * ".PID" before its extension, in the same folder and the same format. */
+void dt_record_output_path(const char *who, const char *pattern, pid_t pid, const char *rank, char **taken,
+                           size_t ntaken, char *path, size_t cap)
+{
+    dt_record_expand_output(pattern, pid, rank, -1, path, cap);
+    for (size_t i = 0; i < ntaken; i++)
+        if (!strcmp(taken[i], path)) {
+            char base[PATH_MAX];
+            snprintf(base, sizeof base, "%s", path);
+            size_t at = trace_extension_at(base);
+            if (snprintf(path, cap, "%.*s.%ld%s", (int)at, base, (long)pid, base + at) >= (int)cap)
+                path[cap - 1] = '\0';
+            fprintf(stderr, "%s: two processes would write %s; process %ld writes %s\n", who, taken[i], (long)pid,
+                    path);
+            return;
+        }
 }

@@ -42,6 +42,11 @@ int dt_record_output_has(const char *pattern, const char *which);
 /* Expands %p (pid), %r (rank: NULL or "" is 0), %w (the capture window's index; kept as it
  * is when window < 0) and %% into out: 0, or -1 when it does not fit in cap. */
 int dt_record_expand_output(const char *pattern, pid_t pid, const char *rank, int window, char *out, size_t cap);
+/* The trace's path for one process's output: pattern expanded with its pid and rank; a path
+ * one of taken[0, ntaken) already has gets ".PID" before its extension, in the same folder
+ * and the same format (said in one line, from who: "devtrace record"). */
+void dt_record_output_path(const char *who, const char *pattern, pid_t pid, const char *rank, char **taken,
+                           size_t ntaken, char *path, size_t cap);
 
 /* Whether the backend saves raw captures (DEVTRACE_CAP_RAW_CAPTURE). */
 int dt_record_backend_saves_raw(const char *name);

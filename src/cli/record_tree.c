@@ -24,6 +24,8 @@ static uint64_t monotonic_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static void *chunk_from_file(void *user);
+
 static dt_session *new_session(dt_tree *t)
 {
     dt_session **p = dt_room_for_one(t->sessions, t->nsessions, &t->sessions_cap, sizeof *p, 8);
@@ -32,6 +34,8 @@ static dt_session *new_session(dt_tree *t)
     t->sessions = p;
     devtrace_error err;
     dt_session *s = dt_session_new_offline(t->backend, "", NULL, &err);
+    if (s && t->chunks_in_file) /* a session made while a spill is replayed (one per process) */
+        dt_store_set_chunk_source(&s->store, chunk_from_file, NULL);
     if (s)
         t->sessions[t->nsessions++] = s;
     return s;
@@ -298,13 +302,14 @@ int dt_tree_build(dt_tree *t, char *why, size_t whylen)
     return rc;
 }
 
-int dt_tree_open_offline(dt_tree *t, const char *backend)
+int dt_tree_open_offline(dt_tree *t, const char *backend, int per_process)
 {
     memset(t, 0, sizeof *t);
     t->listen_fd = -1;
     t->hook.fds[0] = t->hook.fds[1] = -1;
+    t->per_process = per_process;
     snprintf(t->backend, sizeof t->backend, "%s", backend);
-    return new_session(t) ? 0 : -1;
+    return per_process || new_session(t) ? 0 : -1;
 }
 
 /* One record of a spill, through its connection's reader into its session. */
@@ -363,6 +368,7 @@ int dt_tree_chunks_beside(dt_tree *t, const char *path)
             return -1; /* a file system without unnamed files: the heap, as before */
         dt_filemem_trimmer_start();
     }
+    t->chunks_in_file = 1;
     for (size_t i = 0; i < t->nsessions; i++)
         if (t->sessions[i])
             dt_store_set_chunk_source(&t->sessions[i]->store, chunk_from_file, NULL);

@@ -44,7 +44,8 @@ typedef struct dt_tree {
     char dir[PATH_MAX];         /* the private directory ("" when none) */
     char socket_path[PATH_MAX]; /* the collectors' socket in it */
     int listen_fd;
-    int per_process; /* one session per traced process */
+    int per_process;    /* one session per traced process */
+    int chunks_in_file; /* dt_tree_chunks_beside: every session's chunks from file memory */
     char backend[32];
     dt_tree_conn *conns; /* owned */
     size_t nconns, conns_cap;
@@ -86,9 +87,10 @@ void dt_tree_receive(dt_tree *t, pid_t top, int *status);
  * the spill is kept then); the notes of processes left running. */
 int dt_tree_build(dt_tree *t, char *why, size_t whylen);
 
-/* A tree with no socket (devtrace convert of a spill): one combined session; connections
- * come from the spill's records. 0, or -1 when out of memory. */
-int dt_tree_open_offline(dt_tree *t, const char *backend);
+/* A tree with no socket (devtrace convert of a spill): one combined session, or with
+ * per_process one session per process as its connection comes; connections come from the
+ * spill's records. 0, or -1 when out of memory. */
+int dt_tree_open_offline(dt_tree *t, const char *backend, int per_process);
 /* Builds the sessions from a spill's records, data[0, n) (after its header), as the
  * messages arrived: each connection's through a wire reader of its own into its session.
  * Returns the bytes of whole records read (n less an incomplete last record); *count

@@ -20,7 +20,7 @@
 static size_t replay(const uint8_t *data, size_t size, int check)
 {
     dt_tree t;
-    if (dt_tree_open_offline(&t, "none") != 0)
+    if (dt_tree_open_offline(&t, "none", 0) != 0)
         abort();
     size_t read = dt_tree_replay(&t, data, size, NULL);
     if (check) {

@@ -321,6 +321,66 @@ def kill_recorder(when):
              ", events_missing=1 and the note of a process without its final flush"))
 
 
+def per_process_spill():
+    """-o with %p, two traced processes (the workload 2 and 3 times), the recorder SIGKILLed after both
+    ended: devtrace convert of the spill with %p in OUT writes one trace per process, each named with its
+    pid and holding exactly its own runs; with a plain OUT, one trace of both and a line saying how to get
+    one each."""
+    for f in os.listdir(args.out):
+        if f.startswith("pp_"):
+            os.unlink(os.path.join(args.out, f))
+    runs = (2, 3)
+    script = '"$@" --repeat %d && "$@" --repeat %d && echo done && exec sleep 60' % runs
+    program = ["sh", "-c", script, "sh", args.rel_host, "--lib", args.emu, args.workload]
+    p, _ = start_record("pp_%p.json", program)
+    spill = None
+    try:
+        line = p.stdout.readline()
+        assert line.strip() == "done", "the program did not end: %r" % line
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            spills = [f for f in os.listdir(args.out) if f.startswith("pp_") and f.endswith(".json.spill")]
+            if spills and sum(typ == WIRE_END for _, typ, _n in
+                              spill_records(os.path.join(args.out, spills[0]))[0]) == 2:
+                spill = os.path.join(args.out, spills[0])
+                break
+            time.sleep(0.02)
+        assert spill, "the spill never held both processes' ENDs"
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+    assert spill == os.path.join(args.out, "pp_%d.json.spill" % p.pid), spill  # -o expanded with the recorder's pid
+    r = subprocess.run([args.devtrace, "convert", spill, os.path.join(args.out, "pp_out_%p.json"), "-q"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    outs = sorted(f for f in os.listdir(args.out) if f.startswith("pp_out_"))
+    assert len(outs) == 2, outs
+    got = []
+    for f in outs:
+        t = load_trace(os.path.join(args.out, f))
+        pids = {e["pid"] for e in t["traceEvents"] if e.get("cat") == "cuda_runtime"}
+        assert pids == {int(f[len("pp_out_"):-len(".json")])}, (f, pids)  # its own process's, named by its pid
+        got.append(t["devtrace"]["counts"]["kernel"])
+        check_flows(t)
+    assert sorted(got) == [n * WL["kernel"] for n in runs], got
+    r = subprocess.run([args.devtrace, "convert", spill, os.path.join(args.out, "pp_all.json")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr.startswith(
+        "devtrace convert: the recorder was writing one trace per process (-o had %%p or %%r); this writes them all "
+        "to %s (an OUT with %%p or %%r writes one each)\n" % os.path.join(args.out, "pp_all.json")), r.stderr
+    expect_meta(load_trace(os.path.join(args.out, "pp_all.json")), counts_times(sum(runs)))
+    return ("-o pp_%%p.json, 2 processes (%d and %d runs), recorder SIGKILLed: convert to pp_out_%%p.json writes "
+            "one trace per process, named by its pid, kernel=%s; a plain OUT gets both and the line saying how" %
+            (runs[0], runs[1], sorted(got)))
+
+
 def truncated_spill():
     """A spill cut in the middle of its last EVENTS record: convert says so in one line and keeps
     every whole record (its counts: those of the records before the cut)."""
@@ -481,6 +541,7 @@ cases.run("recorder_memory", E, "a long run's end in bounded memory", recorder_m
 cases.run("recorder_killed_after_end", E, "SIGKILL to the recorder alone after the program ran",
           lambda: kill_recorder("after_end"))
 cases.run("recorder_killed_mid_run", E, "SIGKILL to the recorder alone mid-run", lambda: kill_recorder("mid_run"))
+cases.run("spill_per_process", E, "a spill of -o with %p, converted per process", per_process_spill)
 cases.run("spill_truncated", E, "a spill cut mid-message, converted", truncated_spill)
 cases.run("spill_damaged", E, "a spill with a record no recorder writes, converted", damaged_spill)
 sys.exit(cases.finish("process-life.md"))
