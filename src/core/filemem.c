@@ -170,7 +170,7 @@ _Thread_local uintptr_t dt_filemem_mapped_lo, dt_filemem_mapped_hi;
 
 void dt_filemem_populate_from(const void *p)
 {
-    if (!atomic_load_explicit(&fm.on, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&fm.on, memory_order_acquire)) {
         dt_filemem_mapped_lo = 0; /* every address: nothing to do */
         dt_filemem_mapped_hi = UINTPTR_MAX;
         return;
@@ -187,7 +187,7 @@ void dt_filemem_populate_from(const void *p)
 
 void dt_filemem_check(void)
 {
-    if (!atomic_load_explicit(&fm.on, memory_order_relaxed) || fm.statm < 0)
+    if (!atomic_load_explicit(&fm.on, memory_order_acquire) || fm.statm < 0)
         return;
     uint64_t now = resident_shared(fm.statm);
     if (now > fm.base + fm.resident_max)

@@ -254,6 +254,17 @@ def convert(spill, out_name):
     return r, out
 
 
+def kill_all(p):
+    """The recorder p (if it still runs) and its process group (the program, left running): SIGKILLed."""
+    if p.poll() is None:
+        os.kill(p.pid, signal.SIGKILL)
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
+
+
 def kill_recorder(when):
     """SIGKILL to devtrace record alone (not the program). when="after_end": the traced program ran the
     workload 3 times and ended (its END is in the spill), while the top program (a shell) still runs;
@@ -285,13 +296,7 @@ def kill_recorder(when):
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=60)
     finally:
-        if p.poll() is None:
-            os.kill(p.pid, signal.SIGKILL)
-        try:
-            os.killpg(p.pid, signal.SIGKILL)  # the program, left running
-        except ProcessLookupError:
-            pass
-        p.communicate()
+        kill_all(p)
     assert not os.path.exists(path), "a trace was written by a killed recorder"
     shipped = spill_kind_counts(spill)
     ended = any(typ == WIRE_END for _, typ, _n in spill_records(spill)[0])
@@ -349,13 +354,7 @@ def per_process_spill():
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=60)
     finally:
-        if p.poll() is None:
-            os.kill(p.pid, signal.SIGKILL)
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.communicate()
+        kill_all(p)
     assert spill == os.path.join(args.out, "pp_%d.json.spill" % p.pid), spill  # -o expanded with the recorder's pid
     r = subprocess.run([args.devtrace, "convert", spill, os.path.join(args.out, "pp_out_%p.json"), "-q"],
                        capture_output=True, text=True, timeout=120)
