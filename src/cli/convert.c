@@ -193,8 +193,7 @@ static int convert_per_process(const convert_opts *o)
         dt_session *s = dt_tree_output(&t, i, &pid);
         char path[PATH_MAX], rank[16];
         snprintf(rank, sizeof rank, "%d", s->rank);
-        dt_record_output_path("devtrace convert", o->output, (pid_t)pid, rank, taken, taken ? i : 0, path,
-                              sizeof path);
+        dt_record_output_path("devtrace convert", o->output, (pid_t)pid, rank, taken, taken ? i : 0, path, sizeof path);
         if (devtrace_write_trace(s, path, &err) != 0) {
             failed = 1;
             break;

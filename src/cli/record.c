@@ -503,8 +503,8 @@ int dt_cmd_record(int argc, char **argv)
         char path[PATH_MAX], rank[16];
         snprintf(rank, sizeof rank, "%d", s->rank);
         int own = per_process && outputs; /* this process's pid and rank, else the top's and $RANK */
-        dt_record_output_path("devtrace record", o.output, own ? (pid_t)out_pid : pid, own ? rank : own_rank, taken, taken ? i : 0, path,
-                              sizeof path);
+        dt_record_output_path("devtrace record", o.output, own ? (pid_t)out_pid : pid, own ? rank : own_rank, taken,
+                              taken ? i : 0, path, sizeof path);
         if (write_output(&o, s, path) != 0)
             failed = 1;
         if (taken)

@@ -29,8 +29,8 @@ static struct {
     pthread_mutex_t lock;
     int fd; /* -1: not open */
     _Atomic int on;
-    int statm; /* /proc/self/statm, -1: not open */
-    uint64_t base; /* the resident shared pages when the file memory opened (libraries'): not ours */
+    int statm;             /* /proc/self/statm, -1: not open */
+    uint64_t base;         /* the resident shared pages when the file memory opened (libraries'): not ours */
     uint64_t resident_max; /* the bound on the file memory's resident pages (dt_filemem_open) */
     uint64_t size;
     mapping *maps; /* every mapping made: segments and large room (owned) */
