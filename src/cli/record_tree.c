@@ -421,8 +421,11 @@ static int build_from_spill(dt_tree *t, char *why, size_t whylen)
     }
     int rc = 0;
     const char *in_memory = getenv("DEVTRACE_RECORD_CHUNKS");
-    if (!(in_memory && !strcmp(in_memory, "heap")))
-        dt_tree_chunks_beside(t, sp->path);
+    if (!(in_memory && !strcmp(in_memory, "heap")) && dt_tree_chunks_beside(t, sp->path) != 0)
+        fprintf(stderr,
+                "devtrace record: cannot make an unnamed file beside %s (%s): the trace is built in memory "
+                "(about 300 bytes an event at the end of the run)\n",
+                sp->path, strerror(errno));
     size_t head = sizeof(dt_spill_header), len = (size_t)sp->file_bytes;
     if (len > head) {
         /* Read through a descriptor of its own to the very file (opened for writing only). */
