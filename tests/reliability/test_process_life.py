@@ -51,23 +51,30 @@ def wait_ready(p, timeout=60):
 
 
 def signal_case(sig, to_group):
-    if args.tsan and not to_group:
-        # Under ThreadSanitizer only (about 1 run in 1,500; never in the plain or ASan builds)
-        # the program never ends: the recorder forwards the signal (kill() returns 0 within
-        # 2 ms), the kernel delivers it to the program's main thread through TSan's handler
-        # (traced with the signal_deliver tracepoint), and the collector's handler never runs:
-        # TSan's runtime drops it (its pending slot is clear, its table holds the handler).
-        # A group signal (the cases below) reaches the program twice and always ends it.
-        return "SKIPPED (under ThreadSanitizer a signal forwarded to the program is sometimes dropped by TSan's runtime)"
     p, path = start_record("signal_%s_%s.json" % (sig.name, "group" if to_group else "recorder"),
                            host(args, "--wait-for-signal", repeat=2))
+    resent = False
     try:
         wait_ready(p)
         if to_group:
             os.killpg(p.pid, sig)
         else:
             p.send_signal(sig)
-        _, err = p.communicate(timeout=60)
+        try:
+            _, err = p.communicate(timeout=20 if args.tsan and not to_group else 60)
+        except subprocess.TimeoutExpired:
+            if not (args.tsan and not to_group):
+                raise
+            # Under ThreadSanitizer only (about 1 run in 1,500; never in the plain or ASan builds)
+            # the program does not end: the recorder forwards the signal (kill() returns 0 within
+            # 2 ms), the kernel delivers it to the program's main thread through TSan's handler
+            # (traced with the signal_deliver tracepoint), and the collector's handler never runs:
+            # TSan's runtime drops it (its pending slot is clear, its table holds the handler).
+            # The recorder forwards a second signal as it did the first (a user's second Ctrl-C):
+            # the case goes on with it, and its outcome says so.
+            resent = True
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -79,7 +86,9 @@ def signal_case(sig, to_group):
     expect_note(t, "killed by %s" % sig.name)
     check_flows(t)
     return ("exit %d (128+%s); the trace holds both runs exactly (kernel=34 runtime=374), shipped by the "
-            "collector's shipper thread on the signal; note names %s" % (p.returncode, sig.name, sig.name))
+            "collector's shipper thread on the signal; note names %s%s" %
+            (p.returncode, sig.name, sig.name,
+             " (ThreadSanitizer's runtime dropped the first forwarded signal: a second was sent)" if resent else ""))
 
 
 def opencl_signal(sig):
