@@ -9,9 +9,10 @@
  * File memory lets a process hold more events than it keeps resident: the pages are the
  * page cache's, which the kernel can write out and reclaim, and the loops that walk them
  * (dt_filemem_every) and a trimmer thread (dt_filemem_trimmer_start) take them out of the
- * process's resident set whenever they pass DT_FILEMEM_RESIDENT_MAX, so that its peak resident memory stays flat however many
- * events the run had (docs/reliability.md, "Scale of a long run"). A page taken out is
- * read back from the page cache (or the file) at its next touch; nothing is lost. */
+ * process's resident set whenever they pass a bound (24 MiB by default), so that its peak
+ * resident memory stays flat however many events the run had (docs/reliability.md, "Scale
+ * of a long run"). A page taken out is read back from the page cache (or the file) at its
+ * next touch; nothing is lost. */
 #ifndef DT_FILEMEM_H
 #define DT_FILEMEM_H
 
@@ -37,8 +38,8 @@ void *dt_filemem_alloc(size_t bytes);
 void dt_filemem_free(void *p, size_t bytes);
 /* Takes every page of the file memory out of the process's resident set now. */
 void dt_filemem_trim(void);
-/* Trims when the file memory's resident pages have passed DT_FILEMEM_RESIDENT_MAX (one
- * read of /proc/self/statm; nothing when the file memory is not open). The loops that walk
+/* Trims when the file memory's resident pages have passed the bound (one read of
+ * /proc/self/statm; nothing when the file memory is not open). The loops that walk
  * file memory call it every DT_FILEMEM_EVERY items (dt_filemem_every), so that the bound
  * holds however the threads are scheduled; the trimmer thread covers the rest. */
 void dt_filemem_check(void);
@@ -63,9 +64,8 @@ static inline void dt_filemem_will_write(const void *p)
         return;
     dt_filemem_populate_from(p);
 }
-/* The trimmer: a thread that reads the process's resident shared pages every millisecond
- * or so and trims when they pass DT_FILEMEM_RESIDENT_MAX. Start once the file memory is
- * open; stop before the process ends (or leave it: it is detached). */
+/* The trimmer: a thread that runs dt_filemem_check every millisecond or so. Start once the
+ * file memory is open; stop when the work is done (a destructor stops it at exit too). */
 void dt_filemem_trimmer_start(void);
 void dt_filemem_trimmer_stop(void);
 /* How many times it trimmed (for the recorder's figures and tests). */
