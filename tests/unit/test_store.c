@@ -10,6 +10,7 @@
  * chunk source (a file mapping in the recorder) holding the events, never freed by the store. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
+#include <sched.h>
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -760,7 +761,7 @@ static void test_hand_partial_gives_what_is_new_and_leaves_the_chunk_to_its_thre
 typedef struct hander {
     dt_store *store;
     atomic_int stop;
-    uint64_t rounds;
+    _Atomic uint64_t rounds;
 } hander;
 
 static void *hand_partial_loop(void *arg)
@@ -768,7 +769,7 @@ static void *hand_partial_loop(void *arg)
     hander *h = arg;
     while (!atomic_load(&h->stop)) {
         dt_store_hand_partial(h->store);
-        h->rounds++;
+        atomic_fetch_add(&h->rounds, 1);
     }
     return NULL;
 }
@@ -788,12 +789,14 @@ static void hand_partial_while_threads_append(int recycle, uint64_t per)
     hander hd = {&st, 0, 0};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
+    while (atomic_load(&hd.rounds) == 0) /* it runs before the appenders start (a loaded machine */
+        sched_yield();                   /* once ran them all before its first round) */
     worker w[THREADS];
     run_workers(&st, w, THREADS, per, 0);
     atomic_store(&hd.stop, 1);
     assert_int_equal(pthread_join(t, NULL), 0);
     dt_store_file_all(&st);
-    assert_true(hd.rounds > 0);
+    assert_true(atomic_load(&hd.rounds) > 0);
     assert_int_equal(h.bad, 0);
     assert_int_equal(h.events, (uint64_t)THREADS * per);
     assert_int_equal(hook_not_once(&h), 0);
