@@ -117,9 +117,14 @@ __attribute__((destructor)) static void provider_stop_at_exit(void)
  * region asked to be a transparent huge page and faulted in with one madvise: about 5 ns an
  * event here, against about 40 for 4 KiB pages, faulted or populated. A region is unmapped
  * when its last chunk is freed. Where transparent huge pages are off ("never") or
- * unavailable, or once the process has other threads, the provider serves as before. */
+ * unavailable, once the process has other threads, or once a region took more than
+ * DT_REGION_SLOW_NS to fault in (memory its VM's host had not backed: its first touch
+ * costs about 190 ns an event here, better paid on another thread), the provider serves as
+ * before. */
 #define DT_REGION_BYTES (2u << 20)
 #define DT_REGION_CHUNKS (DT_REGION_BYTES / DT_CHUNK_BYTES)
+/* A region whose faulting-in took longer ends the use of regions (region_map). */
+#define DT_REGION_SLOW_NS 1000000ll
 /* The region's count of chunks not yet freed, in the spare tail of its first chunk. */
 #define DT_REGION_LIVE_OFFSET (DT_CHUNK_BYTES - 64u)
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_REGION_LIVE_OFFSET,
@@ -127,11 +132,12 @@ _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT
 _Static_assert(DT_REGION_BYTES % DT_CHUNK_BYTES == 0, "a region holds whole chunks");
 
 static struct {
-    char *current;   /* the region chunks are carved from (under provider.lock) */
-    unsigned next;   /* its next chunk */
-    int pid;         /* the process that mapped it (0: none yet) */
-    int thp;         /* transparent huge pages: 0 not known yet, 1 on, -1 off */
-    uint64_t mapped; /* regions mapped (for tests) */
+    char *current;     /* the region chunks are carved from (under provider.lock) */
+    unsigned next;     /* its next chunk */
+    int pid;           /* the process that mapped it (0: none yet) */
+    int thp;           /* transparent huge pages: 0 not known yet, 1 on, -1 off */
+    long long slow_ns; /* DT_REGION_SLOW_NS unless a test set it (0: the default) */
+    uint64_t mapped;   /* regions mapped (for tests) */
     _Atomic uint64_t unmapped;
 } regions;
 
@@ -191,7 +197,17 @@ static char *region_map(void)
 #ifdef MADV_HUGEPAGE
     madvise(r, DT_REGION_BYTES, MADV_HUGEPAGE);
 #endif
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     populate(r, DT_REGION_BYTES);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* Memory the host of a VM has not backed yet (or took back: free page reporting) costs
+     * it a fault per page on first touch: about 3.5 ms for a region here against 0.1 ms.
+     * Where a region took that long, the faults go to the provider thread from now on (off
+     * this thread, at the price of the process's atomics). */
+    long long slow = regions.slow_ns ? regions.slow_ns : DT_REGION_SLOW_NS;
+    if ((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) > slow)
+        regions.thp = -1;
     atomic_init(region_live(r), DT_REGION_CHUNKS);
     regions.mapped++;
     return r;
@@ -227,6 +243,13 @@ static void chunk_free(dt_chunk *c)
         munmap(region, DT_REGION_BYTES);
         atomic_fetch_add(&regions.unmapped, 1);
     }
+}
+
+void dt_store_regions_set_slow_ns(long long ns)
+{
+    pthread_mutex_lock(&provider.lock);
+    regions.slow_ns = ns;
+    pthread_mutex_unlock(&provider.lock);
 }
 
 void dt_store_regions_read(uint64_t *mapped, uint64_t *unmapped, unsigned *carved)

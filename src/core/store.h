@@ -62,6 +62,9 @@ void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed);
  * starting the provider): mapped so far, unmapped again (every chunk freed), and the chunks
  * handed out of the current one (for tests). */
 void dt_store_regions_read(uint64_t *mapped, uint64_t *unmapped, unsigned *carved);
+/* How long a region may take to fault in before regions are given up for the provider (for
+ * tests): ns, LLONG_MAX never, a negative value: every region is too slow, 0: the default. */
+void dt_store_regions_set_slow_ns(long long ns);
 /* Ends the provider thread and waits (at most a second) until it has: run when the process
  * exits (a destructor), so that no thread of devtrace's is still allocating while the exit's
  * own work runs (LeakSanitizer's check stops every thread; one inside an madvise of a new

@@ -10,10 +10,12 @@
  * chunk source (a file mapping in the recorder) holding the events, never freed by the store;
  * a process of one thread taking its chunks from 2 MiB huge-page regions, four a region, each
  * region unmapped when its last chunk is freed, without starting the provider thread (which
- * the provider tests start once the process has a second thread). Events carry (thread index, sequence number)
+ * the provider tests start once the process has a second thread), and giving regions up for
+ * the provider once a region was slow to fault in. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
 #include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -487,6 +489,32 @@ static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_p
     /* Every region whose four chunks are freed is gone; the current one stays for the next. */
     dt_store_regions_read(&mapped, &unmapped, &carved);
     assert_int_equal(mapped - unmapped, 1);
+}
+
+/* A region that took too long to fault in (memory a VM's host had not backed) ends the use of
+ * regions: the next full chunk starts the provider, which makes the chunks from then on. */
+static void test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider(void **state)
+{
+    (void)state;
+    if (!thp_enabled() || provider_now().state != 0)
+        return; /* no regions here (the test above checked the provider instead) */
+    assert_int_equal(process_threads(), 1);
+    dt_store_regions_set_slow_ns(-1); /* every region is too slow */
+    uint64_t mapped0, unmapped0, mapped, unmapped;
+    unsigned carved0, carved;
+    dt_store_regions_read(&mapped0, &unmapped0, &carved0);
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    append_seq(&st, 0, 4 * DT_CHUNK_EVENTS + 1);
+    assert_int_equal(dt_store_count(&st), 4 * DT_CHUNK_EVENTS + 1);
+    dt_store_regions_read(&mapped, &unmapped, &carved);
+    /* What was left of the current region (at most four chunks of the five), then one new
+     * region, the slow one; none after it. */
+    assert_int_equal(mapped - mapped0, 1);
+    assert_int_equal(provider_now().state, 1);
+    assert_int_equal(process_threads(), 2);
+    dt_store_destroy(&st);
+    dt_store_regions_set_slow_ns(LLONG_MAX);
 }
 
 /* The provider (one for the process) runs once a chunk has filled; with chunks ready, each
@@ -1023,6 +1051,9 @@ static void test_the_provider_thread_ends_when_the_process_exits(void **state)
 
 int main(void)
 {
+    /* A VM's host may be slow to back fresh memory, which would end the use of regions at a
+     * time of its choosing: only the test that asks for it sees a slow region. */
+    dt_store_regions_set_slow_ns(LLONG_MAX);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_store_counts_and_visits_nothing),
         cmocka_unit_test(test_ten_thousand_events_are_visited_once_in_append_order),
@@ -1036,6 +1067,7 @@ int main(void)
         cmocka_unit_test(test_event_zero_clears_every_byte),
         cmocka_unit_test(test_chunks_from_a_source_hold_the_events_and_are_not_freed),
         cmocka_unit_test(test_a_process_of_one_thread_takes_chunks_from_regions_without_the_provider),
+        cmocka_unit_test(test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider),
         cmocka_unit_test(test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks),
         cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
