@@ -198,43 +198,52 @@ int dt_ticks_start_ops(dt_session *s)
     return ticks_start(s, read_realtime, DEVTRACE_EVENT_HOST_CLOCK, 0);
 }
 
-typedef struct convert_ctx {
-    const dt_clock_map *map; /* NULL: too few samples to convert */
-    uint64_t lost;
-    uint16_t converted_flags;
-} convert_ctx;
-
-static void convert_event(void *user, devtrace_event *ev)
+void dt_ticks_converter_begin(dt_session *s, dt_ticks_converter *cv)
 {
-    convert_ctx *c = user;
+    memset(cv, 0, sizeof *cv);
+    pthread_mutex_lock(&s->lock);
+    cv->nsamples = s->ntick_samples;
+    cv->built = cv->nsamples >= 2 && dt_clock_map_build(&cv->map, s->tick_samples, cv->nsamples) == 0;
+    pthread_mutex_unlock(&s->lock);
+    cv->converted_flags = s->ticks.converted_flags;
+}
+
+void dt_ticks_converter_apply(dt_ticks_converter *cv, devtrace_event *ev)
+{
     if (!(ev->flags & DT_EVENT_TICKS))
         return;
-    ev->flags = (uint16_t)((ev->flags & ~DT_EVENT_TICKS) | c->converted_flags);
-    if (c->map) {
-        dt_clock_map_span(c->map, &ev->start_ns, &ev->end_ns, NULL);
+    ev->flags = (uint16_t)((ev->flags & ~DT_EVENT_TICKS) | cv->converted_flags);
+    if (cv->built && cv->map.mode == DT_CLOCK_AFFINE) {
+        dt_clock_map_span(&cv->map, &ev->start_ns, &ev->end_ns, NULL);
     } else {
         ev->start_ns = 1; /* end before start: the drain counts it in bad_timestamps */
         ev->end_ns = 0;
-        c->lost++;
+        cv->lost++;
     }
+}
+
+void dt_ticks_converter_end(dt_session *s, dt_ticks_converter *cv)
+{
+    if (cv->built)
+        dt_clock_map_free(&cv->map);
+    cv->built = 0;
+    if (cv->lost)
+        dt_add_note(s,
+                    "%llu runtime events were stamped with the TSC but the samples that convert its ticks are "
+                    "missing (%zu of the 2 needed): counted in bad_timestamps",
+                    (unsigned long long)cv->lost, cv->nsamples);
+}
+
+static void convert_event(void *user, devtrace_event *ev)
+{
+    dt_ticks_converter_apply(user, ev);
 }
 
 void dt_ticks_convert(dt_session *s)
 {
-    dt_clock_map map;
-    pthread_mutex_lock(&s->lock);
-    size_t n = s->ntick_samples;
-    int built = n >= 2 && dt_clock_map_build(&map, s->tick_samples, n) == 0;
-    pthread_mutex_unlock(&s->lock);
-    if (n == 0)
-        return; /* nothing was stamped with the counter */
-    convert_ctx c = {built && map.mode == DT_CLOCK_AFFINE ? &map : NULL, 0, s->ticks.converted_flags};
-    dt_store_visit(&s->store, convert_event, &c);
-    if (built)
-        dt_clock_map_free(&map);
-    if (c.lost)
-        dt_add_note(s,
-                    "%llu runtime events were stamped with the TSC but the samples that convert its ticks are "
-                    "missing (%zu of the 2 needed): counted in bad_timestamps",
-                    (unsigned long long)c.lost, n);
+    dt_ticks_converter cv;
+    dt_ticks_converter_begin(s, &cv);
+    if (cv.nsamples != 0) /* else nothing was stamped with the counter */
+        dt_store_visit(&s->store, convert_event, &cv);
+    dt_ticks_converter_end(s, &cv);
 }

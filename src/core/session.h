@@ -197,6 +197,19 @@ void dt_add_tick_sample(dt_session *s, uint64_t ticks, uint64_t ns);
 void dt_ticks_sample_due(dt_session *s, uint64_t last);
 /* At finalise, first: ticks -> the backend's clock in every marked event. */
 void dt_ticks_convert(dt_session *s);
+/* The same in pieces, for a pass over the store that does more (a running flush, which
+ * would otherwise visit every stored event once more): begin (the map from the samples so
+ * far), apply to each event, end (frees; notes the events it could not convert). */
+typedef struct dt_ticks_converter {
+    dt_clock_map map;
+    int built;
+    size_t nsamples;
+    uint64_t lost;
+    uint16_t converted_flags;
+} dt_ticks_converter;
+void dt_ticks_converter_begin(dt_session *s, dt_ticks_converter *cv);
+void dt_ticks_converter_apply(dt_ticks_converter *cv, devtrace_event *ev);
+void dt_ticks_converter_end(dt_session *s, dt_ticks_converter *cv);
 
 /* A call's timestamp in ticks; a periodic sample when DT_TICKS_SAMPLE_PERIOD_MS passed. */
 static inline uint64_t dt_ticks_stamp(dt_session *s)

@@ -462,7 +462,7 @@ static unsigned provider_ready_within(unsigned n)
 static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_provider(void **state)
 {
     (void)state;
-    assert_int_equal(process_threads(), 1);
+    unsigned threads0 = process_threads(); /* 1, or 2 under ThreadSanitizer (its own thread) */
     uint64_t mapped0, unmapped0, mapped, unmapped;
     unsigned carved0, carved;
     dt_store_regions_read(&mapped0, &unmapped0, &carved0);
@@ -476,7 +476,7 @@ static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_p
         return;
     }
     assert_int_equal(provider_now().state, 0); /* never started */
-    assert_int_equal(process_threads(), 1);
+    assert_int_equal(process_threads(), threads0);
     /* Seven chunks from what was left of the current region (4 - carved0) and new ones. */
     unsigned left = 4 - carved0, fresh = 7 > left ? 7 - left : 0;
     dt_store_regions_read(&mapped, &unmapped, &carved);
@@ -498,7 +498,7 @@ static void test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider(void
     (void)state;
     if (!thp_enabled() || provider_now().state != 0)
         return; /* no regions here (the test above checked the provider instead) */
-    assert_int_equal(process_threads(), 1);
+    unsigned threads0 = process_threads();
     dt_store_regions_set_slow_ns(-1); /* every region is too slow */
     uint64_t mapped0, unmapped0, mapped, unmapped;
     unsigned carved0, carved;
@@ -512,7 +512,7 @@ static void test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider(void
      * region, the slow one; none after it. */
     assert_int_equal(mapped - mapped0, 1);
     assert_int_equal(provider_now().state, 1);
-    assert_int_equal(process_threads(), 2);
+    assert_true(process_threads() > threads0); /* the provider's */
     dt_store_destroy(&st);
     dt_store_regions_set_slow_ns(LLONG_MAX);
 }
