@@ -747,11 +747,13 @@ typedef struct flush_ctx {
     corr_map m;
     devtrace_event **ev; /* every stored event of the window (owned) */
     size_t n, cap;
+    dt_ticks_converter ticks; /* ticks -> the backend's clock, in the collecting pass */
 } flush_ctx;
 
 static void flush_collect(void *user, devtrace_event *ev)
 {
     flush_ctx *c = user;
+    dt_ticks_converter_apply(&c->ticks, ev); /* every event, as dt_ticks_convert would */
     if ((ev->flags & DT_EVENT_RETIRED) || c->n == c->cap)
         return;
     c->ev[c->n++] = ev;
@@ -794,12 +796,13 @@ static int flush_ready(flush_ctx *c, devtrace_event *ev)
 long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
 {
     dt_ticks_sample(s);
-    dt_ticks_convert(s);
     flush_ctx c = {.s = s};
+    dt_ticks_converter_begin(s, &c.ticks);                           /* applied in the collecting pass */
     c.cap = (size_t)dt_store_count(&s->store) + 2 * DT_CHUNK_EVENTS; /* room for what arrives meanwhile */
     c.ev = calloc(c.cap, sizeof *c.ev);
     if (!c.ev || corr_map_init(&c.m, c.cap) != 0) {
         free(c.ev);
+        dt_ticks_converter_end(s, &c.ticks);
         return -1;
     }
     c.m.runtime_recorded = dt_session_wants(s, DEVTRACE_KIND_RUNTIME);
@@ -808,6 +811,7 @@ long dt_session_flush_running(dt_session *s, devtrace_event_cb cb, void *user)
     dt_clock_map_build(&s->clock, s->samples, s->nsamples);
     pthread_mutex_unlock(&s->lock);
     dt_store_visit(&s->store, flush_collect, &c);
+    dt_ticks_converter_end(s, &c.ticks);
     uint32_t nnames = dt_intern_count(&s->names);
     demangled_names dn = {calloc(nnames ? nnames : 1, sizeof *dn.map), nnames};
     size_t out = 0;

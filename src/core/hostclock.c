@@ -144,14 +144,17 @@ void dt_ticks_sample_due(dt_session *s, uint64_t last)
         dt_ticks_sample(s);
 }
 
-int dt_ticks_start(dt_session *s, dt_ticks_read_fn read)
+/* Starts stamping with the counter against read; converted events gain converted_flags.
+ * note: whether to say in a note why the counter is not used. */
+static int ticks_start(dt_session *s, dt_ticks_read_fn read, uint16_t converted_flags, int note)
 {
     char why[256] = "";
     memset(&s->ticks, 0, sizeof s->ticks);
     if (s->host_clock == DT_HOST_CLOCK_CLOCK)
         return 0;
     if (s->host_clock == DT_HOST_CLOCK_AUTO && !dt_tsc_usable(NULL, why, sizeof why)) {
-        dt_add_note(s, "runtime calls stamped with the backend's clock on every call: %s", why);
+        if (note)
+            dt_add_note(s, "runtime calls stamped with the backend's clock on every call: %s", why);
         return 0;
     }
     dt_clock_sample a, b;
@@ -169,6 +172,7 @@ int dt_ticks_start(dt_session *s, dt_ticks_read_fn read)
     s->ticks.read = read;
     s->ticks.anchor = a;
     s->ticks.period = (b.vendor_ns - a.vendor_ns) * (DT_TICKS_SAMPLE_PERIOD_MS * 1000000ull) / (b.host_ns - a.host_ns);
+    s->ticks.converted_flags = converted_flags;
     atomic_store_explicit(&s->ticks.last, b.vendor_ns, memory_order_relaxed);
     s->ticks.on = 1;
     dt_add_tick_sample(s, a.vendor_ns, a.host_ns);
@@ -176,42 +180,70 @@ int dt_ticks_start(dt_session *s, dt_ticks_read_fn read)
     return 1;
 }
 
-typedef struct convert_ctx {
-    const dt_clock_map *map; /* NULL: too few samples to convert */
-    uint64_t lost;
-} convert_ctx;
-
-static void convert_event(void *user, devtrace_event *ev)
+int dt_ticks_start(dt_session *s, dt_ticks_read_fn read)
 {
-    convert_ctx *c = user;
+    return ticks_start(s, read, 0, 1);
+}
+
+static int read_realtime(uint64_t *ns)
+{
+    *ns = dt_realtime_ns();
+    return 0;
+}
+
+int dt_ticks_start_ops(dt_session *s)
+{
+    if (s->ticks.on)
+        return 1;
+    return ticks_start(s, read_realtime, DEVTRACE_EVENT_HOST_CLOCK, 0);
+}
+
+void dt_ticks_converter_begin(dt_session *s, dt_ticks_converter *cv)
+{
+    memset(cv, 0, sizeof *cv);
+    pthread_mutex_lock(&s->lock);
+    cv->nsamples = s->ntick_samples;
+    cv->built = cv->nsamples >= 2 && dt_clock_map_build(&cv->map, s->tick_samples, cv->nsamples) == 0;
+    pthread_mutex_unlock(&s->lock);
+    cv->converted_flags = s->ticks.converted_flags;
+}
+
+void dt_ticks_converter_apply(dt_ticks_converter *cv, devtrace_event *ev)
+{
     if (!(ev->flags & DT_EVENT_TICKS))
         return;
-    ev->flags &= (uint16_t)~DT_EVENT_TICKS;
-    if (c->map) {
-        dt_clock_map_span(c->map, &ev->start_ns, &ev->end_ns, NULL);
+    ev->flags = (uint16_t)((ev->flags & ~DT_EVENT_TICKS) | cv->converted_flags);
+    if (cv->built && cv->map.mode == DT_CLOCK_AFFINE) {
+        dt_clock_map_span(&cv->map, &ev->start_ns, &ev->end_ns, NULL);
     } else {
         ev->start_ns = 1; /* end before start: the drain counts it in bad_timestamps */
         ev->end_ns = 0;
-        c->lost++;
+        cv->lost++;
     }
+}
+
+void dt_ticks_converter_end(dt_session *s, dt_ticks_converter *cv)
+{
+    if (cv->built)
+        dt_clock_map_free(&cv->map);
+    cv->built = 0;
+    if (cv->lost)
+        dt_add_note(s,
+                    "%llu runtime events were stamped with the TSC but the samples that convert its ticks are "
+                    "missing (%zu of the 2 needed): counted in bad_timestamps",
+                    (unsigned long long)cv->lost, cv->nsamples);
+}
+
+static void convert_event(void *user, devtrace_event *ev)
+{
+    dt_ticks_converter_apply(user, ev);
 }
 
 void dt_ticks_convert(dt_session *s)
 {
-    dt_clock_map map;
-    pthread_mutex_lock(&s->lock);
-    size_t n = s->ntick_samples;
-    int built = n >= 2 && dt_clock_map_build(&map, s->tick_samples, n) == 0;
-    pthread_mutex_unlock(&s->lock);
-    if (n == 0)
-        return; /* nothing was stamped with the counter */
-    convert_ctx c = {built && map.mode == DT_CLOCK_AFFINE ? &map : NULL, 0};
-    dt_store_visit(&s->store, convert_event, &c);
-    if (built)
-        dt_clock_map_free(&map);
-    if (c.lost)
-        dt_add_note(s,
-                    "%llu runtime events were stamped with the TSC but the samples that convert its ticks are "
-                    "missing (%zu of the 2 needed): counted in bad_timestamps",
-                    (unsigned long long)c.lost, n);
+    dt_ticks_converter cv;
+    dt_ticks_converter_begin(s, &cv);
+    if (cv.nsamples != 0) /* else nothing was stamped with the counter */
+        dt_store_visit(&s->store, convert_event, &cv);
+    dt_ticks_converter_end(s, &cv);
 }

@@ -50,11 +50,13 @@ typedef int (*dt_ticks_read_fn)(uint64_t *ns);
 
 /* A session's counter state (session.h embeds it; zero is "not stamping ticks"). */
 typedef struct dt_ticks {
-    int on;                 /* the backend stamps calls with the counter */
-    dt_ticks_read_fn read;  /* the clock the ticks are converted to */
-    uint64_t period;        /* ticks between periodic samples (0 until calibrated) */
-    _Atomic uint64_t last;  /* ticks of the last sample */
-    dt_clock_sample anchor; /* the first sample (ticks, clock ns): for conversions while recording */
+    int on;                   /* the backend stamps calls with the counter */
+    dt_ticks_read_fn read;    /* the clock the ticks are converted to */
+    uint64_t period;          /* ticks between periodic samples (0 until calibrated) */
+    _Atomic uint64_t last;    /* ticks of the last sample */
+    dt_clock_sample anchor;   /* the first sample (ticks, clock ns): for conversions while recording */
+    uint16_t converted_flags; /* what a marked event's flags gain when converted: DEVTRACE_EVENT_HOST_CLOCK
+                                 when read is CLOCK_REALTIME (the operators' own counter), else 0 */
 } dt_ticks;
 
 static inline uint64_t dt_tsc_read(void)

@@ -290,8 +290,11 @@ int devtrace_start(devtrace_session *s)
         return DEVTRACE_ESTATE;
     dt_set_window(s, dt_realtime_ns(), 0);
     int rc = 0;
+    memset(&s->ticks, 0, sizeof s->ticks); /* the backend's start may stamp with the counter anew */
     if (s->backend && s->backend->start)
         rc = s->backend->start(s, s->bstate);
+    if (!s->owner_collector)
+        dt_ticks_start_ops(s); /* else ops take the clock: the recorder converts with the backend's samples */
     s->state = DT_RUNNING;
     return rc;
 }

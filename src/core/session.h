@@ -185,12 +185,33 @@ void dt_add_device(dt_session *s, const dt_device_props *p);
  * DT_EVENT_TICKS), after taking the first samples against read; 0: stamp with read (the
  * counter is not usable, or $DEVTRACE_HOST_CLOCK=clock; a note says why when not chosen). */
 int dt_ticks_start(dt_session *s, dt_ticks_read_fn read);
+/* From devtrace_start, after the backend's start, for a session of its own process (not
+ * devtrace record's: its recorder converts what is shipped with the backend's samples) whose
+ * backend stamps nothing with the counter (none, or a backend without a host-side callback):
+ * the operator observer's ops are stamped with the counter under the same rule
+ * (dt_tsc_usable, $DEVTRACE_HOST_CLOCK), converted at finalise to CLOCK_REALTIME and marked
+ * DEVTRACE_EVENT_HOST_CLOCK as ops stamped with the clock are. 1 when stamping ticks; no note
+ * when not (the ops then read CLOCK_REALTIME, as before). */
+int dt_ticks_start_ops(dt_session *s);
 /* A paired sample now, when the session stamps ticks: 0, else -1. */
 int dt_ticks_sample(dt_session *s);
 void dt_add_tick_sample(dt_session *s, uint64_t ticks, uint64_t ns);
 void dt_ticks_sample_due(dt_session *s, uint64_t last);
 /* At finalise, first: ticks -> the backend's clock in every marked event. */
 void dt_ticks_convert(dt_session *s);
+/* The same in pieces, for a pass over the store that does more (a running flush, which
+ * would otherwise visit every stored event once more): begin (the map from the samples so
+ * far), apply to each event, end (frees; notes the events it could not convert). */
+typedef struct dt_ticks_converter {
+    dt_clock_map map;
+    int built;
+    size_t nsamples;
+    uint64_t lost;
+    uint16_t converted_flags;
+} dt_ticks_converter;
+void dt_ticks_converter_begin(dt_session *s, dt_ticks_converter *cv);
+void dt_ticks_converter_apply(dt_ticks_converter *cv, devtrace_event *ev);
+void dt_ticks_converter_end(dt_session *s, dt_ticks_converter *cv);
 
 /* A call's timestamp in ticks; a periodic sample when DT_TICKS_SAMPLE_PERIOD_MS passed. */
 static inline uint64_t dt_ticks_stamp(dt_session *s)

@@ -37,12 +37,14 @@ typedef struct dt_chunk {
     devtrace_event events[];
 } dt_chunk;
 #define DT_CHUNK_EXTERNAL 0u
+#define DT_CHUNK_REGION UINT32_MAX /* alloc_events: a full-size chunk carved from a huge-page region (store.c) */
 _Static_assert(sizeof(dt_chunk) + DT_CHUNK_EVENTS * sizeof(devtrace_event) <= DT_CHUNK_BYTES,
                "a chunk fits its 512 KiB");
 
 /* Chunks made ahead, off the appending threads (store.c): a thread filling chunks as fast
  * as it can would otherwise take a page fault (about 2 us on these VMs) every 39 events.
- * One for the process. */
+ * One for the process, started only where the process has other threads already (a
+ * process of one thread takes its chunks from huge-page regions instead: store.c). */
 #define DT_PROVIDER_READY 8u /* chunks the provider keeps ready */
 typedef struct dt_chunk_provider {
     pthread_mutex_t lock;
@@ -56,6 +58,13 @@ typedef struct dt_chunk_provider {
 } dt_chunk_provider;
 /* The provider's state, ready chunks and chunks handed out so far (for tests). */
 void dt_store_provider_read(int *state, unsigned *nready, uint64_t *handed);
+/* Huge-page regions (store.c: a process of one thread takes its chunks from them instead of
+ * starting the provider): mapped so far, unmapped again (every chunk freed), and the chunks
+ * handed out of the current one (for tests). */
+void dt_store_regions_read(uint64_t *mapped, uint64_t *unmapped, unsigned *carved);
+/* How long a region may take to fault in before regions are given up for the provider (for
+ * tests): ns, LLONG_MAX never, a negative value: every region is too slow, 0: the default. */
+void dt_store_regions_set_slow_ns(long long ns);
 /* Ends the provider thread and waits (at most a second) until it has: run when the process
  * exits (a destructor), so that no thread of devtrace's is still allocating while the exit's
  * own work runs (LeakSanitizer's check stops every thread; one inside an madvise of a new

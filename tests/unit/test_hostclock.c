@@ -8,7 +8,9 @@
  * failed read refused); finalise converting marked events exactly with a piecewise map
  * from three samples, leaving unmarked events alone, and counting marked events it
  * cannot convert (one sample) in bad_timestamps with a note; dt_ticks_start honouring
- * "clock" (no counter) and, on x86-64, "tsc" (two samples, a period). */
+ * "clock" (no counter) and, on x86-64, "tsc" (two samples, a period); the operators' ops of a
+ * session whose backend stamps nothing with the counter taking it (on CLOCK_REALTIME at
+ * finalise), except in devtrace record's session. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +300,52 @@ static void test_a_vendor_read_stalled_inside_its_bracket_is_taken_again(void **
     devtrace_close(s);
 }
 
+/* The operator observer's ops on a session of this process whose backend stamps nothing
+ * with the counter (none): with the counter forced, they are stamped in ticks and leave
+ * finalise on CLOCK_REALTIME, marked host clock like ops stamped with the clock, inside the
+ * realtime reads around them (to within a sample's pairing); with the clock forced, no
+ * counter; devtrace record's session (owner_collector) keeps the clock. */
+static void none_session_op(const char *host_clock, int owner_collector, int want_ticks)
+{
+    setenv("DEVTRACE_HOST_CLOCK", host_clock, 1);
+    devtrace_config cfg;
+    devtrace_config_init(&cfg);
+    cfg.backend = "none";
+    devtrace_error err;
+    devtrace_session *s = devtrace_open(&cfg, &err);
+    unsetenv("DEVTRACE_HOST_CLOCK");
+    assert_non_null(s);
+    s->owner_collector = owner_collector;
+    assert_int_equal(devtrace_start(s), 0);
+    assert_int_equal(s->ticks.on, want_ticks);
+    assert_int_equal(s->ntick_samples, want_ticks ? 2 : 0);
+    assert_int_equal(devtrace_set_default_session(s), 0);
+    uint64_t before = dt_realtime_ns();
+    assert_int_equal(devtrace_op_enter("aten::add", 7, -1, 0), 0);
+    assert_int_equal(devtrace_op_exit(7), 0);
+    uint64_t after = dt_realtime_ns();
+    s->owner_collector = 0; /* so that the default can be reset */
+    assert_int_equal(devtrace_set_default_session(NULL), 0);
+    assert_int_equal(devtrace_stop(s), 0);
+    assert_int_equal(s->ntick_samples, want_ticks ? 3 : 0); /* stop's pair */
+    drained d = {.n = 0};
+    assert_int_equal(devtrace_drain(s, collect, &d), 1);
+    assert_int_equal(d.ev[0].kind, DEVTRACE_KIND_CPU_OP);
+    assert_int_equal(d.ev[0].flags, DEVTRACE_EVENT_HAS_EXTERNAL | DEVTRACE_EVENT_HOST_CLOCK);
+    assert_in_range(d.ev[0].start_ns, before - DT_CLOCK_BRACKET_NS, after + DT_CLOCK_BRACKET_NS);
+    assert_in_range(d.ev[0].end_ns, d.ev[0].start_ns, after + DT_CLOCK_BRACKET_NS);
+    assert_int_equal(devtrace_stats_get(s)->bad_timestamps, 0);
+    devtrace_close(s);
+}
+
+static void test_ops_of_a_session_without_backend_ticks_take_the_counter(void **state)
+{
+    (void)state;
+    none_session_op("clock", 0, 0);
+    none_session_op("tsc", 1, 0);
+    none_session_op("tsc", 0, DT_HAVE_TSC);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_finalise_converts_marked_events_exactly),
         cmocka_unit_test(test_marked_events_without_two_samples_counted_bad),
         cmocka_unit_test(test_start_honours_the_choice),
+        cmocka_unit_test(test_ops_of_a_session_without_backend_ticks_take_the_counter),
     };
     return cmocka_run_group_tests_name("hostclock", tests, NULL, NULL);
 }

@@ -7,15 +7,21 @@
  * dt_store_flush_thread and dt_store_file_all) seeing every event exactly once; one
  * thread appending to two stores in turn; a recycling store (a traced program's) reusing
  * the chunks it handed over, alone and while dt_store_hand_partial runs; chunks from a
- * chunk source (a file mapping in the recorder) holding the events, never freed by the store. Events carry (thread index, sequence number)
+ * chunk source (a file mapping in the recorder) holding the events, never freed by the store;
+ * a process of one thread taking its chunks from 2 MiB huge-page regions, four a region, each
+ * region unmapped when its last chunk is freed, without starting the provider thread (which
+ * the provider tests start once the process has a second thread), and giving regions up for
+ * the provider once a region was slow to fault in. Events carry (thread index, sequence number)
  * in (stream, correlation) so every check is exact. */
 #include <pthread.h>
 #include <sched.h>
 #include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -390,6 +396,43 @@ static void test_runs_and_appends_take_turns_in_the_thread_chunk(void **state)
     dt_store_destroy(&st);
 }
 
+static void *do_nothing(void *arg)
+{
+    return arg;
+}
+
+/* The provider runs only in a process that had a second thread (store.c): make it one. */
+static void become_multithreaded(void)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, do_nothing, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+/* Whether transparent huge pages are on ("always" or "madvise"). */
+static int thp_enabled(void)
+{
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return 0;
+    int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    return got && (strstr(line, "[always]") || strstr(line, "[madvise]"));
+}
+
+static unsigned process_threads(void)
+{
+    unsigned n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /* The provider as it is now. */
 typedef struct provider_view {
     int state;
@@ -413,11 +456,74 @@ static unsigned provider_ready_within(unsigned n)
     return have;
 }
 
+/* A process of one thread (this one, until the provider tests) does not get the provider
+ * thread: its chunks are carved, four a region, from 2 MiB-aligned regions (transparent huge
+ * pages), and a region is unmapped when the last of its chunks is freed; where huge pages
+ * are off, the provider starts as in a process of many threads. */
+static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_provider(void **state)
+{
+    (void)state;
+    unsigned threads0 = process_threads(); /* 1, or 2 under ThreadSanitizer (its own thread) */
+    uint64_t mapped0, unmapped0, mapped, unmapped;
+    unsigned carved0, carved;
+    dt_store_regions_read(&mapped0, &unmapped0, &carved0);
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    append_seq(&st, 0, 6 * DT_CHUNK_EVENTS + 1); /* six full chunks and a seventh */
+    assert_int_equal(dt_store_count(&st), 6 * DT_CHUNK_EVENTS + 1);
+    if (!thp_enabled()) {
+        assert_int_equal(provider_now().state, 1);
+        dt_store_destroy(&st);
+        return;
+    }
+    assert_int_equal(provider_now().state, 0); /* never started */
+    assert_int_equal(process_threads(), threads0);
+    /* Seven chunks from what was left of the current region (4 - carved0) and new ones. */
+    unsigned left = 4 - carved0, fresh = 7 > left ? 7 - left : 0;
+    dt_store_regions_read(&mapped, &unmapped, &carved);
+    assert_int_equal(mapped - mapped0, (fresh + 3) / 4);
+    assert_int_equal(carved, fresh ? (fresh - 1) % 4 + 1 : carved0 + 7);
+    dt_chunk *c = st.slots->current;
+    assert_int_equal(c->alloc_events, DT_CHUNK_REGION);
+    assert_int_equal(((uintptr_t)c & ((2u << 20) - 1)) % DT_CHUNK_BYTES, 0);
+    dt_store_destroy(&st);
+    /* Every region whose four chunks are freed is gone; the current one stays for the next. */
+    dt_store_regions_read(&mapped, &unmapped, &carved);
+    assert_int_equal(mapped - unmapped, 1);
+}
+
+/* A region that took too long to fault in (memory a VM's host had not backed) ends the use of
+ * regions: the next full chunk starts the provider, which makes the chunks from then on. */
+static void test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider(void **state)
+{
+    (void)state;
+    if (!thp_enabled() || provider_now().state != 0)
+        return; /* no regions here (the test above checked the provider instead) */
+    unsigned threads0 = process_threads();
+    dt_store_regions_set_slow_ns(-1); /* every region is too slow */
+    uint64_t mapped0, unmapped0, mapped, unmapped;
+    unsigned carved0, carved;
+    dt_store_regions_read(&mapped0, &unmapped0, &carved0);
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    append_seq(&st, 0, 4 * DT_CHUNK_EVENTS + 1);
+    assert_int_equal(dt_store_count(&st), 4 * DT_CHUNK_EVENTS + 1);
+    dt_store_regions_read(&mapped, &unmapped, &carved);
+    /* What was left of the current region (at most four chunks of the five), then one new
+     * region, the slow one; none after it. */
+    assert_int_equal(mapped - mapped0, 1);
+    assert_int_equal(provider_now().state, 1);
+    assert_true(process_threads() > threads0); /* the provider's */
+    dt_store_destroy(&st);
+    dt_store_regions_set_slow_ns(LLONG_MAX);
+}
+
 /* The provider (one for the process) runs once a chunk has filled; with chunks ready, each
  * new chunk comes from it. */
 static void test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks(void **state)
 {
     (void)state;
+    become_multithreaded();
     dt_store st;
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     uint64_t seq = 0;
@@ -948,6 +1054,9 @@ static void test_the_provider_thread_ends_when_the_process_exits(void **state)
 
 int main(void)
 {
+    /* A VM's host may be slow to back fresh memory, which would end the use of regions at a
+     * time of its choosing: only the test that asks for it sees a slow region. */
+    dt_store_regions_set_slow_ns(LLONG_MAX);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_store_counts_and_visits_nothing),
         cmocka_unit_test(test_ten_thousand_events_are_visited_once_in_append_order),
@@ -960,6 +1069,8 @@ int main(void)
         cmocka_unit_test(test_runs_and_appends_take_turns_in_the_thread_chunk),
         cmocka_unit_test(test_event_zero_clears_every_byte),
         cmocka_unit_test(test_chunks_from_a_source_hold_the_events_and_are_not_freed),
+        cmocka_unit_test(test_a_process_of_one_thread_takes_chunks_from_regions_without_the_provider),
+        cmocka_unit_test(test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider),
         cmocka_unit_test(test_provider_runs_once_a_chunk_fills_and_hands_out_its_chunks),
         cmocka_unit_test(test_a_forked_child_appends_and_destroys_without_the_provider),
         cmocka_unit_test(test_eight_threads_store_every_event_exactly_once),
