@@ -175,13 +175,17 @@ void dt_filemem_populate_from(const void *p)
         dt_filemem_mapped_hi = UINTPTR_MAX;
         return;
     }
-    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(PAGE - 1);
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(PAGE - 1), hi = lo + POPULATE_BYTES, end = 0;
+    pthread_mutex_lock(&fm.lock); /* only the file memory's own pages: never a neighbouring mapping's */
+    for (size_t i = 0; i < fm.nmaps && !end; i++)
+        if (lo >= (uintptr_t)fm.maps[i].at && lo < (uintptr_t)fm.maps[i].at + fm.maps[i].bytes)
+            end = (uintptr_t)fm.maps[i].at + fm.maps[i].bytes;
+    pthread_mutex_unlock(&fm.lock);
     dt_filemem_mapped_lo = lo;
-    dt_filemem_mapped_hi = lo + POPULATE_BYTES;
+    dt_filemem_mapped_hi = hi; /* (memory that is not file memory: nothing done for this window) */
 #ifdef MADV_POPULATE_WRITE
-    /* Fails past the end of a mapping (or on anonymous memory that is not there): the pages
-     * before it are mapped, the rest fault as usual. */
-    madvise((void *)lo, POPULATE_BYTES, MADV_POPULATE_WRITE);
+    if (end)
+        madvise((void *)lo, (hi < end ? hi : end) - lo, MADV_POPULATE_WRITE);
 #endif
 }
 
