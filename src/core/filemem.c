@@ -276,7 +276,18 @@ void *dt_bigmem_alloc(dt_bigmem *m, size_t bytes)
         m->mem = calloc(1, bytes ? bytes : 1);
         return m->mem;
     }
-    size_t len = (bytes + BIG_HUGE - 1) & ~(size_t)(BIG_HUGE - 1), over = len + BIG_HUGE;
+    size_t len = (bytes + BIG_HUGE - 1) & ~(size_t)(BIG_HUGE - 1);
+    char *start = dt_huge_map(len);
+    if (!start)
+        return NULL;
+    m->mem = start;
+    m->bytes = len;
+    return start;
+}
+
+void *dt_huge_map(size_t len)
+{
+    size_t over = len + BIG_HUGE;
     char *p = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
@@ -285,10 +296,21 @@ void *dt_bigmem_alloc(dt_bigmem *m, size_t bytes)
         munmap(p, (size_t)(start - p));
     if (p + over > start + len)
         munmap(start + len, (size_t)(p + over - (start + len)));
+#ifdef MADV_HUGEPAGE
     madvise(start, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
-    m->mem = start;
-    m->bytes = len;
+#endif
     return start;
+}
+
+int dt_thp_enabled(void)
+{
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return 0;
+    int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    return got && (strstr(line, "[always]") || strstr(line, "[madvise]"));
 }
 
 void dt_bigmem_free(dt_bigmem *m)

@@ -80,6 +80,11 @@ typedef struct dt_bigmem {
 /* Zeroed room for bytes: file memory when it is open, else a mapping (from 8 MiB) or
  * calloc's. NULL when out of memory. */
 void *dt_bigmem_alloc(dt_bigmem *m, size_t bytes);
+/* A zeroed anonymous mapping of len bytes (a multiple of 2 MiB), 2 MiB-aligned, asked to be
+ * transparent huge pages (MADV_HUGEPAGE); NULL when out of memory. */
+void *dt_huge_map(size_t len);
+/* Whether transparent huge pages are on ("always" or "madvise" chosen in sysfs). */
+int dt_thp_enabled(void);
 /* Frees it; safe on a zeroed or freed dt_bigmem. */
 void dt_bigmem_free(dt_bigmem *m);
 

@@ -1,7 +1,6 @@
 /* store.c: chunked, per-thread event store (see store.h). */
 #include "store.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -158,18 +157,6 @@ static int single_threaded(void)
 #endif
 }
 
-/* Transparent huge pages on ("always" or "madvise" chosen in sysfs). */
-static int thp_on(void)
-{
-    char line[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f)
-        return 0;
-    int got = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    return got && (strstr(line, "[always]") || strstr(line, "[madvise]"));
-}
-
 /* Chunks come from regions here: one thread, huge pages on, and not a forked child of a
  * process that had regions (its copy of the lock may be held by a thread it lacks). */
 static int regions_serve(void)
@@ -179,7 +166,7 @@ static int regions_serve(void)
     if (regions.pid && regions.pid != (int)getpid())
         return 0;
     if (!regions.thp)
-        regions.thp = thp_on() ? 1 : -1; /* one thread: no race */
+        regions.thp = dt_thp_enabled() ? 1 : -1; /* one thread: no race */
     return regions.thp > 0;
 }
 
@@ -187,18 +174,10 @@ static int regions_serve(void)
  * out of memory. */
 static char *region_map(void)
 {
-    size_t span = 2 * (size_t)DT_REGION_BYTES;
-    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    _Static_assert(DT_REGION_BYTES == 2u << 20, "a region is one 2 MiB huge page");
+    char *r = dt_huge_map(DT_REGION_BYTES);
+    if (!r)
         return NULL;
-    char *r = (char *)(((uintptr_t)p + DT_REGION_BYTES - 1) & ~(uintptr_t)(DT_REGION_BYTES - 1));
-    if (r > p)
-        munmap(p, (size_t)(r - p));
-    if (r + DT_REGION_BYTES < p + span)
-        munmap(r + DT_REGION_BYTES, (size_t)(p + span - (r + DT_REGION_BYTES)));
-#ifdef MADV_HUGEPAGE
-    madvise(r, DT_REGION_BYTES, MADV_HUGEPAGE);
-#endif
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     populate(r, DT_REGION_BYTES);

@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "core/filemem.h"
 #include "core/store.h"
 
 static devtrace_event seq_event(uint32_t thread, uint64_t seq)
@@ -409,18 +410,6 @@ static void become_multithreaded(void)
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
-/* Whether transparent huge pages are on ("always" or "madvise"). */
-static int thp_enabled(void)
-{
-    char line[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f)
-        return 0;
-    int got = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    return got && (strstr(line, "[always]") || strstr(line, "[madvise]"));
-}
-
 static unsigned process_threads(void)
 {
     unsigned n = 0;
@@ -471,7 +460,7 @@ static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_p
     assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
     append_seq(&st, 0, 6 * DT_CHUNK_EVENTS + 1); /* six full chunks and a seventh */
     assert_int_equal(dt_store_count(&st), 6 * DT_CHUNK_EVENTS + 1);
-    if (!thp_enabled()) {
+    if (!dt_thp_enabled()) {
         assert_int_equal(provider_now().state, 1);
         dt_store_destroy(&st);
         return;
@@ -497,7 +486,7 @@ static void test_a_process_of_one_thread_takes_chunks_from_regions_without_the_p
 static void test_a_region_slow_to_fault_in_hands_the_chunks_to_the_provider(void **state)
 {
     (void)state;
-    if (!thp_enabled() || provider_now().state != 0)
+    if (!dt_thp_enabled() || provider_now().state != 0)
         return; /* no regions here (the test above checked the provider instead) */
     unsigned threads0 = process_threads();
     dt_store_regions_set_slow_ns(-1); /* every region is too slow */
