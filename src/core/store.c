@@ -174,7 +174,7 @@ static int regions_serve(void)
  * out of memory. */
 static char *region_map(void)
 {
-    char *r = dt_huge_map(DT_REGION_BYTES); /* one 2 MiB huge page (store.h) */
+    char *r = dt_huge_map(DT_REGION_BYTES); /* one 2 MiB huge page (DT_REGION_BYTES, above) */
     if (!r)
         return NULL;
     struct timespec t0, t1;
