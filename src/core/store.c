@@ -298,11 +298,23 @@ int dt_store_init(dt_store *st, uint64_t max_events)
         pthread_mutex_destroy(&st->lock);
         return -1;
     }
+    if (pthread_mutex_init(&st->defer_lock, NULL) != 0) {
+        pthread_mutex_destroy(&st->hand_lock);
+        pthread_mutex_destroy(&st->lock);
+        return -1;
+    }
 
     st->max_events = max_events;
     st->full_tail = &st->full;
+    st->pending_tail = &st->pending;
     st->generation = atomic_fetch_add(&store_generations, 1);
     return 0;
+}
+
+void dt_store_set_deferred(dt_store *st, int (*wake)(void *user), void *user)
+{
+    st->defer_wake = wake;
+    st->defer_user = user;
 }
 
 void dt_store_set_chunk_source(dt_store *st, dt_chunk_source_fn source, void *user)
@@ -326,6 +338,10 @@ void dt_store_destroy(dt_store *st)
         next = c->next;
         chunk_free(c);
     }
+    for (dt_chunk *c = st->pending, *next; c; c = next) {
+        next = c->next;
+        chunk_free(c);
+    }
     for (dt_slot *s = st->slots, *next; s; s = next) {
         next = s->next;
         chunk_free(s->current);
@@ -333,6 +349,7 @@ void dt_store_destroy(dt_store *st)
     }
     pthread_mutex_destroy(&st->lock);
     pthread_mutex_destroy(&st->hand_lock);
+    pthread_mutex_destroy(&st->defer_lock);
     memset(st, 0, sizeof *st);
 }
 
@@ -380,12 +397,19 @@ static uint32_t reserve_capacity(dt_store *st)
     return (uint32_t)(left < want ? left : want);
 }
 
-/* Gives on_full the chunk's events published and not yet handed over. */
-static void hand_new_events(dt_store *st, dt_chunk *c)
+/* Gives on_full the chunk's events published and not yet handed over; with reuses set
+ * (not UINT32_MAX), only if the chunk was not emptied for reuse since it was read then. */
+static void hand_events_of(dt_store *st, dt_chunk *c, uint32_t reuses)
 {
     if (!st->on_full)
         return;
     pthread_mutex_lock(&st->hand_lock);
+    if (reuses != UINT32_MAX && reuses != c->reuses) {
+        /* Another thread's chunk now, whose older chunk may still wait to be handed
+         * (deferred): its events go at its next hand-over, after that one. */
+        pthread_mutex_unlock(&st->hand_lock);
+        return;
+    }
     uint32_t n = atomic_load_explicit(&c->count, memory_order_acquire);
     if (n > c->handed) {
         st->on_full(st->on_full_user, c->events + c->handed, n - c->handed);
@@ -394,9 +418,14 @@ static void hand_new_events(dt_store *st, dt_chunk *c)
     pthread_mutex_unlock(&st->hand_lock);
 }
 
-static void file_chunk(dt_store *st, dt_chunk *c)
+static void hand_new_events(dt_store *st, dt_chunk *c)
 {
-    hand_new_events(st, c);
+    hand_events_of(st, c, UINT32_MAX);
+}
+
+/* A chunk whose events were all handed over: kept for reuse, or filed. */
+static void put_handed(dt_store *st, dt_chunk *c)
+{
     pthread_mutex_lock(&st->lock);
     if (st->recycle && st->on_full && (c->alloc_events == DT_CHUNK_EVENTS || c->alloc_events == DT_CHUNK_REGION)) {
         c->next = st->spare;                               /* its events were all handed over */
@@ -407,6 +436,60 @@ static void file_chunk(dt_store *st, dt_chunk *c)
         st->full_tail = &c->next;
     }
     pthread_mutex_unlock(&st->lock);
+}
+
+void dt_store_hand_deferred(dt_store *st)
+{
+    if (!__atomic_load_n(&st->pending, __ATOMIC_RELAXED))
+        return;
+    /* A batch another thread took is handed before this one: each thread's chunks in order. */
+    pthread_mutex_lock(&st->defer_lock);
+    pthread_mutex_lock(&st->lock);
+    dt_chunk *list = st->pending;
+    __atomic_store_n(&st->pending, NULL, __ATOMIC_RELAXED);
+    st->pending_tail = &st->pending;
+    st->npending = 0;
+    pthread_mutex_unlock(&st->lock);
+    for (dt_chunk *c = list, *next; c; c = next) {
+        next = c->next;
+        hand_new_events(st, c);
+        put_handed(st, c);
+    }
+    pthread_mutex_unlock(&st->defer_lock);
+}
+
+/* Queues a full chunk for deferred handing: 1 when queued (and the handing thread woken),
+ * 0 when the caller must hand it itself (no deferral, too many waiting, no handing thread:
+ * what waits was handed first, oldest first). */
+static int defer_chunk(dt_store *st, dt_chunk *c)
+{
+    if (!st->defer_wake || !st->on_full)
+        return 0;
+    pthread_mutex_lock(&st->lock);
+    int queued = st->npending < DT_STORE_PENDING_MAX;
+    if (queued) {
+        c->next = NULL;
+        __atomic_store_n(st->pending_tail, c, __ATOMIC_RELAXED); /* the head is read without the lock */
+        st->pending_tail = &c->next;
+        st->npending++;
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (queued && st->defer_wake(st->defer_user) == 0)
+        return 1;
+    dt_store_hand_deferred(st);
+    return queued;
+}
+
+/* Files a chunk: its events not yet handed go to on_full now (a thread's partial chunk at
+ * the end, or any chunk of a store without deferral), or later, from the handing thread
+ * (a full chunk, with deferral: defer). */
+static void file_chunk(dt_store *st, dt_chunk *c, int defer)
+{
+    if (defer && defer_chunk(st, c))
+        return;
+    dt_store_hand_deferred(st); /* the older ones first */
+    hand_new_events(st, c);
+    put_handed(st, c);
 }
 
 /* A recycled chunk, emptied, or NULL. It is emptied under hand_lock: a
@@ -425,6 +508,7 @@ static dt_chunk *take_spare(dt_store *st)
         pthread_mutex_lock(&st->hand_lock);
         atomic_store_explicit(&c->count, 0, memory_order_relaxed);
         c->handed = 0;
+        __atomic_store_n(&c->reuses, c->reuses + 1, __ATOMIC_RELAXED); /* also read under the store's lock */
         pthread_mutex_unlock(&st->hand_lock);
     }
     return c;
@@ -458,6 +542,7 @@ static dt_chunk *new_chunk(dt_store *st)
     c->capacity = cap;
     c->alloc_events = alloc;
     c->handed = 0;
+    c->reuses = 0;
     return c;
 }
 
@@ -468,7 +553,7 @@ static dt_chunk *replace_chunk(dt_store *st, dt_slot *slot)
     dt_chunk *c = slot->current;
     if (c) {
         __atomic_store_n(&slot->current, NULL, __ATOMIC_RELEASE); /* read by dt_store_hand_partial */
-        file_chunk(st, c);
+        file_chunk(st, c, 1);
         if (!st->chunk_source && !regions_serve())
             provider_start(); /* not in a process of one thread: see regions */
     }
@@ -563,7 +648,7 @@ void dt_store_flush_thread(dt_store *st)
         return;
     dt_chunk *c = slot->current;
     __atomic_store_n(&slot->current, NULL, __ATOMIC_RELEASE);
-    file_chunk(st, c);
+    file_chunk(st, c, 0);
 }
 
 void dt_store_hand_partial(dt_store *st)
@@ -577,18 +662,24 @@ void dt_store_hand_partial(dt_store *st)
     enum { batch = 64 };
     for (size_t skip = 0;; skip += batch) {
         dt_chunk *current[batch];
+        uint32_t reuses[batch];
         size_t n = 0, index = 0;
         pthread_mutex_lock(&st->lock);
         dt_slot *s = st->slots;
         for (; s && n < batch; s = s->next, index++) {
             dt_chunk *c = index < skip ? NULL : __atomic_load_n(&s->current, __ATOMIC_ACQUIRE);
-            if (c)
+            if (c) {
+                reuses[n] = __atomic_load_n(&c->reuses, __ATOMIC_RELAXED);
                 current[n++] = c;
+            }
         }
         int more = s != NULL;
         pthread_mutex_unlock(&st->lock);
+        /* A chunk a thread filed before its current one was read above waits here: handed
+         * first, so that each thread's events are handed in order. */
+        dt_store_hand_deferred(st);
         for (size_t i = 0; i < n; i++)
-            hand_new_events(st, current[i]);
+            hand_events_of(st, current[i], reuses[i]);
         if (!more)
             return;
     }
@@ -658,7 +749,7 @@ void dt_store_file_all(dt_store *st)
         dt_chunk *c = s->current;
         if (c && atomic_load(&c->count)) {
             __atomic_store_n(&s->current, NULL, __ATOMIC_RELEASE);
-            file_chunk(st, c);
+            file_chunk(st, c, 0);
         }
     }
 }

@@ -12,7 +12,7 @@
 
 #include "devtrace.h"
 
-/* A chunk is 512 KiB: a 24-byte header and 4680 events. */
+/* A chunk is 512 KiB: a 32-byte header and 4680 events. */
 #define DT_CHUNK_BYTES (512u << 10)
 #define DT_CHUNK_EVENTS 4680u
 
@@ -34,6 +34,7 @@ typedef struct dt_chunk {
     uint32_t handed;       /* events [0, handed) were given to on_full (under the store's hand_lock) */
     uint32_t alloc_events; /* the events it has room for (capacity may be fewer: the bound);
                               DT_CHUNK_EXTERNAL: a chunk from the store's chunk source */
+    uint32_t reuses;       /* times it was emptied for reuse (under the store's hand_lock) */
     devtrace_event events[];
 } dt_chunk;
 #define DT_CHUNK_EXTERNAL 0u
@@ -85,7 +86,7 @@ typedef void *(*dt_chunk_source_fn)(void *user);
 
 typedef struct dt_store dt_store;
 /* Called with the events of a chunk not handed over before: on the appending thread when
- * the chunk is full, before it is filed; for partial chunks from dt_store_flush_thread,
+ * the chunk is full, before it is filed (with deferral, from dt_store_hand_deferred); for partial chunks from dt_store_flush_thread,
  * dt_store_file_all and dt_store_hand_partial. Calls never overlap (hand_lock). */
 typedef void (*dt_chunk_full_fn)(void *user, const devtrace_event *events, size_t n);
 
@@ -109,7 +110,20 @@ struct dt_store {
     dt_chunk *spare;                 /* recycled chunks, full size (under lock; owned) */
     dt_chunk_source_fn chunk_source; /* NULL: chunks from the heap */
     void *chunk_source_user;
+    /* Deferred handing (dt_store_set_deferred): full chunks waiting for another thread to
+     * hand them to on_full (under lock; owned), oldest first. */
+    dt_chunk *pending;
+    dt_chunk **pending_tail;
+    pthread_mutex_t defer_lock; /* held while waiting chunks are handed: one batch at a time, in order */
+    unsigned npending;
+    int (*defer_wake)(void *user);
+    void *defer_user;
 };
+
+/* How many full chunks may wait for deferred handing (4 MiB) before the thread that filled
+ * one hands it itself, as without deferral (so a handing thread that cannot keep up slows
+ * the appenders instead of growing the program's memory). */
+#define DT_STORE_PENDING_MAX 8u
 
 int dt_store_init(dt_store *st, uint64_t max_events);
 void dt_store_destroy(dt_store *st);
@@ -117,6 +131,16 @@ void dt_store_destroy(dt_store *st);
  * the process's anonymous memory); the chunk provider is not used for this store. Set it
  * before the first append. */
 void dt_store_set_chunk_source(dt_store *st, dt_chunk_source_fn source, void *user);
+/* Full chunks are handed to on_full by another thread instead of the one that filled them
+ * (a traced program's store: shipping a chunk, a copy of 512 KiB into a socket, cost its
+ * appending thread about 100 ns an event): the filling thread queues the chunk and calls
+ * wake(user), which returns 0 when the handing thread will call dt_store_hand_deferred
+ * soon, else nonzero (the filling thread then hands what waits itself). Set with on_full,
+ * before the first append. */
+void dt_store_set_deferred(dt_store *st, int (*wake)(void *user), void *user);
+/* Hands every chunk that waits for deferred handing, oldest first, then keeps it for reuse
+ * or files it as a full chunk would be. */
+void dt_store_hand_deferred(dt_store *st);
 /* Appends one event (copied). Returns 0, or -1 when dropped (counted). Thread-safe. */
 int dt_store_append(dt_store *st, const devtrace_event *ev);
 /* A run of appends by one thread (the records of one vendor buffer): the caller writes

@@ -1,6 +1,7 @@
-/* collector.c: the collector (see collector.h). A full chunk is shipped by the thread
- * that filled it; the shipper thread ships what every thread published since, every
- * DT_SHIP_AGE_MS, and runs the final flush on SIGINT/SIGTERM/SIGHUP and the crash flush
+/* collector.c: the collector (see collector.h). A full chunk is shipped by the shipper
+ * thread, woken for it (the thread that filled it ships it itself only when the shipper
+ * lags DT_STORE_PENDING_MAX chunks behind, or is not there); the shipper also ships what
+ * every thread published since, every DT_SHIP_AGE_MS, and runs the final flush on SIGINT/SIGTERM/SIGHUP and the crash flush
  * on a fatal signal. Writes to the recorder are serialised by one mutex. */
 #include "collector.h"
 
@@ -38,6 +39,7 @@ static struct {
     int wake[2], done[2];    /* signal handler -> shipper thread -> handler */
     atomic_int shipper;      /* the shipper thread runs */
     atomic_long shipper_tid; /* its kernel thread id */
+    atomic_int chunks_wake;  /* a DT_WAKE_CHUNKS is on its way to the shipper */
     struct sockaddr_un addr; /* the recorder's socket ($DEVTRACE_COLLECT_SOCKET) */
     socklen_t addr_len;      /* 0: connected through an inherited descriptor instead */
 } col = {.fd = -1, .ship_lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .done = {-1, -1}};
@@ -53,6 +55,7 @@ static struct {
 /* What the shipper thread is woken for (one byte through col.wake). */
 #define DT_WAKE_STOP 'S'  /* SIGINT/SIGTERM/SIGHUP: the final flush */
 #define DT_WAKE_CRASH 'C' /* a fatal signal: ship what was captured, then die */
+#define DT_WAKE_CHUNKS 'F' /* full chunks wait to be shipped (dt_store_set_deferred) */
 
 static void keep_handlers(void);
 static void signal_after_flush(int sig);
@@ -244,6 +247,12 @@ static void *shipper_main(void *arg)
         unsigned char why[2]; /* what for, and the signal: written at once, so read at once */
         if (read(col.wake[0], why, sizeof why) != (ssize_t)sizeof why)
             continue;
+        if (why[0] == DT_WAKE_CHUNKS) {
+            atomic_store(&col.chunks_wake, 0); /* before the chunks are taken: a later one wakes again */
+            if (col.session && !atomic_load(&col.finished))
+                dt_store_hand_deferred(&col.session->store);
+            continue;
+        }
         if (why[0] != DT_WAKE_CRASH) {
             dt_collector_finish();
             signal_after_flush((int)why[1]);
@@ -286,6 +295,22 @@ static int wake_shipper(char why, int sig)
         return -1;
     char msg[2] = {why, (char)sig};
     return write(col.wake[1], msg, 2) == 2 ? 0 : -1;
+}
+
+/* The store's deferred handing (dt_store_set_deferred): a thread filled a chunk. One wake
+ * at a time is on its way; 0 when the shipper will ship the chunk. */
+static int wake_for_chunks(void *user)
+{
+    (void)user;
+    if (!atomic_load(&col.shipper) || getpid() != col.pid || atomic_load(&col.finished) || atomic_load(&col.broken))
+        return -1;
+    if (atomic_exchange(&col.chunks_wake, 1))
+        return 0;
+    char msg[2] = {DT_WAKE_CHUNKS, 0};
+    if (write(col.wake[1], msg, 2) == 2)
+        return 0;
+    atomic_store(&col.chunks_wake, 0);
+    return -1;
 }
 
 /* Async-signal-safe: wakes the shipper for why, and waits for it at most wait_ms. */
@@ -597,6 +622,7 @@ void dt_collector_autostart(const char *backend_name)
     s->store.on_full = on_chunk_full;
     s->store.recycle = 1; /* what was shipped is the recorder's: chunks are reused */
     s->store.on_full_user = s;
+    dt_store_set_deferred(&s->store, wake_for_chunks, NULL); /* off the program's threads */
     s->owner_collector = 1;
     arm_capture_op(s);
     col.session = s;

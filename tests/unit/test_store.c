@@ -698,6 +698,8 @@ typedef struct hook_tally {
     unsigned char *seen; /* updated atomically */
     uint64_t calls, events, bad;
     uint64_t last_n;
+    uint64_t *next;    /* per thread, the event due next in append order */
+    uint64_t disorder; /* events handed before an earlier one of their thread */
 } hook_tally;
 
 static void hook_tally_init(hook_tally *h, uint32_t threads, uint64_t per_thread)
@@ -706,7 +708,15 @@ static void hook_tally_init(hook_tally *h, uint32_t threads, uint64_t per_thread
     h->threads = threads;
     h->per_thread = per_thread;
     h->seen = calloc((size_t)threads * per_thread, 1);
+    h->next = calloc(threads, sizeof *h->next);
     assert_non_null(h->seen);
+    assert_non_null(h->next);
+}
+
+static void hook_tally_free(hook_tally *h)
+{
+    free(h->seen);
+    free(h->next);
 }
 
 static void on_full_tally(void *user, const devtrace_event *events, size_t n)
@@ -722,6 +732,9 @@ static void on_full_tally(void *user, const devtrace_event *events, size_t n)
             continue;
         }
         __atomic_fetch_add(&h->seen[ev->stream * h->per_thread + ev->correlation], 1, __ATOMIC_RELAXED);
+        /* on_full calls never overlap (the store's hand_lock) */
+        h->disorder += ev->correlation != h->next[ev->stream];
+        h->next[ev->stream] = ev->correlation + 1;
     }
 }
 
@@ -751,7 +764,7 @@ static void test_on_full_sees_each_full_chunk_when_it_fills(void **state)
     assert_int_equal(h.calls, 3);
     assert_int_equal(h.last_n, 1);
     assert_int_equal(hook_not_once(&h), 0);
-    free(h.seen);
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
@@ -776,7 +789,7 @@ static void test_flush_thread_hands_over_the_partial_chunk_and_appending_continu
     assert_int_equal(h.last_n, 5);
     assert_int_equal(hook_not_once(&h), 0);
     assert_int_equal(dt_store_count(&st), 15); /* handed-over chunks stay stored */
-    free(h.seen);
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
@@ -802,7 +815,7 @@ static void test_file_all_and_on_full_see_every_event_of_every_thread_exactly_on
     dt_store_file_all(&st); /* nothing left: the hook is not called again */
     assert_int_equal(h.calls, THREADS * 3);
     assert_int_equal(dt_store_count(&st), (uint64_t)THREADS * PER);
-    free(h.seen);
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
@@ -822,7 +835,7 @@ static void test_flush_thread_from_many_threads_hands_over_every_event_once(void
     assert_int_equal(hook_not_once(&h), 0);
     dt_store_file_all(&st); /* every thread already handed over its partial chunk */
     assert_int_equal(h.calls, THREADS * 2);
-    free(h.seen);
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
@@ -849,7 +862,7 @@ static void test_hand_partial_gives_what_is_new_and_leaves_the_chunk_to_its_thre
     assert_int_equal(h.last_n, 1);
     assert_int_equal(hook_not_once(&h), 0);
     assert_int_equal(dt_store_count(&st), DT_CHUNK_EVENTS + 1);
-    free(h.seen);
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
@@ -863,6 +876,7 @@ static void *hand_partial_loop(void *arg)
 {
     hander *h = arg;
     while (!atomic_load(&h->stop)) {
+        dt_store_hand_deferred(h->store); /* a no-op without deferral */
         dt_store_hand_partial(h->store);
         atomic_fetch_add(&h->rounds, 1);
     }
@@ -871,7 +885,13 @@ static void *hand_partial_loop(void *arg)
 
 /* Four threads append PER events each while another thread hands over what is new, again
  * and again: every event reaches on_full exactly once. */
-static void hand_partial_while_threads_append(int recycle, uint64_t per)
+static int wake_later(void *user)
+{
+    __atomic_fetch_add((uint64_t *)user, 1, __ATOMIC_RELAXED);
+    return 0; /* the handing thread comes round anyway */
+}
+
+static void hand_partial_while_threads_append(int recycle, uint64_t per, int deferred)
 {
     enum { THREADS = 4 };
     dt_store st;
@@ -881,6 +901,9 @@ static void hand_partial_while_threads_append(int recycle, uint64_t per)
     st.on_full = on_full_tally;
     st.on_full_user = &h;
     st.recycle = recycle;
+    uint64_t wakes = 0;
+    if (deferred)
+        dt_store_set_deferred(&st, wake_later, &wakes);
     hander hd = {&st, 0, 0};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, hand_partial_loop, &hd), 0);
@@ -895,14 +918,17 @@ static void hand_partial_while_threads_append(int recycle, uint64_t per)
     assert_int_equal(h.bad, 0);
     assert_int_equal(h.events, (uint64_t)THREADS * per);
     assert_int_equal(hook_not_once(&h), 0);
-    free(h.seen);
+    assert_int_equal(h.disorder, 0); /* each thread's events in the order appended */
+    if (deferred) /* every full chunk queued (a wake each) or, past the bound, handed by its thread */
+        assert_true(wakes > 0 && wakes <= (uint64_t)THREADS * (per / DT_CHUNK_EVENTS));
+    hook_tally_free(&h);
     dt_store_destroy(&st);
 }
 
 static void test_hand_partial_while_threads_append_hands_every_event_once(void **state)
 {
     (void)state;
-    hand_partial_while_threads_append(0, 2 * DT_CHUNK_EVENTS + 77);
+    hand_partial_while_threads_append(0, 2 * DT_CHUNK_EVENTS + 77, 0);
 }
 
 /* Records the distinct chunks on_full was given events from (by the address of the
@@ -948,7 +974,7 @@ static void test_a_recycling_store_reuses_its_handed_chunks(void **state)
         assert_int_equal(c.tally.events, CHUNKS * DT_CHUNK_EVENTS + 5);
         assert_int_equal(hook_not_once(&c.tally), 0); /* every event handed once, none overwritten first */
         assert_int_equal(c.tally.bad, 0);
-        free(c.tally.seen);
+        hook_tally_free(&c.tally);
         dt_store_destroy(&st);
     }
 }
@@ -956,7 +982,76 @@ static void test_a_recycling_store_reuses_its_handed_chunks(void **state)
 static void test_recycling_while_hand_partial_runs_hands_every_event_once(void **state)
 {
     (void)state;
-    hand_partial_while_threads_append(1, 6 * DT_CHUNK_EVENTS + 77); /* chunks recycled several times */
+    hand_partial_while_threads_append(1, 6 * DT_CHUNK_EVENTS + 77, 0); /* chunks recycled several times */
+}
+
+/* Deferred handing: a full chunk waits for the handing thread, up to DT_STORE_PENDING_MAX;
+ * one more and the filling thread hands them all itself, oldest first; a wake that fails
+ * hands at once; the end hands what waits before the partial chunks. */
+static int wake_refused(void *user)
+{
+    __atomic_fetch_add((uint64_t *)user, 1, __ATOMIC_RELAXED);
+    return -1; /* no handing thread */
+}
+
+static void test_deferred_chunks_wait_for_the_handing_thread_up_to_the_bound(void **state)
+{
+    (void)state;
+    enum { TOTAL = (3 + DT_STORE_PENDING_MAX + 1) * DT_CHUNK_EVENTS + 9 };
+    dt_store st;
+    assert_int_equal(dt_store_init(&st, UINT64_MAX), 0);
+    chunk_seen c;
+    memset(&c, 0, sizeof c);
+    hook_tally_init(&c.tally, 1, TOTAL + 2 * DT_CHUNK_EVENTS);
+    st.on_full = on_full_chunks;
+    st.on_full_user = &c;
+    st.recycle = 1;
+    uint64_t wakes = 0;
+    dt_store_set_deferred(&st, wake_later, &wakes);
+    append_seq(&st, 0, 3 * DT_CHUNK_EVENTS + 1); /* three chunks filed */
+    assert_int_equal(c.tally.calls, 0);          /* none handed by the appending thread */
+    assert_int_equal(wakes, 3);
+    assert_int_equal(st.npending, 3);
+    assert_int_equal(c.nfirsts, 0);
+    dt_store_hand_deferred(&st);
+    assert_int_equal(c.tally.calls, 3);
+    assert_int_equal(c.tally.events, 3 * DT_CHUNK_EVENTS);
+    assert_int_equal(st.npending, 0);
+    /* Waiting chunks are not reused: each of the three is a chunk of its own. */
+    assert_int_equal(c.nfirsts, 3);
+    /* The bound: DT_STORE_PENDING_MAX wait, the next one filed hands all of them. */
+    append_seq(&st, 3 * DT_CHUNK_EVENTS + 1, (3 + DT_STORE_PENDING_MAX) * DT_CHUNK_EVENTS + 1);
+    assert_int_equal(c.tally.calls, 3);
+    assert_int_equal(st.npending, DT_STORE_PENDING_MAX);
+    append_seq(&st, (3 + DT_STORE_PENDING_MAX) * DT_CHUNK_EVENTS + 1, TOTAL);
+    assert_int_equal(c.tally.calls, 3 + DT_STORE_PENDING_MAX + 1);
+    assert_int_equal(st.npending, 0);
+    assert_int_equal(wakes, 3 + DT_STORE_PENDING_MAX);
+    /* A wake refused: the filling thread hands the chunk at once. */
+    uint64_t refused = 0;
+    dt_store_set_deferred(&st, wake_refused, &refused);
+    append_seq(&st, TOTAL, TOTAL + DT_CHUNK_EVENTS);
+    assert_int_equal(refused, 1);
+    assert_int_equal(c.tally.calls, 3 + DT_STORE_PENDING_MAX + 2);
+    assert_int_equal(st.npending, 0);
+    /* The end: one more waits, then the partial chunk; both handed, in order. */
+    dt_store_set_deferred(&st, wake_later, &wakes);
+    append_seq(&st, TOTAL + DT_CHUNK_EVENTS, TOTAL + 2 * DT_CHUNK_EVENTS);
+    assert_int_equal(st.npending, 1);
+    dt_store_file_all(&st);
+    assert_int_equal(st.npending, 0);
+    assert_int_equal(c.tally.events, TOTAL + 2 * DT_CHUNK_EVENTS);
+    assert_int_equal(hook_not_once(&c.tally), 0);
+    assert_int_equal(c.tally.disorder, 0);
+    assert_int_equal(c.tally.bad, 0);
+    hook_tally_free(&c.tally);
+    dt_store_destroy(&st);
+}
+
+static void test_deferred_chunks_handed_by_another_thread_reach_on_full_once_and_in_order(void **state)
+{
+    (void)state;
+    hand_partial_while_threads_append(1, 12 * DT_CHUNK_EVENTS + 77, 1);
 }
 
 static void test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each(void **state)
@@ -1072,6 +1167,8 @@ int main(void)
         cmocka_unit_test(test_hand_partial_while_threads_append_hands_every_event_once),
         cmocka_unit_test(test_a_recycling_store_reuses_its_handed_chunks),
         cmocka_unit_test(test_recycling_while_hand_partial_runs_hands_every_event_once),
+        cmocka_unit_test(test_deferred_chunks_wait_for_the_handing_thread_up_to_the_bound),
+        cmocka_unit_test(test_deferred_chunks_handed_by_another_thread_reach_on_full_once_and_in_order),
         cmocka_unit_test(test_one_thread_appending_to_two_stores_in_turn_keeps_one_chunk_each),
         cmocka_unit_test(test_destroy_accepts_null_and_a_zeroed_store),
         cmocka_unit_test(test_the_provider_thread_ends_when_the_process_exits), /* last */
