@@ -9,13 +9,26 @@
 
 static atomic_uint_fast64_t intern_generations = 1;
 
-static uint32_t hash_bytes(const char *s, size_t len)
+/* Eight bytes a step (FNV-1a a byte at a time took about 60 ns for an autograd node's
+ * 50-character name, which the PyTorch observer hashes whenever the name's pointer is new). */
+uint32_t dt_intern_hash(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+    }
+    if (len) {
+        w = 0;
+        memcpy(&w, s, len);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    }
+    h = (h ^ (h >> 32)) * 0xC4CEB9FE1A85EC53ull;
+    return (uint32_t)(h ^ (h >> 29));
 }
+
+#define hash_bytes dt_intern_hash
 
 static struct dt_intern_entry *entry_at(const dt_intern *t, uint32_t id)
 {
@@ -77,10 +90,16 @@ static int grow_slots(dt_intern *t)
 
 uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len)
 {
+    return s ? dt_intern_nh(t, s, len, hash_bytes(s, len)) : 0;
+}
+
+uint32_t dt_intern_nh(dt_intern *t, const char *s, size_t len, uint32_t h)
+{
     if (!s || len == 0 || len > UINT32_MAX / 2)
         return 0; /* id 0 is the empty string: never a second entry for it */
-    uint32_t h = hash_bytes(s, len), id = 0;
+    uint32_t id = 0;
     pthread_mutex_lock(&t->lock);
+    t->lookups++;
     uint32_t i = h & (t->nslots - 1);
     for (; t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
         const struct dt_intern_entry *e = entry_at(t, t->slots[i]);
@@ -148,6 +167,14 @@ const char *dt_intern_get(const dt_intern *t, uint32_t id)
     if (id >= __atomic_load_n(&t->count, __ATOMIC_ACQUIRE))
         return "";
     return entry_at(t, id)->str;
+}
+
+uint64_t dt_intern_lookups(dt_intern *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t n = t->lookups;
+    pthread_mutex_unlock(&t->lock);
+    return n;
 }
 
 uint32_t dt_intern_count(dt_intern *t)

@@ -450,6 +450,7 @@ static dt_external_stack *ext_stack_bind(dt_session *s)
         x->tid = dt_thread_id();
         memset(&x->ops, 0, sizeof x->ops);
         memset(x->names, 0, sizeof x->names);
+        memset(x->texts, 0, sizeof x->texts);
     }
     return x;
 }
@@ -603,13 +604,24 @@ int devtrace_range_pop(devtrace_session *s)
 }
 
 /* An op name by pointer, from the thread's cache when the pointer is there and its entry
- * has the same text (a framework may reuse an address for another name). */
+ * has the same text (a framework may reuse an address for another name); else by text,
+ * from the thread's second cache, else from the session's table. */
 static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
 {
     unsigned slot = (unsigned)((((uintptr_t)name >> 3) * 0x9E3779B1u) >> 26) & (DT_OP_NAME_CACHE - 1);
     if (x->names[slot].ptr == name && strcmp(dt_intern_get(&s->names, x->names[slot].id), name) == 0)
         return x->names[slot].id;
-    uint32_t id = dt_session_intern(s, name);
+    size_t len = strlen(name);
+    uint32_t hash = dt_intern_hash(name, len), id;
+    unsigned t = hash & (DT_OP_TEXT_CACHE - 1);
+    if (x->texts[t].id && x->texts[t].hash == hash && x->texts[t].len == len &&
+        memcmp(dt_intern_get(&s->names, x->texts[t].id), name, len) == 0) {
+        id = x->texts[t].id;
+    } else if ((id = dt_intern_nh(&s->names, name, len, hash)) != 0 && len <= UINT32_MAX) {
+        x->texts[t].hash = hash;
+        x->texts[t].len = (uint32_t)len;
+        x->texts[t].id = id;
+    }
     if (id) {
         x->names[slot].ptr = name;
         x->names[slot].id = id;

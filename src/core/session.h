@@ -238,6 +238,7 @@ typedef struct dt_external_frame {
     uint64_t fwd_thread_id; /* ranges only, with a sequence number */
 } dt_external_frame;
 #define DT_OP_NAME_CACHE 64
+#define DT_OP_TEXT_CACHE 64
 #define DT_USER_DEPTH 32
 typedef struct dt_external_stack {
     uint64_t generation; /* the session the frames belong to */
@@ -256,6 +257,12 @@ typedef struct dt_external_stack {
         const char *ptr;
         uint32_t id;
     } names[DT_OP_NAME_CACHE];
+    /* ... and by text, for names whose pointer changes from op to op (a RecordFunction's
+     * own string: autograd nodes, record_function scopes): hash, length and id, so that such
+     * a name is found without the session's table and its mutex. */
+    struct {
+        uint32_t hash, len, id;
+    } texts[DT_OP_TEXT_CACHE];
     dt_external_frame frames[DT_EXTERNAL_DEPTH];
 } dt_external_stack;
 extern _Thread_local dt_external_stack dt__external_stack;

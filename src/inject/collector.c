@@ -53,8 +53,8 @@ static struct {
 #define DT_CRASH_SHIP_WAIT_MS 2000
 
 /* What the shipper thread is woken for (one byte through col.wake). */
-#define DT_WAKE_STOP 'S'  /* SIGINT/SIGTERM/SIGHUP: the final flush */
-#define DT_WAKE_CRASH 'C' /* a fatal signal: ship what was captured, then die */
+#define DT_WAKE_STOP 'S'   /* SIGINT/SIGTERM/SIGHUP: the final flush */
+#define DT_WAKE_CRASH 'C'  /* a fatal signal: ship what was captured, then die */
 #define DT_WAKE_CHUNKS 'F' /* full chunks wait to be shipped (dt_store_set_deferred) */
 
 static void keep_handlers(void);

@@ -49,6 +49,23 @@ static void collect(const devtrace_event *ev, const char *name, void *user)
     d->n++;
 }
 
+/* Ops in drain order (the order they ended on one thread): external id and name. */
+typedef struct named_ops {
+    size_t n;
+    uint64_t external_id[64];
+    char name[64][64];
+} named_ops;
+
+static void collect_named(const devtrace_event *ev, const char *name, void *user)
+{
+    named_ops *d = user;
+    if (ev->kind == DEVTRACE_KIND_CPU_OP && d->n < 64) {
+        d->external_id[d->n] = ev->external_id;
+        snprintf(d->name[d->n], sizeof d->name[d->n], "%s", name);
+    }
+    d->n++;
+}
+
 static const devtrace_event *find_kind(const drained *d, int kind, uint64_t correlation)
 {
     for (size_t i = 0; i < d->n && i < 16; i++)
@@ -433,6 +450,63 @@ static void test_ops_on_the_default_session(void **state)
     devtrace_close(s);
 }
 
+/* A name whose pointer changes from op to op (a RecordFunction's own string: autograd
+ * nodes, record_function scopes) is found by its text in the thread's cache, without the
+ * session's table; names that share a slot of that cache, and an address reused for another
+ * text, still get their own names. */
+static void test_op_names_at_new_addresses_are_found_by_text(void **state)
+{
+    (void)state;
+    devtrace_session *s = none_session();
+    assert_int_equal(devtrace_set_default_session(s), 0);
+    assert_int_equal(devtrace_start(s), 0);
+    /* Two names in one slot of the text cache (DT_OP_TEXT_CACHE), found by search. */
+    char first[64], second[64];
+    snprintf(first, sizeof first, "autograd::engine::evaluate_function: N0");
+    unsigned want = dt_intern_hash(first, strlen(first)) & (DT_OP_TEXT_CACHE - 1);
+    int k = 1;
+    for (;; k++) {
+        snprintf(second, sizeof second, "autograd::engine::evaluate_function: N%d", k);
+        if ((dt_intern_hash(second, strlen(second)) & (DT_OP_TEXT_CACHE - 1)) == want)
+            break;
+    }
+    enum { OPS = 40 };
+    char *copies[OPS];
+    uint64_t lookups = 0;
+    for (int i = 0; i < OPS; i++) {
+        /* A new address every op: even ops the first name, odd ones the second until op 20,
+         * then the first only (it stays in the text cache). */
+        const char *text = (i % 2 == 0 || i >= 20) ? first : second;
+        copies[i] = strdup(text);
+        assert_non_null(copies[i]);
+        if (i == 22)
+            lookups = dt_intern_lookups(&s->names);
+        assert_int_equal(devtrace_op_enter(copies[i], 100 + (uint64_t)i, -1, 0), 0);
+        assert_int_equal(devtrace_op_exit(100 + (uint64_t)i), 0);
+    }
+    /* From op 22 on, the first name at new addresses: never the session's table. */
+    assert_int_equal(dt_intern_lookups(&s->names), lookups);
+    /* One address, two texts in turn (a reused stack buffer). */
+    char buf[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf, sizeof buf, "%s", i % 2 ? second : first);
+        assert_int_equal(devtrace_op_enter(buf, 200 + (uint64_t)i, -1, 0), 0);
+        assert_int_equal(devtrace_op_exit(200 + (uint64_t)i), 0);
+    }
+    assert_int_equal(devtrace_stop(s), 0);
+    assert_int_equal(devtrace_set_default_session(NULL), 0);
+    named_ops n = {0};
+    assert_int_equal(devtrace_drain(s, collect_named, &n), OPS + 4);
+    for (int i = 0; i < OPS + 4; i++) {
+        const char *text = i < OPS ? ((i % 2 == 0 || i >= 20) ? first : second) : ((i - OPS) % 2 ? second : first);
+        assert_int_equal(n.external_id[i], i < OPS ? 100 + (uint64_t)i : 200 + (uint64_t)(i - OPS));
+        assert_string_equal(n.name[i], text);
+    }
+    for (int i = 0; i < OPS; i++)
+        free(copies[i]);
+    devtrace_close(s);
+}
+
 /* An op entered with DEVTRACE_SEQUENCE_FROM_CHILD (torch's evaluate_function) takes the
  * sequence number and forward thread id of the first op inside it that has one; an op
  * whose children have none has none. */
@@ -537,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_each_thread_has_its_own_stack),
         cmocka_unit_test(test_range_push_pop_emits_a_cpu_op_only_while_running),
         cmocka_unit_test(test_ops_on_the_default_session),
+        cmocka_unit_test(test_op_names_at_new_addresses_are_found_by_text),
         cmocka_unit_test(test_an_op_takes_its_first_childs_sequence_number),
         cmocka_unit_test(test_ranges_refused_by_a_full_store_are_counted_once),
         cmocka_unit_test(test_range_pop_over_a_plain_external_id_is_a_state_error),
