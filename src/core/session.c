@@ -438,20 +438,26 @@ uint32_t dt_session_intern(dt_session *s, const char *name)
 /* Per-thread stack of external ids (and annotation ranges), per session (session.h). */
 _Thread_local dt_external_stack dt__external_stack;
 
-static dt_external_stack *ext_stack_bind(dt_session *s)
+/* The thread's stack now belongs to session s: emptied (out of line: once per thread and
+ * session). */
+static __attribute__((noinline)) void ext_stack_reset(dt_external_stack *x, const dt_session *s)
+{
+    x->generation = s->generation;
+    x->depth = 0;
+    x->overflow = 0;
+    x->user_depth = 0;
+    x->user_overflow = 0;
+    x->tid = dt_thread_id();
+    memset(&x->ops, 0, sizeof x->ops);
+    memset(x->names, 0, sizeof x->names);
+    memset(x->texts, 0, sizeof x->texts);
+}
+
+static inline dt_external_stack *ext_stack_bind(dt_session *s)
 {
     dt_external_stack *x = DT_TLS_SELF(dt__external_stack);
-    if (__builtin_expect(x->generation != s->generation, 0)) {
-        x->generation = s->generation;
-        x->depth = 0;
-        x->overflow = 0;
-        x->user_depth = 0;
-        x->user_overflow = 0;
-        x->tid = dt_thread_id();
-        memset(&x->ops, 0, sizeof x->ops);
-        memset(x->names, 0, sizeof x->names);
-        memset(x->texts, 0, sizeof x->texts);
-    }
+    if (__builtin_expect(x->generation != s->generation, 0))
+        ext_stack_reset(x, s);
     return x;
 }
 
@@ -558,7 +564,8 @@ int devtrace_range_push(devtrace_session *s, const char *name, uint64_t id)
 }
 
 /* The cpu_op event of a range that ends now, written in place in the thread's chunk. */
-static void emit_range(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
+static inline __attribute__((always_inline)) void emit_range(dt_session *s, dt_external_stack *x,
+                                                             const dt_external_frame *f)
 {
     uint64_t end = (f->clock_flags & DT_EVENT_TICKS) ? dt_ticks_stamp(s) : dt_realtime_ns();
     if (__builtin_expect(s->op_window != NULL, 0))
@@ -606,11 +613,9 @@ int devtrace_range_pop(devtrace_session *s)
 /* An op name by pointer, from the thread's cache when the pointer is there and its entry
  * has the same text (a framework may reuse an address for another name); else by text,
  * from the thread's second cache, else from the session's table. */
-static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
+static __attribute__((noinline)) uint32_t op_name_slow(dt_session *s, dt_external_stack *x, const char *name,
+                                                       unsigned slot)
 {
-    unsigned slot = (unsigned)((((uintptr_t)name >> 3) * 0x9E3779B1u) >> 26) & (DT_OP_NAME_CACHE - 1);
-    if (x->names[slot].ptr == name && strcmp(dt_intern_get(&s->names, x->names[slot].id), name) == 0)
-        return x->names[slot].id;
     size_t len = strlen(name);
     uint32_t hash = dt_intern_hash(name, len), id;
     unsigned t = hash & (DT_OP_TEXT_CACHE - 1);
@@ -624,9 +629,18 @@ static uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
     }
     if (id) {
         x->names[slot].ptr = name;
+        x->names[slot].text = dt_intern_get(&s->names, id); /* stable until the session ends */
         x->names[slot].id = id;
     }
     return id;
+}
+
+static inline uint32_t op_name(dt_session *s, dt_external_stack *x, const char *name)
+{
+    unsigned slot = (unsigned)((((uintptr_t)name >> 3) * 0x9E3779B1u) >> 26) & (DT_OP_NAME_CACHE - 1);
+    if (x->names[slot].ptr == name && strcmp(x->names[slot].text, name) == 0)
+        return x->names[slot].id;
+    return op_name_slow(s, x, name, slot);
 }
 
 /* The innermost op waits for its first child's sequence number (DEVTRACE_SEQUENCE_FROM_CHILD):
@@ -655,15 +669,29 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
     if (__builtin_expect(sequence_nr >= 0 && x->depth > 0, 0))
         op_sequence_to_parent(x, sequence_nr, fwd_thread_id);
     int ticks = s->ticks.on;
-    dt_external_frame f = {.id = id,
-                           .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
-                           .name_id = op_name(s, x, name),
-                           .is_range = 1,
-                           .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
-                           .sequence_nr =
-                               sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr,
-                           .fwd_thread_id = fwd_thread_id};
-    return push_frame(s, x, &f);
+    int64_t seq = sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr;
+    if (__builtin_expect(
+            x->depth == DT_EXTERNAL_DEPTH || s->op_window != NULL || (s->backend && s->backend->push_external), 0)) {
+        dt_external_frame f = {.id = id,
+                               .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
+                               .name_id = op_name(s, x, name),
+                               .is_range = 1,
+                               .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
+                               .sequence_nr = seq,
+                               .fwd_thread_id = fwd_thread_id};
+        return push_frame(s, x, &f);
+    }
+    /* The common case, written in place: no backend to tell, no window to watch, room. */
+    dt_external_frame *f = &x->frames[x->depth];
+    f->id = id;
+    f->start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns();
+    f->name_id = op_name(s, x, name);
+    f->is_range = 1;
+    f->clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK;
+    f->sequence_nr = seq;
+    f->fwd_thread_id = fwd_thread_id;
+    x->depth++;
+    return 0;
 }
 
 /* Op exits that matched no op of their thread (the op began on another thread). */
@@ -681,7 +709,15 @@ int devtrace_op_exit(uint64_t id)
                            "as it was (its cpu_op is missing)");
         return DEVTRACE_ESTATE;
     }
-    return range_pop(s, x);
+    if (__builtin_expect(x->overflow || x->depth == 0 || !x->frames[x->depth - 1].is_range ||
+                             (s->backend && s->backend->pop_external),
+                         0))
+        return range_pop(s, x);
+    /* The common case: the innermost frame is this op's, read in place. */
+    const dt_external_frame *f = &x->frames[--x->depth];
+    if (s->state == DT_RUNNING)
+        emit_range(s, x, f);
+    return 0;
 }
 
 int devtrace_add_note(devtrace_session *s, const char *text)

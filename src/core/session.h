@@ -255,6 +255,7 @@ typedef struct dt_external_stack {
     dt_store_cursor ops;
     struct {
         const char *ptr;
+        const char *text; /* the session's copy, compared with the text at ptr */
         uint32_t id;
     } names[DT_OP_NAME_CACHE];
     /* ... and by text, for names whose pointer changes from op to op (a RecordFunction's
