@@ -1,23 +1,45 @@
-"""torch_ops.py MODE OPS [WORKLOAD]: the PyTorch benchmark's program (bench_torch.c runs it).
-Timed inside the process (the loop only, after a warm-up, in the thread's CPU time).
+"""torch_ops.py MODES BLOCKS BLOCK_SIZE [WORKLOAD [--callgrind LIB WARMUP]]: the PyTorch
+benchmark's program (bench_torch.c runs it).
 
-WORKLOAD "add" (the default): OPS calls of torch.add on 1-element tensors on one thread;
-prints "ns_per_op N". WORKLOAD "step": OPS training steps of a small model (six
-blocks of linear, layer norm and ReLU, then a linear layer; a loss, backward, an SGD step with
-momentum: about 685 ops a step, as torch.profiler counts them); prints "ns_per_step N" and "ops_per_step N" (counted by
-torch.profiler in a separate step).
+Runs the modes named in MODES (a comma-separated list) in interleaved blocks in this one
+process: BLOCKS rounds, the order rotating each round, each a block of BLOCK_SIZE units
+timed in the thread's CPU time (these machines are shared, and a whole process may run 1.5x
+slower than the next one: modes compared inside one process see the same machine). Two
+warm-up blocks of each mode come first and are not counted. For each mode it prints
+"mode NAME median MEDIAN mean MEAN blocks N", in ns per unit.
 
-MODE: plain (run it as is, or under devtrace record --torch), profiler (inside
-torch.profiler.profile(activities=[CPU])), devtrace (inside devtrace.torch.profile, on the
-none backend: the ops alone) or callback (devtrace's RecordFunction callback forwarding to
-functions that do nothing: torch's RecordFunction and the callback, without devtrace)."""
+WORKLOAD "add" (the default): a unit is one torch.add on 1-element tensors. "step": a unit
+is one training step of a small model (six blocks of linear, layer norm and ReLU, then a
+linear layer; a loss, backward, an SGD step with momentum); it also prints "ops_per_step N"
+(counted by torch.profiler in a step of its own).
+
+MODES, in a plain process:
+  plain     nothing installed
+  floor     a global RecordFunction callback that returns at once and asks torch for
+            nothing: what any observer costs before it does anything (torch's part)
+  callback  devtrace's callback forwarding to functions that do nothing
+  profile   inside devtrace.torch.profile(None, backend="none") (the ops alone), one
+            profile per block
+  profiler  inside torch.profiler.profile(activities=[CPU]), one per block
+and in a process under devtrace record --torch (its observer attached at import):
+  on        recorded (the observer as devtrace record attached it)
+  off       the observer removed for the block
+  profiler  the observer removed, inside torch.profiler.profile(activities=[CPU])
+A process under devtrace record also prints "ops_recorded N": the ops its "on" blocks
+ran, warm-ups included, for the caller to check against its trace.
+
+With --callgrind LIB WARMUP (one mode, under valgrind --tool=callgrind --instr-atstart=no
+--collect-atstart=no): the mode is set up once, WARMUP units run, then BLOCK_SIZE units
+between LIB's devtrace_bench_callgrind_start and _stop, whose dump holds their
+instructions. BLOCKS is ignored."""
+import statistics
 import sys
 import time
 
 import torch
 
 
-def add_loop(n):
+def add_unit():
     a, b = torch.ones(1), torch.ones(1)
     add = torch.add
 
@@ -26,10 +48,11 @@ def add_loop(n):
         for _ in range(k):
             add(a, b)
         return time.thread_time_ns() - t0
+    run.ops_per_unit = 1
     return run
 
 
-def step_loop(n):
+def step_unit():
     torch.manual_seed(0)
     layers = []
     for _ in range(6):
@@ -61,35 +84,130 @@ def ops_per_step(run):
     return len(p.events())
 
 
-def main(mode, n, workload="add"):
+class _Mode:
+    """One mode set up for the whole run (--callgrind): the block's set-up without timing."""
+
+    def __init__(self, m, dt, under_record):
+        self.m, self.dt, self.under_record, self.ctx = m, dt, under_record, None
+
+    def __enter__(self):
+        dt = self.dt
+        if self.m == "floor":
+            dt.install_observer(torch, flags=dt.EMPTY, null=True)
+        elif self.m == "callback":
+            dt.install_observer(torch, null=True)
+        elif self.m == "profile":
+            self.ctx = dt.profile(None, backend="none")
+        elif self.m == "off":
+            dt.remove_observer()
+        elif self.m == "profiler":
+            from torch.profiler import ProfilerActivity, profile
+            if self.under_record:
+                dt.remove_observer()
+            self.ctx = profile(activities=[ProfilerActivity.CPU])
+        if self.ctx is not None:
+            self.ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
+        if self.m in ("floor", "callback"):
+            self.dt.remove_observer()
+
+
+def count_instructions(mode, size, workload, lib, warmup):
+    import ctypes
+    import devtrace.torch as dt
+    marks = ctypes.CDLL(lib)
+    run = add_unit() if workload == "add" else step_unit()
+    with _Mode(mode, dt, dt._installed):
+        run(warmup)
+        marks.devtrace_bench_callgrind_start()
+        run(size)
+        marks.devtrace_bench_callgrind_stop()
+
+
+def main(modes, blocks, size, workload="add"):
     if workload not in ("add", "step"):
         sys.exit("torch_ops.py: WORKLOAD is add or step, not %r" % workload)
-    run = add_loop(n) if workload == "add" else step_loop(n)
-    run(min(n, 2000) if workload == "add" else min(n, 20))  # warm-up
-    if mode == "profiler":
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU]):
-            elapsed = run(n)
-    elif mode == "devtrace":
-        import devtrace.torch
-        with devtrace.torch.profile(None, backend="none"):
-            elapsed = run(n)
-    elif mode == "callback":
-        import devtrace.torch
-        devtrace.torch.install_observer(torch, null=True)
-        elapsed = run(n)
-        devtrace.torch.remove_observer()
-    elif mode == "plain":
-        elapsed = run(n)
-    else:
-        sys.exit("torch_ops.py: MODE is plain, profiler, devtrace or callback, not %r" % mode)
-    if workload == "add":
-        print("ns_per_op %.3f" % (elapsed / n))
-    else:
-        print("ns_per_step %.3f" % (elapsed / n))
-        if mode not in ("profiler", "callback"):
-            print("ops_per_step %d" % ops_per_step(run))
+    import devtrace.torch as dt
+    from torch.profiler import ProfilerActivity, profile
+    under_record = dt._installed  # devtrace record --torch attached the observer at import
+    plain_modes = ("plain", "floor", "callback", "profile", "profiler")
+    record_modes = ("on", "off", "profiler")
+    known = record_modes if under_record else plain_modes
+    for m in modes:
+        if m not in known:
+            sys.exit("torch_ops.py: mode %r is not one of %s %s" % (
+                m, ", ".join(known), "(under devtrace record --torch)" if under_record else "(in a plain process)"))
+    run = add_unit() if workload == "add" else step_unit()
+    per_step = 1
+    if workload == "step":
+        if under_record:
+            dt.remove_observer()
+        per_step = ops_per_step(run)
+        if under_record:
+            dt.install_observer(torch)
+        print("ops_per_step %d" % per_step)
+    recorded = [0]
+
+    def block(m):
+        if m in ("plain",):
+            return run(size)
+        if m == "floor":
+            dt.install_observer(torch, flags=dt.EMPTY, null=True)
+            try:
+                return run(size)
+            finally:
+                dt.remove_observer()
+        if m == "callback":
+            dt.install_observer(torch, null=True)
+            try:
+                return run(size)
+            finally:
+                dt.remove_observer()
+        if m == "profile":
+            with dt.profile(None, backend="none"):
+                return run(size)
+        if m == "on":
+            recorded[0] += size * per_step
+            return run(size)
+        if m == "off":
+            dt.remove_observer()
+            try:
+                return run(size)
+            finally:
+                dt.install_observer(torch)
+        if m == "profiler":
+            if under_record:
+                dt.remove_observer()
+            try:
+                with profile(activities=[ProfilerActivity.CPU]):
+                    return run(size)
+            finally:
+                if under_record:
+                    dt.install_observer(torch)
+
+    for m in modes:
+        block(m)
+        block(m)
+    ns = {m: [] for m in modes}
+    for r in range(blocks):
+        k = r % len(modes)
+        for m in modes[k:] + modes[:k]:
+            ns[m].append(block(m) / size)
+    for m in modes:
+        print("mode %s median %.3f mean %.3f blocks %d" % (m, statistics.median(ns[m]), statistics.fmean(ns[m]),
+                                                          len(ns[m])))
+    if under_record:
+        print("ops_recorded %d" % recorded[0])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:4])
+    if len(sys.argv) == 8 and sys.argv[5] == "--callgrind":
+        count_instructions(sys.argv[1], int(sys.argv[3]), sys.argv[4], sys.argv[6], int(sys.argv[7]))
+    elif len(sys.argv) in (4, 5):
+        main(sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:5])
+    else:
+        sys.exit("usage: torch_ops.py MODES BLOCKS BLOCK_SIZE [add|step [--callgrind LIB WARMUP]]")

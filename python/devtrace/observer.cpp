@@ -122,6 +122,13 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
         exit_(fn.handle());
 }
 
+std::unique_ptr<at::ObserverContext> on_enter_empty(const at::RecordFunction &)
+{
+    return nullptr;
+}
+
+void on_exit_empty(const at::RecordFunction &, at::ObserverContext *) {}
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) void devtrace_torch_observer_remove(void)
@@ -142,7 +149,11 @@ extern "C" __attribute__((visibility("default"))) int devtrace_torch_observer_in
         return 0;
     devtrace_torch_observer_remove(); // another set of flags: torch's callback is registered anew
     bool shapes = (flags & DEVTRACE_OBSERVER_SHAPES) != 0;
-    handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit).needsIds(true).needsInputs(shapes));
+    if (flags & DEVTRACE_OBSERVER_EMPTY)
+        handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter_empty, on_exit_empty));
+    else
+        handle =
+            at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit).needsIds(true).needsInputs(shapes));
     installed_flags = flags;
     shapes_on.store(shapes);
     return handle == at::INVALID_CALLBACK_HANDLE ? -1 : 0;

@@ -24,6 +24,10 @@ typedef int (*devtrace_op_exit_fn)(uint64_t id);
 
 /* Flags of devtrace_torch_observer_install. */
 #define DEVTRACE_OBSERVER_SHAPES 1 /* keep each recorded op's input shapes and types */
+/* The benchmark's floor: callbacks that return at once, asking torch for nothing (no ids,
+ * no inputs), and call neither function: what any RecordFunction observer costs before it
+ * does anything. */
+#define DEVTRACE_OBSERVER_EMPTY 2
 
 /* Exported by the observer: installs the global RecordFunction callback (a second call with
  * the same flags only replaces the pointers; with other flags the callback is registered

@@ -38,6 +38,7 @@ _holders = 0  # profiles recording ops now; the callback is removed when the las
 _for_record = False  # devtrace record --torch: installed for the life of the process
 _flags = 0  # the installed callback's flags (observer_api.h)
 SHAPES = 1  # DEVTRACE_OBSERVER_SHAPES: the ops' input shapes and types are kept
+EMPTY = 2  # DEVTRACE_OBSERVER_EMPTY: callbacks that return at once (the benchmark's floor)
 _SHAPE_FN = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
 
 
@@ -61,8 +62,8 @@ def _load_observer(torch):
 def install_observer(torch=None, flags=0, null=False):
     """Installs the RecordFunction observer (when it is not, or with other flags), forwarding
     to the process's one libdevtrace instance (null: to functions that do nothing, what the
-    benchmark measures the callback alone with). Returns the observer's path; raises
-    ObserverUnavailable."""
+    benchmark measures the callback alone with; flags EMPTY with null: callbacks that return
+    at once, the benchmark's floor). Returns the observer's path; raises ObserverUnavailable."""
     global _installed, _flags
     obs = _load_observer(torch)
     if _installed and flags == _flags and not null:
