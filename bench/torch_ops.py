@@ -4,8 +4,9 @@ benchmark's program (bench_torch.c runs it).
 Runs the modes named in MODES (a comma-separated list) in interleaved blocks in this one
 process: BLOCKS rounds, the order rotating each round, each a block of BLOCK_SIZE units
 timed in the thread's CPU time (these machines are shared, and a whole process may run 1.5x
-slower than the next one: modes compared inside one process see the same machine). Two
-warm-up blocks of each mode come first and are not counted. For each mode it prints
+slower than the next one: modes compared inside one process see the same machine). Each block
+is set up, runs a few units untimed (2 steps, or 1,000 ops), then the timed ones, then is torn
+down. Two warm-up blocks of each mode come first and are not counted. For each mode it prints
 "mode NAME median MEDIAN mean MEAN blocks N", in ns per unit.
 
 WORKLOAD "add" (the default): a unit is one torch.add on 1-element tensors. "step": a unit
@@ -26,7 +27,7 @@ and in a process under devtrace record --torch (its observer attached at import)
   off       the observer removed for the block
   profiler  the observer removed, inside torch.profiler.profile(activities=[CPU])
 A process under devtrace record also prints "ops_recorded N": the ops its "on" blocks
-ran, warm-ups included, for the caller to check against its trace.
+ran, warm-ups and untimed units included, for the caller to check against its trace.
 
 With --callgrind LIB WARMUP (one mode, under valgrind --tool=callgrind --instr-atstart=no
 --collect-atstart=no): the mode is set up once, WARMUP units run, then BLOCK_SIZE units
@@ -152,31 +153,41 @@ def main(modes, blocks, size, workload="add"):
         print("ops_per_step %d" % per_step)
     recorded = [0]
 
+    # Each block first runs `settle` units untimed in its mode: what the previous block's
+    # teardown left (torch.profiler's post-processing, a profile's events made into Python
+    # objects: the allocator's and the caches' state) otherwise lands on the timed units. Without
+    # it the same two modes measured 0.51-0.55 or 1.41-1.59 depending on which modes ran between.
+    settle = 2 if workload == "step" else 1000
+
+    def timed():
+        run(settle)
+        return run(size)
+
     def block(m):
         if m in ("plain",):
-            return run(size)
+            return timed()
         if m == "floor":
             dt.install_observer(torch, flags=dt.EMPTY, null=True)
             try:
-                return run(size)
+                return timed()
             finally:
                 dt.remove_observer()
         if m == "callback":
             dt.install_observer(torch, null=True)
             try:
-                return run(size)
+                return timed()
             finally:
                 dt.remove_observer()
         if m == "profile":
             with dt.profile(None, backend="none"):
-                return run(size)
+                return timed()
         if m == "on":
-            recorded[0] += size * per_step
-            return run(size)
+            recorded[0] += (size + settle) * per_step
+            return timed()
         if m == "off":
             dt.remove_observer()
             try:
-                return run(size)
+                return timed()
             finally:
                 dt.install_observer(torch)
         if m == "profiler":
@@ -184,7 +195,7 @@ def main(modes, blocks, size, workload="add"):
                 dt.remove_observer()
             try:
                 with profile(activities=[ProfilerActivity.CPU]):
-                    return run(size)
+                    return timed()
             finally:
                 if under_record:
                     dt.install_observer(torch)
