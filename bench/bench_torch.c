@@ -311,7 +311,6 @@ end:
         free(added[m]);
     free(record_added), free(record_profiler), free(record_ratio), free(record_process), free(plain);
     free(profile_ratio), free(floor_ratio);
-    (void)per_step;
 }
 
 /* The same modes counted in instructions (valgrind's callgrind): exact where the times of

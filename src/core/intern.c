@@ -28,8 +28,6 @@ uint32_t dt_intern_hash(const char *s, size_t len)
     return (uint32_t)(h ^ (h >> 29));
 }
 
-#define hash_bytes dt_intern_hash
-
 static struct dt_intern_entry *entry_at(const dt_intern *t, uint32_t id)
 {
     return &t->blocks[id / DT_INTERN_BLOCK][id % DT_INTERN_BLOCK];
@@ -77,7 +75,7 @@ static int grow_slots(dt_intern *t)
         return -1;
     for (uint32_t id = 1; id < t->count; id++) {
         const struct dt_intern_entry *e = entry_at(t, id);
-        uint32_t i = hash_bytes(e->str, e->len) & (n - 1);
+        uint32_t i = dt_intern_hash(e->str, e->len) & (n - 1);
         while (slots[i])
             i = (i + 1) & (n - 1);
         slots[i] = id;
@@ -90,7 +88,7 @@ static int grow_slots(dt_intern *t)
 
 uint32_t dt_intern_n(dt_intern *t, const char *s, size_t len)
 {
-    return s ? dt_intern_nh(t, s, len, hash_bytes(s, len)) : 0;
+    return s ? dt_intern_nh(t, s, len, dt_intern_hash(s, len)) : 0;
 }
 
 uint32_t dt_intern_nh(dt_intern *t, const char *s, size_t len, uint32_t h)

@@ -461,25 +461,45 @@ static inline dt_external_stack *ext_stack_bind(dt_session *s)
     return x;
 }
 
-static int push_frame(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
+/* The place of the next frame on the thread's stack (write it there, then frame_pushed), or
+ * NULL when the stack is full: the push is counted as an overflow, popped without effect. */
+static inline __attribute__((always_inline)) dt_external_frame *frame_slot(dt_external_stack *x)
 {
-    if (x->depth == DT_EXTERNAL_DEPTH) {
+    if (__builtin_expect(x->depth == DT_EXTERNAL_DEPTH, 0)) {
         x->overflow++;
-        return DEVTRACE_ENOMEM;
+        return NULL;
     }
-    x->frames[x->depth++] = *f;
+    return &x->frames[x->depth];
+}
+
+/* The frame written at frame_slot's place is pushed: the backend and the capture window
+ * are told. */
+static inline __attribute__((always_inline)) void frame_pushed(dt_session *s, dt_external_stack *x)
+{
+    const dt_external_frame *f = &x->frames[x->depth++];
     if (s->backend && s->backend->push_external)
         s->backend->push_external(s->bstate, f->id);
     if (__builtin_expect(s->op_window != NULL, 0) && f->is_range)
         dt_op_window_range_begins(s, f->name_id, (f->clock_flags & DT_EVENT_TICKS) ? 0 : f->start_ns);
+}
+
+static int push_frame(dt_session *s, dt_external_stack *x, const dt_external_frame *f)
+{
+    dt_external_frame *slot = frame_slot(x);
+    if (!slot)
+        return DEVTRACE_ENOMEM;
+    *slot = *f;
+    frame_pushed(s, x);
     return 0;
 }
 
-/* Pops the innermost frame if it is of the kind asked for (a range, or a plain id);
- * a mismatch leaves the stack as it was and returns DEVTRACE_ESTATE. */
-static int pop_frame(dt_session *s, dt_external_stack *x, int want_range, dt_external_frame *out)
+/* Pops the innermost frame if it is of the kind asked for (a range, or a plain id): *out is
+ * then the popped frame, in place (valid until the thread's next push); a mismatch leaves the
+ * stack as it was and returns DEVTRACE_ESTATE. */
+static inline __attribute__((always_inline)) int pop_frame(dt_session *s, dt_external_stack *x, int want_range,
+                                                           const dt_external_frame **out)
 {
-    if (x->overflow) {
+    if (__builtin_expect(x->overflow != 0, 0)) {
         x->overflow--;
         return DEVTRACE_ENOMEM;
     }
@@ -487,7 +507,7 @@ static int pop_frame(dt_session *s, dt_external_stack *x, int want_range, dt_ext
         return DEVTRACE_EEMPTY;
     if (x->frames[x->depth - 1].is_range != want_range)
         return DEVTRACE_ESTATE;
-    *out = x->frames[--x->depth];
+    *out = &x->frames[--x->depth];
     if (s->backend && s->backend->pop_external) {
         uint64_t ignored;
         s->backend->pop_external(s->bstate, &ignored);
@@ -507,10 +527,10 @@ int devtrace_pop_external(devtrace_session *s, uint64_t *id)
 {
     if (!s)
         return DEVTRACE_EINVAL;
-    dt_external_frame f;
+    const dt_external_frame *f;
     int rc = pop_frame(s, ext_stack_bind(s), 0, &f);
     if (rc == 0 && id)
-        *id = f.id;
+        *id = f->id;
     return rc;
 }
 
@@ -592,14 +612,14 @@ static inline __attribute__((always_inline)) void emit_range(dt_session *s, dt_e
     dt_store_cursor_commit(&x->ops);
 }
 
-static int range_pop(dt_session *s, dt_external_stack *x)
+static inline __attribute__((always_inline)) int range_pop(dt_session *s, dt_external_stack *x)
 {
-    dt_external_frame f;
+    const dt_external_frame *f;
     int rc = pop_frame(s, x, 1, &f);
     if (rc != 0)
         return rc;
     if (s->state == DT_RUNNING)
-        emit_range(s, x, &f);
+        emit_range(s, x, f);
     return 0;
 }
 
@@ -668,29 +688,19 @@ int devtrace_op_enter(const char *name, uint64_t id, int64_t sequence_nr, uint64
     dt_external_stack *x = ext_stack_bind(s);
     if (__builtin_expect(sequence_nr >= 0 && x->depth > 0, 0))
         op_sequence_to_parent(x, sequence_nr, fwd_thread_id);
+    /* Written in place on the thread's stack: the name, clock and sequence of the op. */
+    dt_external_frame *f = frame_slot(x);
+    if (!f)
+        return DEVTRACE_ENOMEM;
     int ticks = s->ticks.on;
-    int64_t seq = sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr;
-    if (__builtin_expect(
-            x->depth == DT_EXTERNAL_DEPTH || s->op_window != NULL || (s->backend && s->backend->push_external), 0)) {
-        dt_external_frame f = {.id = id,
-                               .start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns(),
-                               .name_id = op_name(s, x, name),
-                               .is_range = 1,
-                               .clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK,
-                               .sequence_nr = seq,
-                               .fwd_thread_id = fwd_thread_id};
-        return push_frame(s, x, &f);
-    }
-    /* The common case, written in place: no backend to tell, no window to watch, room. */
-    dt_external_frame *f = &x->frames[x->depth];
     f->id = id;
     f->start_ns = ticks ? dt_ticks_stamp(s) : dt_realtime_ns();
     f->name_id = op_name(s, x, name);
     f->is_range = 1;
     f->clock_flags = ticks ? DT_EVENT_TICKS : DEVTRACE_EVENT_HOST_CLOCK;
-    f->sequence_nr = seq;
+    f->sequence_nr = sequence_nr < 0 && sequence_nr != DEVTRACE_SEQUENCE_FROM_CHILD ? -1 : sequence_nr;
     f->fwd_thread_id = fwd_thread_id;
-    x->depth++;
+    frame_pushed(s, x);
     return 0;
 }
 
@@ -709,15 +719,7 @@ int devtrace_op_exit(uint64_t id)
                            "as it was (its cpu_op is missing)");
         return DEVTRACE_ESTATE;
     }
-    if (__builtin_expect(x->overflow || x->depth == 0 || !x->frames[x->depth - 1].is_range ||
-                             (s->backend && s->backend->pop_external),
-                         0))
-        return range_pop(s, x);
-    /* The common case: the innermost frame is this op's, read in place. */
-    const dt_external_frame *f = &x->frames[--x->depth];
-    if (s->state == DT_RUNNING)
-        emit_range(s, x, f);
-    return 0;
+    return range_pop(s, x);
 }
 
 int devtrace_add_note(devtrace_session *s, const char *text)

@@ -1,8 +1,9 @@
 /* collector.c: the collector (see collector.h). A full chunk is shipped by the shipper
  * thread, woken for it (the thread that filled it ships it itself only when the shipper
  * lags DT_STORE_PENDING_MAX chunks behind, or is not there); the shipper also ships what
- * every thread published since, every DT_SHIP_AGE_MS, and runs the final flush on SIGINT/SIGTERM/SIGHUP and the crash flush
- * on a fatal signal. Writes to the recorder are serialised by one mutex. */
+ * every thread published since, every DT_SHIP_AGE_MS, and runs the final flush on
+ * SIGINT/SIGTERM/SIGHUP and the crash flush on a fatal signal. Writes to the recorder are
+ * serialised by one mutex. */
 #include "collector.h"
 
 #include <dlfcn.h>
@@ -302,12 +303,11 @@ static int wake_shipper(char why, int sig)
 static int wake_for_chunks(void *user)
 {
     (void)user;
-    if (!atomic_load(&col.shipper) || getpid() != col.pid || atomic_load(&col.finished) || atomic_load(&col.broken))
+    if (atomic_load(&col.finished) || atomic_load(&col.broken))
         return -1;
     if (atomic_exchange(&col.chunks_wake, 1))
         return 0;
-    char msg[2] = {DT_WAKE_CHUNKS, 0};
-    if (write(col.wake[1], msg, 2) == 2)
+    if (wake_shipper(DT_WAKE_CHUNKS, 0) == 0)
         return 0;
     atomic_store(&col.chunks_wake, 0);
     return -1;
